@@ -1,0 +1,91 @@
+package httpx
+
+import (
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+type loginBody struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name, body, ctype string
+		status            int // 0: success
+		code              string
+	}{
+		{"ok", `{"email":"a@b.c","password":"p"}`, "application/json", 0, ""},
+		{"ok with charset", `{"email":"a@b.c"}`, "application/json; charset=utf-8", 0, ""},
+		{"ok without content type", `{"email":"a@b.c"}`, "", 0, ""},
+		{"trailing white space", "{\"email\":\"a@b.c\"}\n\t ", "", 0, ""},
+		{"malformed", `{"email":`, "", 400, "invalid_request_body"},
+		{"unknown field", `{"email":"a@b.c","admin":true}`, "", 400, "invalid_request_body"},
+		{"two values", `{"email":"a"}{"email":"b"}`, "", 400, "invalid_request_body"},
+		{"empty", ``, "", 400, "invalid_request_body"},
+		{"wrong type", `{"email":5}`, "", 400, "invalid_request_body"},
+		{"array", `[]`, "", 400, "invalid_request_body"},
+		{"form post", `email=a`, "application/x-www-form-urlencoded", 415, "unsupported_media_type"},
+		{"text plain", `{"email":"a"}`, "text/plain", 415, "unsupported_media_type"},
+		{"too big", `{"email":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, "", 413, "body_too_large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest("POST", "/", strings.NewReader(tt.body))
+			if tt.ctype != "" {
+				req.Header.Set("Content-Type", tt.ctype)
+			}
+			var v loginBody
+			err := Decode(httptest.NewRecorder(), req, &v)
+			if tt.status == 0 {
+				if err != nil {
+					t.Fatalf("got %v, want success", err)
+				}
+				if v.Email != "a@b.c" {
+					t.Errorf("email: got %q, want a@b.c", v.Email)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("got %v, want an *Error", err)
+			}
+			if e.Status != tt.status || e.Code != tt.code || e.Message != "invalid request body" {
+				t.Errorf("got %d %s %q, want %d %s \"invalid request body\"", e.Status, e.Code, e.Message, tt.status, tt.code)
+			}
+		})
+	}
+}
+
+func TestDecodeKnowsCSRFField(t *testing.T) {
+	var v struct {
+		CSRFField
+		Name string `json:"name"`
+	}
+	req := httptest.NewRequest("POST", "/", strings.NewReader(`{"name":"x","csrfToken":"tok"}`))
+	if err := Decode(httptest.NewRecorder(), req, &v); err != nil || v.CSRFToken != "tok" || v.Name != "x" {
+		t.Errorf("got %+v, %v; want name x, csrfToken tok", v, err)
+	}
+}
+
+// FuzzDecode feeds arbitrary bodies to Decode: it must never panic, and on
+// success the value must re-encode to an equal value.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"email":"a@b.c","password":"p"}`, `{`, `{"email":"\u0000"}`, `null`, `{"email":"a"} x`, "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var v loginBody
+		req := httptest.NewRequest("POST", "/", strings.NewReader(body))
+		err := Decode(httptest.NewRecorder(), req, &v)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Message != "invalid request body" || (e.Status != 400 && e.Status != 413) {
+				t.Fatalf("error %v is not a 400/413 invalid request body", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,164 @@
+package httpx
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"time"
+)
+
+// Info is what the outermost handler learns about a request before any
+// route runs: its id, when it started and who sent it.
+type Info struct {
+	ID       string
+	Start    time.Time
+	ClientIP netip.Addr // the client's address, proxies resolved as TRUSTED_PROXIES allows
+
+	clock func() time.Time
+	log   *slog.Logger
+}
+
+func (i *Info) now() time.Time {
+	if i.clock == nil {
+		return time.Now()
+	}
+	return i.clock()
+}
+
+func (i *Info) logger() *slog.Logger {
+	if i.log == nil {
+		return discardLogger
+	}
+	return i.log
+}
+
+type infoKey struct{}
+
+// InfoFrom returns the request's Info. A request that did not pass through
+// Handler (a handler under test on its own) gets a fresh one.
+func InfoFrom(r *http.Request) *Info {
+	if i, ok := r.Context().Value(infoKey{}).(*Info); ok {
+		return i
+	}
+	return &Info{ID: NewUUID(), Start: time.Now()}
+}
+
+// Config configures Handler.
+type Config struct {
+	Logger         *slog.Logger
+	Now            func() time.Time // time.Now when nil
+	TrustedProxies []netip.Prefix   // peers whose X-Forwarded-For is believed
+}
+
+// Handler wraps the service's mux in what every request needs: a request
+// id (also sent as X-Request-Id), the client address, security headers,
+// panic recovery, JSON 404 and 405 answers instead of the mux's plain
+// text, and one access log line. The log line carries the route pattern,
+// never the raw path, cookies or bodies.
+func Handler(mux *http.ServeMux, cfg Config) http.Handler {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = discardLogger
+	}
+	return &stack{mux: mux, cfg: cfg}
+}
+
+type stack struct {
+	mux *http.ServeMux
+	cfg Config
+}
+
+func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	info := &Info{
+		ID:       NewUUID(),
+		Start:    s.cfg.Now(),
+		ClientIP: ClientIP(r, s.cfg.TrustedProxies),
+		clock:    s.cfg.Now,
+		log:      s.cfg.Logger,
+	}
+	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+	sw := &statusWriter{ResponseWriter: w, req: r}
+	h := w.Header()
+	h.Set("X-Request-Id", info.ID)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.cfg.Logger.Error("panic serving request", "request_id", info.ID, "method", r.Method,
+				"pattern", r.Pattern, "panic", p, "stack", string(debug.Stack()))
+			if !sw.wrote {
+				WriteError(sw.ResponseWriter, r, "internal", Internal(nil))
+				sw.status = http.StatusInternalServerError
+			}
+		}
+		pattern := r.Pattern
+		if pattern == "" {
+			pattern = "(unmatched)"
+		}
+		s.cfg.Logger.Info("request", "request_id", info.ID, "method", r.Method, "pattern", pattern,
+			"status", sw.status, "duration_ms", float64(s.cfg.Now().Sub(info.Start))/float64(time.Millisecond))
+	}()
+
+	s.mux.ServeHTTP(sw, r)
+	if sw.fallback != 0 {
+		// The mux found no route: answer in JSON, keeping its Allow header.
+		sw.ResponseWriter.Header().Del("Content-Type")
+		var e *Error
+		if sw.fallback == http.StatusMethodNotAllowed {
+			e = &Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "method not allowed"}
+		} else {
+			e = NotFound("not found")
+		}
+		WriteError(sw.ResponseWriter, r, "route.match", e)
+		sw.status = e.Status
+	}
+}
+
+// statusWriter records the status for the access log and catches the
+// mux's own plain-text 404 and 405, which it writes only when no pattern
+// matched (r.Pattern is empty), so that Handler can answer in JSON.
+type statusWriter struct {
+	http.ResponseWriter
+	req      *http.Request
+	status   int
+	wrote    bool
+	fallback int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.wrote || w.fallback != 0 {
+		return
+	}
+	if w.req.Pattern == "" && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) {
+		w.fallback = code
+		return
+	}
+	w.wrote = true
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.fallback != 0 {
+		return len(b), nil // the mux's plain text, replaced by JSON
+	}
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
