@@ -1,0 +1,80 @@
+package integrations
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// NotConfiguredError reports an OAuth integration whose client id or secret
+// is not set. Its message names the variable, for the administrator:
+// "GMAIL_OAUTH_CLIENT_ID not configured".
+type NotConfiguredError struct {
+	Var string // the environment variable, e.g. GMAIL_OAUTH_CLIENT_SECRET
+}
+
+func (e *NotConfiguredError) Error() string { return e.Var + " not configured" }
+
+// TokenError reports a token, refresh or revocation request that the
+// provider answered with an error, or answered with something that is not a
+// token response. Its text carries the status and the provider's error code,
+// never a token, a code or a secret.
+type TokenError struct {
+	Status int    // HTTP status of the provider's answer
+	Code   string // the provider's error code, e.g. invalid_grant; empty if none was given
+	// Description is the provider's error_description. It is kept for logs
+	// and is not part of Error's text, as a provider may echo input in it.
+	Description string
+}
+
+func (e *TokenError) Error() string {
+	code := e.Code
+	if code == "" {
+		code = "no error code"
+	}
+	return "provider answered " + strconv.Itoa(e.Status) + ": " + code
+}
+
+// InvalidTokensError reports a token response that lacks a required field or
+// carries an invalid one. Nothing from such a response may be stored.
+type InvalidTokensError struct {
+	Field  string // the token response field, e.g. refresh_token
+	Reason string // what is wrong with it, e.g. "missing"
+}
+
+func (e *InvalidTokensError) Error() string {
+	return "invalid token response: " + e.Field + " " + e.Reason
+}
+
+// ValidationError reports a manual form, or the credentials it holds, that
+// the provider or the service refused. Message is plain and safe to show to
+// the user; it never holds a password or token.
+type ValidationError struct {
+	Field   string // the form field at fault; empty when not one field's
+	Message string
+	Err     error // the underlying cause, for logs; may be nil
+}
+
+func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// invalidField returns a ValidationError for field with a formatted message.
+func invalidField(field, format string, args ...any) *ValidationError {
+	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Errors of the OAuth operations.
+var (
+	// ErrNotOAuth is returned when an OAuth operation is asked of a manual
+	// integration.
+	ErrNotOAuth = errors.New("integration does not use OAuth")
+	// ErrRevokeUnsupported is returned by Revoke for a provider without a
+	// revocation endpoint; the caller deletes its copy of the credentials.
+	ErrRevokeUnsupported = errors.New("provider offers no token revocation")
+)

@@ -1,0 +1,128 @@
+// Package integrations owns the catalogue of external services a user can
+// connect (one manifest per integration), the Integration contract that a
+// connected instance fulfils, the static OAuth operations shared by every
+// OAuth integration, and the vault that seals credentials at rest.
+//
+// Each provider lives in its own subpackage (gmail, slack, dropbox, imap,
+// feed) and exports a Definition; main builds a Registry from them.
+package integrations
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// AuthType says how a user connects an integration.
+type AuthType string
+
+// The two ways to connect an integration.
+const (
+	// AuthOAuth integrations are connected through the OAuth endpoints
+	// (authorize and callback); the service never sees the user's password.
+	AuthOAuth AuthType = "oauth"
+	// AuthManual integrations are connected by submitting a form whose
+	// fields the manifest lists.
+	AuthManual AuthType = "manual"
+)
+
+// Kinds of integration, as listed in Manifest.Kind.
+const (
+	KindEmail = "email"
+	KindChat  = "chat"
+	KindFiles = "files"
+	KindFeed  = "feed"
+)
+
+// Types of a manual form field, as listed in Field.Type.
+const (
+	FieldText     = "text"
+	FieldPassword = "password"
+	FieldNumber   = "number"
+	FieldBool     = "bool"
+	FieldURL      = "url"
+)
+
+// Manifest describes an integration to the catalogue (GET /v1/integrations).
+// It holds no configuration and no secrets.
+type Manifest struct {
+	// Domain is the integration domain name, the :integration path segment
+	// and the base of its environment variable names (see EnvPrefix).
+	Domain      string   `json:"domain"`
+	DisplayName string   `json:"displayName"`
+	Kind        string   `json:"kind"`
+	AuthType    AuthType `json:"authType"`
+	// Scopes are the OAuth scopes requested at authorization; empty for
+	// manual integrations.
+	Scopes []string `json:"scopes"`
+	// Fields is the manual connection form; empty for OAuth integrations.
+	Fields []Field `json:"fields"`
+}
+
+// Field is one input of a manual connection form.
+type Field struct {
+	Name     string `json:"name"`
+	Label    string `json:"label"`
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+	// Secret fields are shown masked and never echoed back.
+	Secret bool `json:"secret"`
+	// Default is the value used when the field is left empty.
+	Default string `json:"default,omitempty"`
+}
+
+// Task types of the contract's email-provider task model. Every integration
+// accepts TaskStart; the others are specific to a kind.
+const (
+	TaskStart         = "start"
+	TaskGetEmailList  = "getEmailList"
+	TaskDownloadEmail = "downloadEmail"
+)
+
+// Task is one unit of work for a connected integration, run by the poller.
+type Task struct {
+	Type    string            `json:"type"`
+	Payload map[string]string `json:"payload,omitempty"`
+}
+
+// TaskResult is what a task produced: items for the index and follow-up
+// tasks for the poller.
+type TaskResult struct {
+	Output []Item `json:"output"`
+	Tasks  []Task `json:"tasks"`
+}
+
+// Item is one document fetched from a provider: an email, a message, a file
+// or a feed entry.
+type Item struct {
+	// ProviderID identifies the item at the provider; it is stable across
+	// syncs so an item is indexed once.
+	ProviderID string    `json:"providerId"`
+	Title      string    `json:"title"`
+	From       string    `json:"from,omitempty"`
+	To         []string  `json:"to,omitempty"`
+	Date       time.Time `json:"date"`
+	Size       int64     `json:"size"` // bytes
+	Text       string    `json:"text,omitempty"`
+	Raw        []byte    `json:"raw,omitempty"`
+}
+
+// Integration is one connected instance: one user's credentials for one
+// integration. Definition.New creates it. Its methods are called by the task
+// poller, never during the OAuth flow.
+type Integration interface {
+	// Initialize connects and refreshes tokens if needed.
+	Initialize(ctx context.Context) error
+	// ValidateAuthentication reports whether the stored credentials still
+	// work. False with a nil error means the provider refused them (the
+	// record needs re-authorization); an error means the check itself failed.
+	ValidateAuthentication(ctx context.Context) (bool, error)
+	// RunTask runs one task and returns its output and follow-up tasks.
+	RunTask(ctx context.Context, task Task) (TaskResult, error)
+	// Shutdown releases connections.
+	Shutdown(ctx context.Context) error
+}
+
+// ErrUnsupportedTask is returned by RunTask for a task type the integration
+// does not know.
+var ErrUnsupportedTask = errors.New("unsupported task type")
