@@ -1,0 +1,358 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"searchsvc/httpx"
+)
+
+// config is everything the service reads from its environment, parsed and
+// validated before it listens. The names and defaults are those of
+// decisions.md; the README lists them.
+type config struct {
+	ListenAddr        string
+	DataDir           string
+	BaseURL           *url.URL
+	FrontendURL       *url.URL
+	OAuthRedirectBase *url.URL
+
+	SessionSecret         []byte
+	SessionMaxAge         time.Duration
+	SessionIdleTimeout    time.Duration
+	SessionSecure         bool
+	SessionSliding        bool
+	SessionRenewThreshold time.Duration
+	SessionBindIP         bool
+	CSRFTokens            bool
+
+	LoginRateLimit   int
+	LoginRateWindow  time.Duration
+	TrustedProxies   []netip.Prefix
+	RegistrationOpen bool
+
+	CredentialsKey         []byte
+	CredentialsKeyPrevious [][]byte
+
+	PollInterval time.Duration
+	SyncWorkers  int
+	StoreSync    string
+
+	LogLevel  slog.Level
+	LogFormat string
+
+	// DevSecrets is set when SESSION_SECURE=false and a secret was missing,
+	// so one was generated into DataDir; run warns about it.
+	DevSecrets []string
+}
+
+// envVars documents every variable for --help, in the README's order.
+var envVars = [][2]string{
+	{"LISTEN_ADDR", "address to listen on (127.0.0.1:8080)"},
+	{"DATA_DIR", "all persistent state (./data)"},
+	{"BASE_URL", "public address of this service (http://localhost:8080)"},
+	{"FRONTEND_URL", "where OAuth results are redirected (BASE_URL)"},
+	{"OAUTH_REDIRECT_BASE_URL", "callback base; https unless loopback (BASE_URL)"},
+	{"SESSION_SECRET", "secret, at least 32 bytes; required when SESSION_SECURE=true"},
+	{"SESSION_MAX_AGE", "absolute session lifetime, seconds (604800)"},
+	{"SESSION_IDLE_TIMEOUT", "idle timeout, seconds (86400)"},
+	{"SESSION_SECURE", "cookie Secure flag (true)"},
+	{"SESSION_SAME_SITE", "only strict is accepted (strict)"},
+	{"SESSION_SLIDING", "sliding renewal (false)"},
+	{"SESSION_RENEW_THRESHOLD", "seconds left below which sliding renewal extends a session (86400)"},
+	{"SESSION_BIND_IP", "invalidate a session used from another /24 or /64 (false)"},
+	{"CSRF_TOKENS", "require per-session CSRF tokens on POST, PUT, DELETE (false)"},
+	{"LOGIN_RATE_LIMIT", "login attempts per window per client address (5)"},
+	{"LOGIN_RATE_WINDOW", "seconds (60)"},
+	{"TRUSTED_PROXIES", "comma-separated CIDRs whose X-Forwarded-For is believed (none)"},
+	{"REGISTRATION", "open or closed (open)"},
+	{"CREDENTIALS_KEY", "base64 of 32 bytes; required when SESSION_SECURE=true"},
+	{"CREDENTIALS_KEY_PREVIOUS", "comma-separated old keys still accepted for decryption"},
+	{"<DOMAIN>_OAUTH_CLIENT_ID, _SECRET", "OAuth client per integration (gmail, slack, dropbox)"},
+	{"<DOMAIN>_OAUTH_AUTH_URL, _TOKEN_URL, <DOMAIN>_API_BASE_URL", "provider URL overrides"},
+	{"POLL_INTERVAL", "seconds between sync runs of one integration (900)"},
+	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
+	{"STORE_SYNC", "fsync or none (fsync)"},
+	{"LOG_LEVEL", "debug, info, warn, error (info)"},
+	{"LOG_FORMAT", "text or json (text)"},
+}
+
+// secretEnv resolves a variable the way every secret may be given: the
+// variable itself, else the file named by NAME_FILE, else the file named
+// like the variable in lower case in $CREDENTIALS_DIRECTORY (systemd's
+// LoadCredential=). One trailing newline of a file is dropped.
+func secretEnv(getenv func(string) string) func(string) (string, error) {
+	return func(name string) (string, error) {
+		if v := getenv(name); v != "" {
+			return v, nil
+		}
+		path := getenv(name + "_FILE")
+		if path == "" {
+			dir := getenv("CREDENTIALS_DIRECTORY")
+			if dir == "" {
+				return "", nil
+			}
+			path = filepath.Join(dir, strings.ToLower(name))
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				return "", nil
+			}
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		s := strings.TrimSuffix(string(b), "\n")
+		return strings.TrimSuffix(s, "\r"), nil
+	}
+}
+
+// loadConfig reads and validates the environment. Every error names the
+// variable at fault.
+func loadConfig(getenv func(string) string) (*config, error) {
+	p := parser{getenv: getenv, secret: secretEnv(getenv)}
+	c := &config{
+		ListenAddr:            p.str("LISTEN_ADDR", "127.0.0.1:8080"),
+		DataDir:               p.str("DATA_DIR", "./data"),
+		SessionMaxAge:         p.seconds("SESSION_MAX_AGE", 604800),
+		SessionIdleTimeout:    p.seconds("SESSION_IDLE_TIMEOUT", 86400),
+		SessionSecure:         p.boolean("SESSION_SECURE", true),
+		SessionSliding:        p.boolean("SESSION_SLIDING", false),
+		SessionRenewThreshold: p.seconds("SESSION_RENEW_THRESHOLD", 86400),
+		SessionBindIP:         p.boolean("SESSION_BIND_IP", false),
+		CSRFTokens:            p.boolean("CSRF_TOKENS", false),
+		LoginRateLimit:        p.integer("LOGIN_RATE_LIMIT", 5, 1, 1_000_000),
+		LoginRateWindow:       p.seconds("LOGIN_RATE_WINDOW", 60),
+		PollInterval:          p.seconds("POLL_INTERVAL", 900),
+		SyncWorkers:           p.integer("SYNC_WORKERS", 2, 1, 64),
+		StoreSync:             p.oneOf("STORE_SYNC", "fsync", "fsync", "none"),
+		LogFormat:             p.oneOf("LOG_FORMAT", "text", "text", "json"),
+	}
+	p.oneOf("SESSION_SAME_SITE", "strict", "strict")
+	c.RegistrationOpen = p.oneOf("REGISTRATION", "open", "open", "closed") == "open"
+	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
+		p.fail("LISTEN_ADDR", "must be host:port, got %q", c.ListenAddr)
+	}
+	switch lvl := strings.ToLower(p.str("LOG_LEVEL", "info")); lvl {
+	case "debug", "info", "warn", "error":
+		c.LogLevel.UnmarshalText([]byte(lvl))
+	default:
+		p.fail("LOG_LEVEL", "must be debug, info, warn or error, got %q", lvl)
+	}
+	if c.SessionRenewThreshold >= c.SessionMaxAge && c.SessionSliding {
+		p.fail("SESSION_RENEW_THRESHOLD", "must be shorter than SESSION_MAX_AGE")
+	}
+	if prefixes, err := httpx.ParsePrefixes(p.str("TRUSTED_PROXIES", "")); err != nil {
+		p.fail("TRUSTED_PROXIES", "%v", err)
+	} else {
+		c.TrustedProxies = prefixes
+	}
+	c.BaseURL = p.url("BASE_URL", "http://localhost:8080")
+	if c.BaseURL != nil {
+		c.FrontendURL = p.url("FRONTEND_URL", c.BaseURL.String())
+		c.OAuthRedirectBase = p.url("OAUTH_REDIRECT_BASE_URL", c.BaseURL.String())
+	}
+	if u := c.OAuthRedirectBase; u != nil && u.Scheme != "https" && !isLoopback(u.Hostname()) {
+		p.fail("OAUTH_REDIRECT_BASE_URL", "must use https unless its host is localhost, 127.0.0.1 or ::1, got %q", u.String())
+	}
+
+	if s := p.secretValue("SESSION_SECRET"); s != "" {
+		if len(s) < 32 {
+			p.fail("SESSION_SECRET", "must be at least 32 bytes, got %d", len(s))
+		}
+		c.SessionSecret = []byte(s)
+	}
+	if s := p.secretValue("CREDENTIALS_KEY"); s != "" {
+		c.CredentialsKey = p.key("CREDENTIALS_KEY", s)
+	}
+	if s := p.secretValue("CREDENTIALS_KEY_PREVIOUS"); s != "" {
+		for _, k := range strings.Split(s, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				c.CredentialsKeyPrevious = append(c.CredentialsKeyPrevious, p.key("CREDENTIALS_KEY_PREVIOUS", k))
+			}
+		}
+	}
+	if c.SessionSecure {
+		if c.SessionSecret == nil {
+			p.fail("SESSION_SECRET", "is required when SESSION_SECURE=true")
+		}
+		if c.CredentialsKey == nil {
+			p.fail("CREDENTIALS_KEY", "is required when SESSION_SECURE=true")
+		}
+	}
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	return c, nil
+}
+
+// devSecrets fills the secrets a development setup (SESSION_SECURE=false)
+// left unset from DATA_DIR/dev-secrets.json, generating that file (0600)
+// on first use so sessions and sealed credentials survive a restart.
+func (c *config) devSecrets() error {
+	if c.SessionSecret != nil && c.CredentialsKey != nil {
+		return nil
+	}
+	path := filepath.Join(c.DataDir, "dev-secrets.json")
+	var s struct {
+		SessionSecret  string `json:"sessionSecret"`
+		CredentialsKey string `json:"credentialsKey"`
+	}
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	case errors.Is(err, os.ErrNotExist):
+		s.SessionSecret = rand.Text() + rand.Text()
+		key := make([]byte, 32)
+		rand.Read(key)
+		s.CredentialsKey = base64.StdEncoding.EncodeToString(key)
+		b, _ = json.Marshal(s)
+		if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+			return err
+		}
+		if err := writeFileSync(path, b); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	if c.SessionSecret == nil {
+		c.SessionSecret = []byte(s.SessionSecret)
+		c.DevSecrets = append(c.DevSecrets, "SESSION_SECRET")
+	}
+	if c.CredentialsKey == nil {
+		key, err := base64.StdEncoding.DecodeString(s.CredentialsKey)
+		if err != nil || len(key) != 32 {
+			return fmt.Errorf("%s: credentialsKey is not base64 of 32 bytes", path)
+		}
+		c.CredentialsKey = key
+		c.DevSecrets = append(c.DevSecrets, "CREDENTIALS_KEY")
+	}
+	return nil
+}
+
+// writeFileSync creates path (0600) with b and fsyncs it before returning.
+func writeFileSync(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// parser collects every configuration error, so one start-up reports all
+// of them.
+type parser struct {
+	getenv func(string) string
+	secret func(string) (string, error)
+	errs   []error
+}
+
+func (p *parser) fail(name, format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf("%s %s", name, fmt.Sprintf(format, args...)))
+}
+
+func (p *parser) str(name, def string) string {
+	if v := strings.TrimSpace(p.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (p *parser) secretValue(name string) string {
+	v, err := p.secret(name)
+	if err != nil {
+		p.errs = append(p.errs, err)
+	}
+	return v
+}
+
+func (p *parser) integer(name string, def, min, max int) int {
+	v := p.str(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		p.fail(name, "must be a whole number from %d to %d, got %q", min, max, v)
+		return def
+	}
+	return n
+}
+
+func (p *parser) seconds(name string, def int) time.Duration {
+	return time.Duration(p.integer(name, def, 1, 10*365*86400)) * time.Second
+}
+
+func (p *parser) boolean(name string, def bool) bool {
+	v := p.str(name, "")
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.fail(name, "must be true or false, got %q", v)
+		return def
+	}
+	return b
+}
+
+func (p *parser) oneOf(name, def string, allowed ...string) string {
+	v := strings.ToLower(p.str(name, def))
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	p.fail(name, "must be %s, got %q", strings.Join(allowed, " or "), v)
+	return def
+}
+
+func (p *parser) url(name, def string) *url.URL {
+	v := strings.TrimSuffix(p.str(name, def), "/")
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		p.fail(name, "must be an absolute http(s) URL without query, got %q", v)
+		return nil
+	}
+	return u
+}
+
+func (p *parser) key(name, s string) []byte {
+	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil || len(k) != 32 {
+		p.fail(name, "must be base64 of exactly 32 bytes")
+		return nil
+	}
+	return k
+}

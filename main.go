@@ -1,0 +1,158 @@
+// Command searchsvc is a self-hosted, privacy-focused search service: it
+// registers users, keeps them signed in with server-side cookie sessions,
+// connects their external services through OAuth 2.0 or a manual form, and
+// syncs their data in the background. One binary, one data directory.
+//
+// Usage:
+//
+//	searchsvc [serve]         run the server (the default)
+//	searchsvc version         print the version
+//	searchsvc help            list commands and configuration variables
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"searchsvc/httpx"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// shutdownTimeout bounds a graceful stop: in-flight requests get this long
+// after SIGTERM before the stores are flushed and the process exits. It is
+// below systemd's default TimeoutStopSec of 90 s.
+const shutdownTimeout = 15 * time.Second
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "searchsvc: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program, with its outside world passed in so that tests
+// can start it on port 0 with an environment of their own.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 1 {
+		cmd = args[1]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, getenv, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "searchsvc %s %s\n", version, goVersion())
+		return nil
+	case "help", "--help", "-h":
+		usage(stdout)
+		return nil
+	default:
+		usage(stderr)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `searchsvc: a self-hosted, privacy-focused search service.
+
+Commands:
+  serve      run the server (the default when no command is given)
+  version    print the version
+  help       this text
+
+Configuration (environment; secrets also as NAME_FILE=path or a file in
+$CREDENTIALS_DIRECTORY named like the variable in lower case):
+`)
+	for _, v := range envVars {
+		fmt.Fprintf(w, "  %-34s %s\n", v[0], v[1])
+	}
+}
+
+func goVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.GoVersion
+	}
+	return ""
+}
+
+func newLogger(c *config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs the HTTP server until ctx is cancelled (SIGTERM or SIGINT),
+// then stops accepting, lets in-flight requests finish within
+// shutdownTimeout and closes the stores.
+func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
+	c, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := newLogger(c, stderr)
+	if !c.SessionSecure {
+		if err := c.devSecrets(); err != nil {
+			return fmt.Errorf("dev secrets: %w", err)
+		}
+		for _, name := range c.DevSecrets {
+			log.Warn("development mode: using a generated secret from DATA_DIR/dev-secrets.json; set it for production",
+				"variable", name)
+		}
+		log.Warn("development mode: SESSION_SECURE=false, session cookies are sent over plain http")
+	}
+
+	mux := http.NewServeMux()
+	addRoutes(mux)
+	srv := &http.Server{
+		Handler:           httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", c.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on LISTEN_ADDR %s: %w", c.ListenAddr, err)
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "version", version)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	log.Info("stopped")
+	return err
+}
+
+// addRoutes is the whole API in one list.
+func addRoutes(mux *http.ServeMux) {
+	mux.Handle("GET /healthz", httpx.Health())
+}

@@ -1,0 +1,159 @@
+package storage
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// lineReader splits a stream on '\n' without a line-length cap, and hands
+// back a final unterminated line as incomplete rather than as whole (which is
+// what bufio.Scanner would do with a torn last line).
+type lineReader struct {
+	r        io.Reader
+	buf      []byte
+	pos, end int   // unread bytes are buf[pos:end]
+	off      int64 // file offset of buf[pos]
+	eof      bool
+}
+
+const readChunk = 64 << 10
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: r, buf: make([]byte, readChunk)}
+}
+
+// next returns the next line without its newline, the line's offset, and
+// whether a newline ended it. The line aliases an internal buffer and is valid
+// until the next call. ok is false at the end of the stream.
+func (lr *lineReader) next() (line []byte, off int64, complete, ok bool, err error) {
+	scanned := 0 // bytes of buf[pos:end] known to hold no newline
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.pos+scanned:lr.end], '\n'); i >= 0 {
+			n := scanned + i
+			line, off = lr.buf[lr.pos:lr.pos+n], lr.off
+			lr.pos += n + 1
+			lr.off += int64(n + 1)
+			return line, off, true, true, nil
+		}
+		scanned = lr.end - lr.pos
+		if lr.eof {
+			if scanned == 0 {
+				return nil, lr.off, false, false, nil
+			}
+			line, off = lr.buf[lr.pos:lr.end], lr.off
+			lr.off += int64(scanned)
+			lr.pos = lr.end
+			return line, off, false, true, nil
+		}
+		if lr.pos > 0 { // move the partial line to the front
+			copy(lr.buf, lr.buf[lr.pos:lr.end])
+			lr.end -= lr.pos
+			lr.pos = 0
+		}
+		if lr.end == len(lr.buf) {
+			lr.buf = append(lr.buf, make([]byte, len(lr.buf))...)
+		}
+		n, err := lr.r.Read(lr.buf[lr.end:])
+		lr.end += n
+		if err == io.EOF {
+			lr.eof = true
+		} else if err != nil {
+			return nil, lr.off, false, false, err
+		}
+	}
+}
+
+// scanResult describes what scanLog read.
+type scanResult struct {
+	Lines   int    // valid lines passed to the callback
+	LastSeq uint64 // sequence number of the last valid line (0: none)
+	End     int64  // offset just past the last valid line
+	Size    int64  // bytes read in all
+	Torn    string // why the tail after End is not a record ("" if Size == End)
+}
+
+// TornBytes is the size of the unusable tail after the valid records.
+func (r scanResult) TornBytes() int64 { return r.Size - r.End }
+
+// scanLog reads a log file and calls fn, in order, for each line whose
+// checksum matches and whose sequence number follows the previous one
+// (starting at 1). fn's ops alias a buffer valid only during the call.
+//
+// At the first bad line it keeps reading, looking for any line with a valid
+// checksum after it, starting at any `{"crc":"` (not only at a line start:
+// a flipped newline merges two lines). If it finds none, the bad bytes are a
+// torn tail: the result says where the valid records end. If it finds one,
+// the bad line is damage and scanLog returns a *CorruptError for it, since
+// an acknowledged record would otherwise be skipped. A line with a valid
+// checksum but the wrong sequence number is damage too: a torn write cannot
+// produce it. An error from fn is returned as is.
+func scanLog(r io.Reader, name string, fn func(off int64, seq uint64, ops []byte) error) (scanResult, error) {
+	var res scanResult
+	lr := newLineReader(r)
+	badOff := int64(-1)
+	badReason := ""
+	for {
+		line, off, complete, ok, err := lr.next()
+		if err != nil {
+			return res, fmt.Errorf("read %s: %w", name, err)
+		}
+		if !ok {
+			break
+		}
+		res.Size = lr.off
+		from := 0 // where to look for a valid frame in a line after damage
+		if badOff < 0 {
+			reason := "incomplete last line"
+			if complete {
+				var seq uint64
+				var ops []byte
+				seq, ops, reason = parseLine(line)
+				if reason == "" {
+					if seq != res.LastSeq+1 {
+						return res, &CorruptError{File: name, Offset: off,
+							Reason: fmt.Sprintf("sequence number %d, want %d", seq, res.LastSeq+1)}
+					}
+					if err := fn(off, seq, ops); err != nil {
+						return res, err
+					}
+					res.Lines++
+					res.LastSeq = seq
+					res.End = lr.off
+					continue
+				}
+			}
+			badOff, badReason = off, reason
+			from = 1
+		}
+		if p := findValidFrame(line, complete, from); p >= 0 {
+			return res, &CorruptError{File: name, Offset: badOff,
+				Reason: fmt.Sprintf("%s, and a valid record follows at offset %d", badReason, off+int64(p))}
+		}
+	}
+	if badOff >= 0 {
+		res.Torn = badReason
+	}
+	return res, nil
+}
+
+// findValidFrame returns the index, at or after from, of a `{"crc":"` in
+// line that starts a frame with a valid checksum running to the end of the
+// line, or -1. An unterminated line holds no valid frame: it may be torn.
+func findValidFrame(line []byte, complete bool, from int) int {
+	if !complete {
+		return -1
+	}
+	for from < len(line) {
+		i := bytes.Index(line[from:], []byte(framePrefix))
+		if i < 0 {
+			return -1
+		}
+		p := from + i
+		if _, _, reason := parseLine(line[p:]); reason == "" {
+			return p
+		}
+		from = p + 1
+	}
+	return -1
+}

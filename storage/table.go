@@ -1,0 +1,341 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// TableConfig describes the records of one table: how to find their id,
+// which of them are live, when they expire, and which indexes they feed.
+// Every func must be pure: it is called under the store's locks, on values
+// it must not modify.
+type TableConfig[T any] struct {
+	// ID returns the record's id. Required. An id must be non-empty valid
+	// UTF-8 and must survive a JSON round trip of the record unchanged.
+	ID func(*T) string
+	// Live reports whether the record is live. nil: every record is live.
+	// A record that is not live is soft-deleted: it is kept and readable,
+	// but outside the unique indexes, so its keys are free for others.
+	Live func(*T) bool
+	// Expired reports whether the record has expired at the given time.
+	// nil: never. Expired records stay readable until the next compaction
+	// or open, which drop them; callers check expiry themselves.
+	Expired func(*T, time.Time) bool
+	// Unique maps an index name to the record's key in it. Among live
+	// records a non-empty key belongs to one record at most; an empty key is
+	// not indexed.
+	Unique map[string]func(*T) string
+	// Index maps an index name to the record's key in a non-unique index
+	// over every record, live or not. An empty key is not indexed.
+	Index map[string]func(*T) string
+}
+
+// Table is a typed table of records of type T keyed by id, registered with
+// Register. Reads see only durable state. Values returned are copies of the
+// stored ones, but slices and maps inside them are shared: treat them as
+// immutable.
+type Table[T any] struct {
+	s      *Store
+	name   string
+	cfg    TableConfig[T]
+	recs   map[string]T
+	unique map[string]*uniqueIndex[T]
+	multi  map[string]*multiIndex[T]
+	uniq   []*uniqueIndex[T] // unique, in a fixed order for the writer
+	mult   []*multiIndex[T]
+
+	// pend is the writer's overlay of accepted but not yet durable changes
+	// of the current batch. Only the writer goroutine touches it.
+	pend map[string]pendingRec[T]
+}
+
+type pendingRec[T any] struct {
+	v   T
+	del bool
+}
+
+type uniqueIndex[T any] struct {
+	name string
+	key  func(*T) string
+	m    map[string]string // key -> id, live records only
+	pend map[string]string // writer overlay: key -> id, "" for released
+}
+
+type multiIndex[T any] struct {
+	name string
+	key  func(*T) string
+	m    map[string][]string // key -> ids
+}
+
+// table is what the store needs of a Table[T] whatever T is.
+type table interface {
+	tableName() string
+	count() int
+	replayPut(id string, raw []byte) error
+	replayDelete(id string)
+	finishReplay(now time.Time) error
+	writeLive(now time.Time, emit func(table, id string, v []byte) error) (expired []string, err error)
+	drop(ids []string)
+	applyPending()
+	clearPending()
+}
+
+// Register adds a table named name to s. It must be called before Open; it
+// panics after Open, on a duplicate or empty name, or without cfg.ID, as
+// these are programmer errors.
+func Register[T any](s *Store, name string, cfg TableConfig[T]) *Table[T] {
+	if cfg.ID == nil {
+		panic(fmt.Sprintf("storage: table %q: TableConfig.ID is nil", name))
+	}
+	if !validID(name) {
+		panic(fmt.Sprintf("storage: invalid table name %q", name))
+	}
+	t := &Table[T]{
+		s: s, name: name, cfg: cfg,
+		recs:   make(map[string]T),
+		unique: make(map[string]*uniqueIndex[T]),
+		multi:  make(map[string]*multiIndex[T]),
+		pend:   make(map[string]pendingRec[T]),
+	}
+	for _, n := range sortedKeys(cfg.Unique) {
+		u := &uniqueIndex[T]{name: n, key: cfg.Unique[n], m: make(map[string]string), pend: make(map[string]string)}
+		t.unique[n] = u
+		t.uniq = append(t.uniq, u)
+	}
+	for _, n := range sortedKeys(cfg.Index) {
+		m := &multiIndex[T]{name: n, key: cfg.Index[n], m: make(map[string][]string)}
+		t.multi[n] = m
+		t.mult = append(t.mult, m)
+	}
+	s.register(t)
+	return t
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Get returns the record with id. It does not allocate.
+func (t *Table[T]) Get(id string) (T, bool) {
+	t.s.mu.RLock()
+	v, ok := t.recs[id]
+	t.s.mu.RUnlock()
+	return v, ok
+}
+
+// Lookup returns the live record whose key in the unique index is key. It
+// does not allocate. It panics if the table has no such index.
+func (t *Table[T]) Lookup(index, key string) (T, bool) {
+	u := t.unique[index]
+	if u == nil {
+		panic("storage: table " + t.name + " has no unique index " + index)
+	}
+	t.s.mu.RLock()
+	v, ok := t.recs[u.m[key]]
+	t.s.mu.RUnlock()
+	return v, ok
+}
+
+// Find returns every record, live or not, whose key in the non-unique index
+// is key, in no particular order. It panics if the table has no such index.
+func (t *Table[T]) Find(index, key string) []T {
+	m := t.multi[index]
+	if m == nil {
+		panic("storage: table " + t.name + " has no index " + index)
+	}
+	t.s.mu.RLock()
+	defer t.s.mu.RUnlock()
+	ids := m.m[key]
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]T, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, t.recs[id])
+	}
+	return out
+}
+
+// Scan calls fn for every record, in no particular order, until fn returns
+// false. It holds the store's read lock throughout, which is not reentrant:
+// fn must not call Commit or any other method of the store or its tables.
+func (t *Table[T]) Scan(fn func(T) bool) {
+	t.s.mu.RLock()
+	defer t.s.mu.RUnlock()
+	for _, v := range t.recs {
+		if !fn(v) {
+			return
+		}
+	}
+}
+
+// Len returns the number of records, live or not.
+func (t *Table[T]) Len() int {
+	t.s.mu.RLock()
+	defer t.s.mu.RUnlock()
+	return len(t.recs)
+}
+
+func (t *Table[T]) tableName() string { return t.name }
+
+func (t *Table[T]) count() int { return len(t.recs) }
+
+func (t *Table[T]) live(v *T) bool { return t.cfg.Live == nil || t.cfg.Live(v) }
+
+// uniqueKey is v's key in u, or "" if v is not indexed there.
+func (t *Table[T]) uniqueKey(u *uniqueIndex[T], v *T) string {
+	if !t.live(v) {
+		return ""
+	}
+	return u.key(v)
+}
+
+func (t *Table[T]) replayPut(id string, raw []byte) error {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("decode %s %q: %w", t.name, id, err)
+	}
+	key := t.cfg.ID(&v)
+	if key != id {
+		return fmt.Errorf("%s record logged as %q has id %q", t.name, id, key)
+	}
+	t.recs[key] = v // key, not id: it shares memory with the value
+	return nil
+}
+
+func (t *Table[T]) replayDelete(id string) { delete(t.recs, id) }
+
+// finishReplay drops expired records and builds the indexes once, after the
+// whole log is applied, so that intermediate states never matter.
+func (t *Table[T]) finishReplay(now time.Time) error {
+	if t.cfg.Expired != nil {
+		for id, v := range t.recs {
+			if t.cfg.Expired(&v, now) {
+				delete(t.recs, id)
+			}
+		}
+	}
+	for id, v := range t.recs {
+		for _, u := range t.uniq {
+			k := t.uniqueKey(u, &v)
+			if k == "" {
+				continue
+			}
+			if other, taken := u.m[k]; taken {
+				return fmt.Errorf("records %q and %q: %w", other, id, &UniqueError{Table: t.name, Index: u.name, Key: k})
+			}
+			u.m[k] = id
+		}
+		for _, m := range t.mult {
+			if k := m.key(&v); k != "" {
+				m.m[k] = append(m.m[k], id)
+			}
+		}
+	}
+	return nil
+}
+
+// writeLive emits every record that has not expired, as JSON, and returns
+// the ids of those that have.
+func (t *Table[T]) writeLive(now time.Time, emit func(table, id string, v []byte) error) ([]string, error) {
+	var expired []string
+	for id, v := range t.recs {
+		if t.cfg.Expired != nil && t.cfg.Expired(&v, now) {
+			expired = append(expired, id)
+			continue
+		}
+		raw, err := json.Marshal(&v)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s %q: %w", t.name, id, err)
+		}
+		if err := emit(t.name, id, raw); err != nil {
+			return nil, err
+		}
+	}
+	return expired, nil
+}
+
+// drop removes records and their index entries. Caller holds s.mu.
+func (t *Table[T]) drop(ids []string) {
+	for _, id := range ids {
+		t.pend[id] = pendingRec[T]{del: true}
+	}
+	t.applyPending()
+}
+
+// applyPending makes the batch overlay the committed state. The caller holds
+// s.mu for writing. Index entries are removed for every changed record
+// before any is added, so a key moving from one record to another within a
+// batch ends up with its new owner whatever the map order.
+func (t *Table[T]) applyPending() {
+	if len(t.pend) == 0 {
+		return
+	}
+	for id, p := range t.pend {
+		old, had := t.recs[id]
+		if !had {
+			continue
+		}
+		for _, u := range t.uniq {
+			k := t.uniqueKey(u, &old)
+			if k != "" && (p.del || t.uniqueKey(u, &p.v) != k) && u.m[k] == id {
+				delete(u.m, k)
+			}
+		}
+		for _, m := range t.mult {
+			k := m.key(&old)
+			if k != "" && (p.del || m.key(&p.v) != k) {
+				m.remove(k, id)
+			}
+		}
+	}
+	for id, p := range t.pend {
+		old, had := t.recs[id]
+		if p.del {
+			delete(t.recs, id)
+			continue
+		}
+		t.recs[id] = p.v
+		for _, u := range t.uniq {
+			if k := t.uniqueKey(u, &p.v); k != "" && (!had || t.uniqueKey(u, &old) != k) {
+				u.m[k] = id
+			}
+		}
+		for _, m := range t.mult {
+			if k := m.key(&p.v); k != "" && (!had || m.key(&old) != k) {
+				m.m[k] = append(m.m[k], id)
+			}
+		}
+	}
+	t.clearPending()
+}
+
+func (t *Table[T]) clearPending() {
+	clear(t.pend)
+	for _, u := range t.uniq {
+		clear(u.pend)
+	}
+}
+
+func (m *multiIndex[T]) remove(key, id string) {
+	ids := m.m[key]
+	i := slices.Index(ids, id)
+	if i < 0 {
+		return
+	}
+	last := len(ids) - 1
+	ids[i] = ids[last]
+	ids[last] = ""
+	if last == 0 {
+		delete(m.m, key)
+		return
+	}
+	m.m[key] = ids[:last]
+}
