@@ -1,3 +1,68 @@
 // Package storage is the append-only JSON-lines log engine behind both of
-// the service's stores. It knows nothing of users or sessions.
+// the service's stores. It knows nothing of users or sessions: callers
+// Register typed tables on a Store and change them with Commit.
+//
+// It is built for a Raspberry Pi whose SD card loses power without warning
+// and wears out under small, frequent writes. It never acknowledges a write
+// before it is durable, never skips a damaged record silently, and writes
+// as little as it can.
+//
+// # Files
+//
+// A store owns one directory (mode 0700; files 0600) holding LOCK and one
+// active log, log.<generation>.jsonl. LOCK is flocked while the store is
+// open and names its holder (pid, host, start time), so a second process
+// gets a *LockError instead of a corrupted log. Each log line is one JSON
+// object that jq can read:
+//
+//	{"crc":"<CRC32C of d, 8 hex>","d":{"seq":N,"ops":[{"t":"users","id":"u1","v":{...}},{"t":"sessions","id":"s1","del":true}]}}
+//
+// Sequence numbers start at 1 in each file and are contiguous.
+//
+// # Commits and durability
+//
+// Records live in memory as typed values; the log is only read at Open.
+// One writer goroutine owns the log. It takes the first waiting Commit,
+// gathers the others (waiting up to CommitWindow only if the last batch had
+// several), checks each against the current state plus the commits ahead
+// of it, and writes every commit that passed as ONE line with one write and
+// one fsync; only then does it apply them to memory and acknowledge them.
+// Making the line, not the commit, the unit of the log means the only bytes
+// ever written but not yet fsynced are the last line: a power cut that
+// persists a later page of a write but not an earlier one cannot leave
+// valid records behind damage, so anything valid after a bad line really is
+// damage. Each Commit is still atomic: its ops are in one line.
+//
+// Any write, fsync, rename or truncate error puts the store into a failed
+// state (Err matches ErrFailed) that refuses all writes until restart. An
+// fsync is never retried: Linux may drop the dirty pages after a failed
+// fsync, so a second one could succeed having written nothing.
+//
+// # Recovery
+//
+// At Open the newest log is read without a line-length cap. At the first
+// bad line (no newline, bad frame, checksum or sequence) the reader looks
+// for any valid frame after it, starting anywhere, not only after a newline.
+// If there is none, the bad bytes are the torn, unsynced tail: they are cut
+// off, logged at warn level with the byte count, and the store opens. If
+// there is one, Open refuses with a *CorruptError naming the file and byte
+// offset. Verify inspects a directory read-only, even beside a running
+// server; Repair deliberately cuts the log at the damage after copying the
+// original aside.
+//
+// # Compaction
+//
+// When dead ops (superseded or deleted) are at least half of the log and it
+// is at least CompactMinBytes, or when Compact is called, the writer writes
+// the live, unexpired records to log.<generation+1>.jsonl.tmp, fsyncs it,
+// renames it into place, fsyncs the directory and only then removes the old
+// log. Open removes temp files and all but the newest generation, so a
+// crash at any step leaves either the old state or the new one. Expired
+// records are dropped at compaction and at Open.
+//
+// # Soft deletion and indexes
+//
+// A record for which TableConfig.Live reports false is soft-deleted: kept
+// and readable, but outside the unique indexes, so its unique keys are free
+// for live records. Delete removes a record for good.
 package storage

@@ -1,0 +1,133 @@
+package storage
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// shouldCompact reports whether dead records are at least half of the log
+// and the log is above the size floor.
+func (s *Store) shouldCompact() bool {
+	st := s.Stats()
+	return st.DeadRecords >= st.LiveRecords && st.FileBytes >= s.opts.CompactMinBytes
+}
+
+// compact rewrites the log as the next generation holding one line per
+// live, unexpired record. It runs in the writer goroutine, so no commit
+// interleaves with it. The order of steps makes every crash leave either
+// the old log or the complete new one:
+//
+//  1. write log.<gen+1>.jsonl.tmp and fsync it;
+//  2. rename it to log.<gen+1>.jsonl and fsync the directory;
+//  3. switch appends to it, then remove the old log.
+//
+// Open removes temp files (step 1 unfinished) and generations older than
+// the newest (step 3 unfinished or not yet durable), so the old log's
+// removal needs no directory fsync of its own.
+func (s *Store) compact() error {
+	now := s.now()
+	gen := s.gen + 1
+	final := filepath.Join(s.dir, logName(gen))
+	tmp := final + ".tmp"
+	f, err := s.fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	if err != nil {
+		return s.fail(fmt.Errorf("create %s: %w", tmp, err))
+	}
+	abort := func(err error) error {
+		f.Close()
+		if rerr := s.fsys.Remove(tmp); rerr != nil {
+			s.log.Warn("cannot remove unfinished compaction", "file", tmp, "err", rerr)
+		}
+		return err
+	}
+
+	cw := &countWriter{w: f}
+	bw := bufio.NewWriterSize(cw, 256<<10)
+	var lb lineBuilder
+	var seq uint64
+	var ioErr error
+	emit := func(table, id string, v []byte) error {
+		seq++
+		lb.reset(seq)
+		lb.addPut(table, id, v)
+		_, ioErr = bw.Write(lb.finish())
+		return ioErr
+	}
+	expired := make(map[table][]string)
+	dropped := 0
+	for _, t := range s.tables {
+		ids, err := t.writeLive(now, emit)
+		if ioErr != nil {
+			s.count(0, cw.n)
+			return abort(s.fail(fmt.Errorf("write %s: %w", tmp, ioErr)))
+		}
+		if err != nil {
+			s.count(0, cw.n)
+			return abort(fmt.Errorf("storage: compact: %w", err))
+		}
+		expired[t] = ids
+		dropped += len(ids)
+	}
+	err = bw.Flush()
+	s.count(0, cw.n)
+	if err != nil {
+		return abort(s.fail(fmt.Errorf("write %s: %w", tmp, err)))
+	}
+	if s.opts.Sync == SyncFsync {
+		err = f.Sync()
+		s.count(1, 0)
+		if err != nil {
+			return abort(s.fail(fmt.Errorf("fsync %s: %w", tmp, err)))
+		}
+	}
+	if err := s.fsys.Rename(tmp, final); err != nil {
+		return abort(s.fail(fmt.Errorf("rename %s: %w", tmp, err)))
+	}
+	if s.opts.Sync == SyncFsync {
+		err = s.fsys.SyncDir(s.dir)
+		s.count(1, 0)
+		if err != nil {
+			// The rename may or may not be durable: the old log must stay,
+			// and so must the new one. Refuse writes until a restart sorts
+			// out which is newest.
+			f.Close()
+			return s.fail(fmt.Errorf("fsync %s: %w", s.dir, err))
+		}
+	}
+
+	old := filepath.Join(s.dir, logName(s.gen))
+	if err := s.file.Close(); err != nil {
+		s.log.Warn("close superseded log", "file", old, "err", err)
+	}
+	s.file = f
+	if err := s.fsys.Remove(old); err != nil {
+		s.log.Warn("cannot remove superseded log", "file", old, "err", err)
+	}
+
+	s.mu.Lock()
+	for t, ids := range expired {
+		t.drop(ids)
+	}
+	s.gen, s.seq, s.fileOps = gen, seq, int64(seq)
+	s.stats.FileBytes = cw.n
+	s.stats.Compactions++
+	s.stats.LastCompaction = now
+	s.mu.Unlock()
+	s.log.Info("compacted the log", "file", logName(gen), "records", seq, "bytes", cw.n, "expired_dropped", dropped)
+	return nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

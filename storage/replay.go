@@ -1,0 +1,256 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const lockName = "LOCK"
+
+// logName is the name of the log file of generation gen. Ten digits keep
+// the names in generation order when sorted as text.
+func logName(gen uint64) string { return fmt.Sprintf("log.%010d.jsonl", gen) }
+
+// parseLogName returns the generation of a log file name or of the temp
+// file of a compaction to it.
+func parseLogName(name string) (gen uint64, tmp, ok bool) {
+	rest, tmp := strings.CutSuffix(name, ".tmp")
+	rest, ok = strings.CutPrefix(rest, "log.")
+	if !ok {
+		return 0, false, false
+	}
+	rest, ok = strings.CutSuffix(rest, ".jsonl")
+	if !ok || len(rest) != 10 {
+		return 0, false, false
+	}
+	gen, err := strconv.ParseUint(rest, 10, 64)
+	if err != nil || gen == 0 {
+		return 0, false, false
+	}
+	return gen, tmp, true
+}
+
+// listLogs returns the generations of the log files in dir, oldest first,
+// and the names of compaction temp files.
+func listLogs(fsys FS, dir string) (gens []uint64, tmps []string, err error) {
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("storage: list %s: %w", dir, err)
+	}
+	for _, name := range names {
+		gen, tmp, ok := parseLogName(name)
+		switch {
+		case !ok:
+		case tmp:
+			tmps = append(tmps, name)
+		default:
+			gens = append(gens, gen)
+		}
+	}
+	return gens, tmps, nil
+}
+
+// lockDir takes dir's lock and writes who holds it into the lock file.
+func lockDir(fsys FS, dir string) (File, error) {
+	path := filepath.Join(dir, lockName)
+	f, err := fsys.Lock(path)
+	if errors.Is(err, ErrLocked) {
+		holder, _ := readAll(fsys, path)
+		return nil, &LockError{Dir: dir, Holder: strings.TrimSpace(string(holder))}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: lock %s: %w", dir, err)
+	}
+	host, _ := os.Hostname()
+	info := fmt.Sprintf("pid %d on host %s since %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	if err := f.Truncate(0); err == nil {
+		_, err = f.Write([]byte(info))
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("storage: write lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// open does Open's work; on error the caller closes what it opened.
+func (s *Store) open() error {
+	if err := s.fsys.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("storage: create %s: %w", s.dir, err)
+	}
+	lock, err := lockDir(s.fsys, s.dir)
+	if err != nil {
+		return err
+	}
+	s.lock = lock
+	gens, tmps, err := listLogs(s.fsys, s.dir)
+	if err != nil {
+		return err
+	}
+	// A temp file is a compaction that never got renamed into place: the
+	// log it was made from is still there and complete.
+	for _, name := range tmps {
+		if err := s.fsys.Remove(filepath.Join(s.dir, name)); err != nil {
+			s.log.Warn("cannot remove unfinished compaction", "file", name, "err", err)
+		}
+	}
+	if len(gens) == 0 {
+		return s.createLog()
+	}
+	s.gen = gens[len(gens)-1]
+	path := filepath.Join(s.dir, logName(s.gen))
+	f, err := s.fsys.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("storage: open log: %w", err)
+	}
+	s.file = f
+	res, err := s.replay(f, path)
+	if err != nil {
+		return err
+	}
+	if n := res.TornBytes(); n > 0 {
+		s.log.Warn("cut a torn tail off the log", "file", path, "offset", res.End,
+			"bytes_dropped", n, "reason", res.Torn)
+		if err := f.Truncate(res.End); err != nil {
+			return fmt.Errorf("storage: truncate %s: %w", path, err)
+		}
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("storage: fsync %s: %w", path, err)
+		}
+		s.count(1, 0)
+	}
+	// Older generations were superseded once the newest was renamed into
+	// place, which happened only after it was complete and fsynced.
+	for _, gen := range gens[:len(gens)-1] {
+		if err := s.fsys.Remove(filepath.Join(s.dir, logName(gen))); err != nil {
+			s.log.Warn("cannot remove superseded log", "file", logName(gen), "err", err)
+		}
+	}
+	return nil
+}
+
+// createLog creates the first log file, making its directory entry and the
+// directory's own entry durable before any commit can be acknowledged in it.
+func (s *Store) createLog() error {
+	s.gen = 1
+	path := filepath.Join(s.dir, logName(s.gen))
+	f, err := s.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("storage: create log: %w", err)
+	}
+	s.file = f
+	if s.opts.Sync == SyncNone {
+		return nil
+	}
+	if err := s.fsys.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("storage: fsync %s: %w", s.dir, err)
+	}
+	if err := syncParent(s.fsys, s.dir); err != nil {
+		return fmt.Errorf("storage: fsync parent of %s: %w", s.dir, err)
+	}
+	s.count(2, 0)
+	return nil
+}
+
+// rawOp is one op as logged.
+type rawOp struct {
+	T   string          `json:"t"`
+	ID  string          `json:"id"`
+	V   json.RawMessage `json:"v"`
+	Del bool            `json:"del"`
+}
+
+// decodeOps decodes and checks the ops array of a line.
+func decodeOps(data []byte) ([]rawOp, error) {
+	var ops []rawOp
+	if err := json.Unmarshal(data, &ops); err != nil {
+		return nil, fmt.Errorf("decode ops: %w", err)
+	}
+	if len(ops) == 0 {
+		return nil, errors.New("no ops")
+	}
+	for i, o := range ops {
+		if !validID(o.T) || !validID(o.ID) || (len(o.V) > 0) == o.Del {
+			return nil, fmt.Errorf("op %d: bad table, id, value or delete", i)
+		}
+	}
+	return ops, nil
+}
+
+// replay applies the log in f to the tables, then drops expired records and
+// builds the indexes. It holds mu throughout, so reads wait for it.
+func (s *Store) replay(f File, path string) (scanResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, err := scanLog(f, path, func(off int64, _ uint64, data []byte) error {
+		ops, err := decodeOps(data)
+		if err != nil {
+			return &CorruptError{File: path, Offset: off, Reason: err.Error()}
+		}
+		for _, o := range ops {
+			t := s.byName[o.T]
+			if t == nil {
+				s.log.Warn("log holds a table that is not registered; keeping its records as they are", "table", o.T)
+				t = &rawTable{name: o.T, recs: make(map[string]json.RawMessage)}
+				s.byName[o.T] = t
+				s.tables = append(s.tables, t)
+			}
+			if o.Del {
+				t.replayDelete(o.ID)
+			} else if err := t.replayPut(o.ID, o.V); err != nil {
+				return &CorruptError{File: path, Offset: off, Reason: err.Error()}
+			}
+		}
+		s.fileOps += int64(len(ops))
+		return nil
+	})
+	if err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			return res, err
+		}
+		return res, fmt.Errorf("storage: replay: %w", err)
+	}
+	now := s.now()
+	for _, t := range s.tables {
+		if err := t.finishReplay(now); err != nil {
+			return res, fmt.Errorf("storage: replay %s: %w", path, err)
+		}
+	}
+	s.seq = res.LastSeq
+	s.stats.FileBytes = res.End
+	return res, nil
+}
+
+// rawTable keeps the records of a table found in the log but not
+// registered, so that compaction carries them over instead of losing them.
+type rawTable struct {
+	name string
+	recs map[string]json.RawMessage
+}
+
+func (t *rawTable) tableName() string { return t.name }
+func (t *rawTable) count() int        { return len(t.recs) }
+func (t *rawTable) replayPut(id string, raw []byte) error {
+	t.recs[id] = append(json.RawMessage(nil), raw...)
+	return nil
+}
+func (t *rawTable) replayDelete(id string)           { delete(t.recs, id) }
+func (t *rawTable) finishReplay(time.Time) error     { return nil }
+func (t *rawTable) drop([]string)                    {}
+func (t *rawTable) applyPending()                    {}
+func (t *rawTable) clearPending()                    {}
+func (t *rawTable) writeLive(_ time.Time, emit func(table, id string, v []byte) error) ([]string, error) {
+	for id, v := range t.recs {
+		if err := emit(t.name, id, v); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
