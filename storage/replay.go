@@ -241,11 +241,11 @@ func (t *rawTable) replayPut(id string, raw []byte) error {
 	t.recs[id] = append(json.RawMessage(nil), raw...)
 	return nil
 }
-func (t *rawTable) replayDelete(id string)           { delete(t.recs, id) }
-func (t *rawTable) finishReplay(time.Time) error     { return nil }
-func (t *rawTable) drop([]string)                    {}
-func (t *rawTable) applyPending()                    {}
-func (t *rawTable) clearPending()                    {}
+func (t *rawTable) replayDelete(id string)       { delete(t.recs, id) }
+func (t *rawTable) finishReplay(time.Time) error { return nil }
+func (t *rawTable) drop([]string)                {}
+func (t *rawTable) applyPending()                {}
+func (t *rawTable) clearPending()                {}
 func (t *rawTable) writeLive(_ time.Time, emit func(table, id string, v []byte) error) ([]string, error) {
 	for id, v := range t.recs {
 		if err := emit(t.name, id, v); err != nil {
