@@ -1,0 +1,296 @@
+package integrations
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/storage"
+)
+
+// The states of a user-integration record (decisions.md).
+const (
+	StatusConnected    = "connected"    // credentials work; syncs are scheduled
+	StatusNeedsReauth  = "needs_reauth" // refresh failed or the provider revoked access; the user must reconnect
+	StatusError        = "error"        // the last sync failed; it will be retried
+	StatusDisconnected = "disconnected" // soft-deleted by the user
+)
+
+// Record is one user's connection to one integration, kept in the main
+// store. Credentials holds the credentials sealed by the Vault, bound to
+// the record's identity; it never leaves the service (see View).
+type Record struct {
+	ID          string     `json:"id"`
+	UserID      string     `json:"userId"`
+	Integration string     `json:"integration"` // the integration's domain
+	Status      string     `json:"status"`
+	ConnectedAt time.Time  `json:"connectedAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+	LastError   string     `json:"lastError,omitempty"`
+	LastSyncAt  *time.Time `json:"lastSyncAt,omitempty"`
+	ItemsSynced int64      `json:"itemsSynced"`
+	Credentials string     `json:"credentials"`
+	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+}
+
+// AAD is the identity the record's credentials are sealed to.
+func (r *Record) AAD() AAD {
+	return AAD{UserID: r.UserID, Domain: r.Integration, RecordID: r.ID}
+}
+
+// Live reports whether the record has not been disconnected.
+func (r *Record) Live() bool { return r.DeletedAt == nil }
+
+// RecordView is a record as clients see it: everything but the sealed
+// credentials.
+type RecordView struct {
+	ID          string     `json:"id"`
+	UserID      string     `json:"userId"`
+	Integration string     `json:"integration"`
+	Status      string     `json:"status"`
+	ConnectedAt time.Time  `json:"connectedAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+	LastError   string     `json:"lastError,omitempty"`
+	LastSyncAt  *time.Time `json:"lastSyncAt,omitempty"`
+	ItemsSynced int64      `json:"itemsSynced"`
+	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+}
+
+// View returns what a client may see of r.
+func (r *Record) View() RecordView {
+	return RecordView{
+		ID: r.ID, UserID: r.UserID, Integration: r.Integration, Status: r.Status,
+		ConnectedAt: r.ConnectedAt, UpdatedAt: r.UpdatedAt, LastError: r.LastError,
+		LastSyncAt: r.LastSyncAt, ItemsSynced: r.ItemsSynced, DeletedAt: r.DeletedAt,
+	}
+}
+
+// ErrRecordNotFound is returned for an unknown or disconnected record.
+var ErrRecordNotFound = errors.New("integration record not found")
+
+// Records holds the user-integration records of the main store.
+type Records struct {
+	st    *storage.Store
+	t     *storage.Table[Record]
+	vault *Vault
+	now   func() time.Time
+}
+
+// NewRecords registers the "integrations" table on st (before st.Open):
+// one live record per user per integration, indexed by user.
+func NewRecords(st *storage.Store, vault *Vault, now func() time.Time) *Records {
+	if now == nil {
+		now = time.Now
+	}
+	t := storage.Register(st, "integrations", storage.TableConfig[Record]{
+		ID:   func(r *Record) string { return r.ID },
+		Live: (*Record).Live,
+		Unique: map[string]func(*Record) string{
+			"user_integration": func(r *Record) string { return r.UserID + "\x00" + r.Integration },
+		},
+		Index: map[string]func(*Record) string{
+			"user": func(r *Record) string { return r.UserID },
+		},
+	})
+	return &Records{st: st, t: t, vault: vault, now: now}
+}
+
+// Table is the underlying table, for packages that commit changes to a
+// record together with their own (the sync scheduler).
+func (rs *Records) Table() *storage.Table[Record] { return rs.t }
+
+// Store is the main store the records live in.
+func (rs *Records) Store() *storage.Store { return rs.st }
+
+// Vault is the vault the records' credentials are sealed with.
+func (rs *Records) Vault() *Vault { return rs.vault }
+
+// Get returns the live record with id.
+func (rs *Records) Get(id string) (Record, bool) {
+	r, ok := rs.t.Get(id)
+	if !ok || !r.Live() {
+		return Record{}, false
+	}
+	return r, true
+}
+
+// Find returns the user's live record for the integration domain.
+func (rs *Records) Find(userID, domain string) (Record, bool) {
+	return rs.t.Lookup("user_integration", userID+"\x00"+domain)
+}
+
+// ForUser returns the user's live records.
+func (rs *Records) ForUser(userID string) []Record {
+	all := rs.t.Find("user", userID)
+	out := all[:0]
+	for _, r := range all {
+		if r.Live() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// All calls fn for every live record until fn returns false.
+func (rs *Records) All(fn func(Record) bool) {
+	rs.t.Scan(func(r Record) bool {
+		if !r.Live() {
+			return true
+		}
+		return fn(r)
+	})
+}
+
+// Connect stores creds as the user's connection to domain, sealed to the
+// record, and marks it connected. A user who already has a live record for
+// domain (reconnecting after needs_reauth, say) gets that same record
+// updated, never a second one. extra ops are committed in the same log line.
+func (rs *Records) Connect(userID, domain string, creds Credentials, extra ...storage.Op) (Record, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		now := rs.now().UTC()
+		rec, exists := rs.Find(userID, domain)
+		if !exists {
+			rec = Record{ID: httpx.NewUUID(), UserID: userID, Integration: domain, ConnectedAt: now}
+		}
+		sealed, err := rs.vault.SealCredentials(rec.AAD(), creds)
+		if err != nil {
+			return Record{}, fmt.Errorf("seal credentials: %w", err)
+		}
+		rec.Credentials, rec.Status, rec.LastError, rec.UpdatedAt = sealed, StatusConnected, "", now
+		var op storage.Op
+		if exists {
+			id := rec.ID
+			op = rs.t.Update(id, func(r *Record) error {
+				if !r.Live() {
+					return ErrRecordNotFound
+				}
+				r.Credentials, r.Status, r.LastError, r.UpdatedAt = sealed, StatusConnected, "", now
+				rec = *r
+				return nil
+			})
+		} else {
+			op = rs.t.Insert(rec)
+		}
+		err = rs.st.Commit(append([]storage.Op{op}, extra...)...)
+		switch {
+		case err == nil:
+			return rec, nil
+		case errors.Is(err, storage.ErrUnique), errors.Is(err, ErrRecordNotFound), errors.Is(err, storage.ErrNotFound):
+			continue // a concurrent connect or disconnect won; look again
+		default:
+			return Record{}, err
+		}
+	}
+	return Record{}, fmt.Errorf("connect %s: record kept changing under us", domain)
+}
+
+// Credentials opens the record's sealed credentials. It fails closed: a
+// sealed string that does not open is an error.
+func (rs *Records) Credentials(r Record) (Credentials, error) {
+	return rs.vault.OpenCredentials(r.AAD(), r.Credentials)
+}
+
+// SaveCredentials re-seals creds into the live record id (after a token
+// refresh or rotation), in one log line with extra.
+func (rs *Records) SaveCredentials(id string, creds Credentials, extra ...storage.Op) error {
+	r, ok := rs.Get(id)
+	if !ok {
+		return ErrRecordNotFound
+	}
+	sealed, err := rs.vault.SealCredentials(r.AAD(), creds)
+	if err != nil {
+		return fmt.Errorf("seal credentials: %w", err)
+	}
+	now := rs.now().UTC()
+	op := rs.t.Update(id, func(r *Record) error {
+		if !r.Live() {
+			return ErrRecordNotFound
+		}
+		r.Credentials, r.UpdatedAt = sealed, now
+		return nil
+	})
+	return rs.st.Commit(append([]storage.Op{op}, extra...)...)
+}
+
+// Disconnect soft-deletes the record: status disconnected, DeletedAt set,
+// credentials dropped (a disconnected record keeps no secret). extra ops
+// (the record's items, its pending tasks) go in the same log line.
+func (rs *Records) Disconnect(id string, extra ...storage.Op) (Record, error) {
+	var out Record
+	now := rs.now().UTC()
+	op := rs.t.Update(id, func(r *Record) error {
+		if !r.Live() {
+			return ErrRecordNotFound
+		}
+		r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, ""
+		out = *r
+		return nil
+	})
+	err := rs.st.Commit(append([]storage.Op{op}, extra...)...)
+	if errors.Is(err, storage.ErrNotFound) {
+		err = ErrRecordNotFound
+	}
+	return out, err
+}
+
+// DisconnectOps returns the ops that soft-delete every live record of the
+// user, for committing together with the user's own soft delete.
+func (rs *Records) DisconnectOps(userID string) []storage.Op {
+	now := rs.now().UTC()
+	var ops []storage.Op
+	for _, r := range rs.ForUser(userID) {
+		ops = append(ops, rs.t.Update(r.ID, func(r *Record) error {
+			if r.Live() {
+				r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, ""
+			}
+			return nil
+		}))
+	}
+	return ops
+}
+
+// SetStatus records the outcome of a sync or a refresh on the live record.
+func (rs *Records) SetStatus(id, status, lastError string, extra ...storage.Op) error {
+	now := rs.now().UTC()
+	op := rs.t.Update(id, func(r *Record) error {
+		if !r.Live() {
+			return ErrRecordNotFound
+		}
+		r.Status, r.LastError, r.UpdatedAt = status, lastError, now
+		return nil
+	})
+	return rs.st.Commit(append([]storage.Op{op}, extra...)...)
+}
+
+// RotateKeys re-seals every record sealed under a previous key with the
+// current one (searchsvc rotate-key), one log line per record, and returns
+// how many it re-sealed. A record that opens under no key stops it: fail
+// closed, nothing is dropped.
+func (rs *Records) RotateKeys() (int, error) {
+	var todo []Record
+	rs.t.Scan(func(r Record) bool {
+		if r.Credentials != "" && rs.vault.NeedsRotation(r.Credentials) {
+			todo = append(todo, r)
+		}
+		return true
+	})
+	for i, r := range todo {
+		sealed, err := rs.vault.Rotate(r.AAD(), r.Credentials)
+		if err != nil {
+			return i, fmt.Errorf("record %s: %w", r.ID, err)
+		}
+		old := r.Credentials
+		err = rs.st.Commit(rs.t.Update(r.ID, func(cur *Record) error {
+			if cur.Credentials != old {
+				return nil // changed meanwhile (refreshed under the new key)
+			}
+			cur.Credentials = sealed
+			return nil
+		}))
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(todo), nil
+}

@@ -1,0 +1,153 @@
+package integrations
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"searchsvc/storage"
+)
+
+func openRecords(t *testing.T, dir string, vault *Vault) (*Records, *storage.Store) {
+	t.Helper()
+	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
+	clock := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	rs := NewRecords(st, vault, func() time.Time { return clock })
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return rs, st
+}
+
+func testVault(t *testing.T, fill byte, previous ...[]byte) *Vault {
+	t.Helper()
+	v, err := NewVault(bytes.Repeat([]byte{fill}, KeySize), previous...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestRecordsConnectReconnectDisconnect(t *testing.T) {
+	dir := t.TempDir()
+	rs, st := openRecords(t, dir, testVault(t, 1))
+	creds := Credentials{AccessToken: "ya29.secret-access", RefreshToken: "1//secret-refresh"}
+
+	rec, err := rs.Connect("u1", "gmail", creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != StatusConnected || rec.UserID != "u1" || rec.Integration != "gmail" || rec.Credentials == "" {
+		t.Fatalf("connect: got %+v", rec.View())
+	}
+	got, err := rs.Credentials(rec)
+	if err != nil || got.AccessToken != creds.AccessToken || got.RefreshToken != creds.RefreshToken {
+		t.Fatalf("credentials round trip: got %v, %v", got, err)
+	}
+
+	// needs_reauth, then the user reconnects: the same record is updated.
+	if err := rs.SetStatus(rec.ID, StatusNeedsReauth, "refresh token revoked"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := rs.Connect("u1", "gmail", Credentials{AccessToken: "ya29.new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID != rec.ID || again.Status != StatusConnected || again.LastError != "" {
+		t.Errorf("reconnect: got id %s status %s lastError %q; want the same record %s, connected, no error", again.ID, again.Status, again.LastError, rec.ID)
+	}
+	if n := len(rs.ForUser("u1")); n != 1 {
+		t.Errorf("records of u1: got %d, want 1", n)
+	}
+
+	// Sealed to the record: another record's identity does not open it.
+	other := again
+	other.ID = "another-record"
+	if _, err := rs.Credentials(other); err == nil {
+		t.Error("credentials opened under another record's identity")
+	}
+
+	if _, err := rs.Disconnect(rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rs.Get(rec.ID); ok {
+		t.Error("disconnected record is still live")
+	}
+	if _, err := rs.Disconnect(rec.ID); !errors.Is(err, ErrRecordNotFound) {
+		t.Errorf("second disconnect: got %v, want ErrRecordNotFound", err)
+	}
+	raw, _ := rs.t.Get(rec.ID)
+	if raw.Status != StatusDisconnected || raw.DeletedAt == nil || raw.Credentials != "" {
+		t.Errorf("soft-deleted record: got status %s deletedAt %v credentials %q", raw.Status, raw.DeletedAt, raw.Credentials)
+	}
+	// A new connection after a disconnect is a new record.
+	fresh, err := rs.Connect("u1", "gmail", creds)
+	if err != nil || fresh.ID == rec.ID {
+		t.Errorf("connect after disconnect: got %s, %v; want a new record", fresh.ID, err)
+	}
+
+	st.Close()
+	for _, secret := range []string{"ya29.secret-access", "1//secret-refresh", "ya29.new"} {
+		filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() {
+				if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(secret)) {
+					t.Errorf("%s holds %q in plain text", path, secret)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+func TestRecordsRotateKeys(t *testing.T) {
+	dir := t.TempDir()
+	oldKey := bytes.Repeat([]byte{1}, KeySize)
+	rs, st := openRecords(t, dir, testVault(t, 1))
+	for _, u := range []string{"u1", "u2", "u3"} {
+		if _, err := rs.Connect(u, "gmail", Credentials{AccessToken: "tok-" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	rs, _ = openRecords(t, dir, testVault(t, 2, oldKey))
+	n, err := rs.RotateKeys()
+	if err != nil || n != 3 {
+		t.Fatalf("rotate: got %d, %v; want 3, nil", n, err)
+	}
+	if n, _ := rs.RotateKeys(); n != 0 {
+		t.Errorf("second rotate: got %d, want 0", n)
+	}
+	// Now the new key alone opens everything.
+	only := testVault(t, 2)
+	for _, u := range []string{"u1", "u2", "u3"} {
+		r, _ := rs.Find(u, "gmail")
+		c, err := only.OpenCredentials(r.AAD(), r.Credentials)
+		if err != nil || c.AccessToken != "tok-"+u {
+			t.Errorf("%s after rotation: got %v, %v", u, c, err)
+		}
+	}
+}
+
+func TestRecordsFailClosedOnUnknownKey(t *testing.T) {
+	dir := t.TempDir()
+	rs, st := openRecords(t, dir, testVault(t, 1))
+	if _, err := rs.Connect("u1", "gmail", Credentials{AccessToken: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	rs, _ = openRecords(t, dir, testVault(t, 9))
+	r, _ := rs.Find("u1", "gmail")
+	if c, err := rs.Credentials(r); err == nil || c.AccessToken != "" {
+		t.Errorf("opened under the wrong key: %v, %v", c, err)
+	}
+	// A ciphertext under a key the vault does not know is left alone, not
+	// "rotated" into something else.
+	if n, err := rs.RotateKeys(); n != 0 || err != nil {
+		t.Errorf("rotate with an unrelated key: got %d, %v; want 0, nil", n, err)
+	}
+}
