@@ -7,6 +7,8 @@
 //
 //	searchsvc [serve]         run the server (the default)
 //	searchsvc version         print the version
+//	searchsvc verify          check the stores for damage
+//	searchsvc repair [--yes]  cut a damaged store at the damage, keeping the original
 //	searchsvc help            list commands and configuration variables
 package main
 
@@ -57,6 +59,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "version", "--version":
 		fmt.Fprintf(stdout, "searchsvc %s %s\n", version, goVersion())
 		return nil
+	case "verify":
+		return verifyCmd(getenv, stdout)
+	case "repair":
+		return repairCmd(getenv, args[2:], stdout)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return nil
@@ -72,6 +78,9 @@ func usage(w io.Writer) {
 Commands:
   serve      run the server (the default when no command is given)
   version    print the version
+  verify     check both stores under DATA_DIR for damage (safe while serving)
+  repair     cut a damaged store at its first damage; needs --yes and a
+             stopped server; the original file is kept beside it
   help       this text
 
 Configuration (environment; secrets also as NAME_FILE=path or a file in

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"searchsvc/storage"
+)
+
+// The two stores under DATA_DIR. The session store is its own log, as the
+// contract wants session data apart from the main database.
+const (
+	mainStoreDir    = "main"
+	sessionStoreDir = "sessions"
+)
+
+func dataDir(getenv func(string) string) string {
+	if d := strings.TrimSpace(getenv("DATA_DIR")); d != "" {
+		return d
+	}
+	return "./data"
+}
+
+// verifyCmd reads both stores without locking them (safe beside a running
+// server) and reports what each holds. It fails when either has damage
+// that Open would refuse.
+func verifyCmd(getenv func(string) string, stdout io.Writer) error {
+	var damaged []string
+	for _, name := range []string{mainStoreDir, sessionStoreDir} {
+		dir := filepath.Join(dataDir(getenv), name)
+		rep, err := storage.Verify(nil, dir)
+		var corrupt *storage.CorruptError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(stdout, "%s: not created yet\n", name)
+			continue
+		case errors.As(err, &corrupt):
+			damaged = append(damaged, name)
+		case err != nil:
+			return fmt.Errorf("verify %s: %w", dir, err)
+		}
+		printReport(stdout, name, rep)
+	}
+	if damaged != nil {
+		return fmt.Errorf("damaged: %s; stop the server and run `searchsvc repair --yes` to cut at the damage (the original is kept)", strings.Join(damaged, ", "))
+	}
+	return nil
+}
+
+// repairCmd cuts each damaged store at its first damage, keeping the
+// original file beside it. Without --yes it only says what it would do:
+// cutting drops every record after the damage, so it must be deliberate.
+func repairCmd(getenv func(string) string, args []string, stdout io.Writer) error {
+	yes := len(args) > 0 && args[0] == "--yes"
+	if len(args) > 1 || (len(args) == 1 && !yes) {
+		return errors.New("usage: searchsvc repair [--yes]")
+	}
+	for _, name := range []string{mainStoreDir, sessionStoreDir} {
+		dir := filepath.Join(dataDir(getenv), name)
+		rep, err := storage.Verify(nil, dir)
+		var corrupt *storage.CorruptError
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil && !errors.As(err, &corrupt) {
+			return fmt.Errorf("verify %s: %w", dir, err)
+		}
+		if rep.Damage == nil {
+			fmt.Fprintf(stdout, "%s: no damage, nothing to repair\n", name)
+			continue
+		}
+		if !yes {
+			fmt.Fprintf(stdout, "%s: would cut %s at byte %d, dropping %d later valid lines; run `searchsvc repair --yes` to do it\n",
+				name, rep.File, rep.Damage.Offset, rep.LinesAfter)
+			continue
+		}
+		rep, err = storage.Repair(nil, dir)
+		if err != nil {
+			return fmt.Errorf("repair %s: %w", dir, err)
+		}
+		fmt.Fprintf(stdout, "%s: cut; the original is kept at %s\n", name, rep.CopiedTo)
+		printReport(stdout, name, rep)
+	}
+	return nil
+}
+
+func printReport(w io.Writer, name string, rep storage.Report) {
+	if rep.File == "" {
+		fmt.Fprintf(w, "%s: empty (no log file)\n", name)
+		return
+	}
+	fmt.Fprintf(w, "%s: %s: %d lines, %d records, %d bytes valid", name, rep.File, rep.Lines, rep.Ops, rep.ValidBytes)
+	if rep.TornBytes > 0 {
+		fmt.Fprintf(w, ", %d bytes of torn tail (cut at next open)", rep.TornBytes)
+	}
+	if rep.Damage != nil {
+		fmt.Fprintf(w, ", DAMAGE at byte %d (%s), %d valid lines after it", rep.Damage.Offset, rep.Damage.Reason, rep.LinesAfter)
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"searchsvc/storage"
+)
+
+type note struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// writeStore puts n records into DATA_DIR/main through the real store.
+func writeStore(t *testing.T, dataDir string, n int) string {
+	t.Helper()
+	dir := filepath.Join(dataDir, mainStoreDir)
+	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
+	notes := storage.Register(st, "notes", storage.TableConfig[note]{ID: func(n *note) string { return n.ID }})
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := st.Commit(notes.Put(note{ID: strings.Repeat("x", i+1), Text: "hello"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "log.*"))
+	if len(matches) != 1 {
+		t.Fatalf("log files: %v", matches)
+	}
+	return matches[0]
+}
+
+func runCmd(t *testing.T, env map[string]string, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(context.Background(), append([]string{"searchsvc"}, args...), envFunc(env), &out, &out)
+	return out.String(), err
+}
+
+func TestVerifyAndRepair(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"DATA_DIR": data}
+	logFile := writeStore(t, data, 10)
+
+	out, err := runCmd(t, env, "verify")
+	if err != nil || !strings.Contains(out, "main: ") || !strings.Contains(out, "10 records") {
+		t.Fatalf("verify of a sound store: got %v\n%s", err, out)
+	}
+
+	// Damage the third line: a flipped byte inside its JSON.
+	b, _ := os.ReadFile(logFile)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	off := len(lines[0]) + len(lines[1]) + 20
+	b[off] ^= 0x01
+	os.WriteFile(logFile, b, 0o600)
+
+	out, err = runCmd(t, env, "verify")
+	if err == nil || !strings.Contains(err.Error(), "damaged: main") || !strings.Contains(out, "DAMAGE at byte") {
+		t.Fatalf("verify of a damaged store: got %v\n%s", err, out)
+	}
+	out, err = runCmd(t, env, "repair")
+	if err != nil || !strings.Contains(out, "would cut") {
+		t.Fatalf("repair without --yes: got %v\n%s", err, out)
+	}
+	if after, _ := os.ReadFile(logFile); !bytes.Equal(after, b) {
+		t.Fatal("repair without --yes changed the file")
+	}
+	out, err = runCmd(t, env, "repair", "--yes")
+	if err != nil || !strings.Contains(out, "the original is kept at") {
+		t.Fatalf("repair --yes: got %v\n%s", err, out)
+	}
+	if out, err := runCmd(t, env, "verify"); err != nil || !strings.Contains(out, "2 records") {
+		t.Errorf("verify after repair: got %v\n%s; want 2 records left", err, out)
+	}
+	kept, _ := filepath.Glob(filepath.Join(data, mainStoreDir, "*damaged*"))
+	if len(kept) != 1 {
+		t.Fatalf("kept originals: %v", kept)
+	}
+	if orig, _ := os.ReadFile(kept[0]); !bytes.Equal(orig, b) {
+		t.Error("the kept original differs from the damaged file")
+	}
+	if _, err := runCmd(t, env, "repair", "--now"); err == nil {
+		t.Error("repair --now: want a usage error")
+	}
+}
