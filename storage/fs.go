@@ -4,7 +4,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 )
 
@@ -110,10 +109,4 @@ func readAll(fsys FS, name string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
-}
-
-// syncParent makes dir's own entry in its parent durable.
-func syncParent(fsys FS, dir string) error {
-	parent := filepath.Dir(filepath.Clean(dir))
-	return fsys.SyncDir(parent)
 }

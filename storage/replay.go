@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -81,6 +82,7 @@ func lockDir(fsys FS, dir string) (File, error) {
 
 // open does Open's work; on error the caller closes what it opened.
 func (s *Store) open() error {
+	created := missingDirs(s.fsys, s.dir)
 	if err := s.fsys.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("storage: create %s: %w", s.dir, err)
 	}
@@ -101,7 +103,7 @@ func (s *Store) open() error {
 		}
 	}
 	if len(gens) == 0 {
-		return s.createLog()
+		return s.createLog(created)
 	}
 	s.gen = gens[len(gens)-1]
 	path := filepath.Join(s.dir, logName(s.gen))
@@ -135,9 +137,25 @@ func (s *Store) open() error {
 	return nil
 }
 
-// createLog creates the first log file, making its directory entry and the
-// directory's own entry durable before any commit can be acknowledged in it.
-func (s *Store) createLog() error {
+// missingDirs returns dir and those of its ancestors that do not exist yet,
+// deepest first.
+func missingDirs(fsys FS, dir string) []string {
+	var missing []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := fsys.ReadDir(p); !errors.Is(err, fs.ErrNotExist) {
+			return missing
+		}
+		missing = append(missing, p)
+		if p == filepath.Dir(p) {
+			return missing
+		}
+	}
+}
+
+// createLog creates the first log file. Before any commit can be
+// acknowledged in it, its directory entry must be durable, and so must the
+// entries of the directories Open created: the parent of dir and of each.
+func (s *Store) createLog(created []string) error {
 	s.gen = 1
 	path := filepath.Join(s.dir, logName(s.gen))
 	f, err := s.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
@@ -148,13 +166,18 @@ func (s *Store) createLog() error {
 	if s.opts.Sync == SyncNone {
 		return nil
 	}
-	if err := s.fsys.SyncDir(s.dir); err != nil {
-		return fmt.Errorf("storage: fsync %s: %w", s.dir, err)
+	dirs := []string{s.dir, filepath.Dir(filepath.Clean(s.dir))}
+	for _, d := range created {
+		if p := filepath.Dir(d); p != dirs[len(dirs)-1] && p != d {
+			dirs = append(dirs, p)
+		}
 	}
-	if err := syncParent(s.fsys, s.dir); err != nil {
-		return fmt.Errorf("storage: fsync parent of %s: %w", s.dir, err)
+	for _, d := range dirs {
+		if err := s.fsys.SyncDir(d); err != nil {
+			return fmt.Errorf("storage: fsync %s: %w", d, err)
+		}
+		s.count(1, 0)
 	}
-	s.count(2, 0)
 	return nil
 }
 
