@@ -39,8 +39,9 @@ type OAuthSpec struct {
 	RequireRefreshToken bool
 
 	// Tokens turns a raw token response into credentials, without the
-	// client id and secret. Nil means ParseTokenResponse (RFC 6749), plus a
-	// check that every requested scope was granted.
+	// client id and secret, checking the granted scopes (see CheckScopes).
+	// Nil means ParseTokenResponse (RFC 6749) and a check that every scope
+	// of the manifest was granted.
 	Tokens func(raw map[string]any, now time.Time) (Credentials, error)
 	// Revoke revokes creds at the provider. Nil when RevokeURL is empty.
 	Revoke func(ctx context.Context, p *Provider, creds Credentials) error
@@ -230,7 +231,7 @@ func (p *Provider) ValidateTokens(raw map[string]any) (Credentials, error) {
 		return Credentials{}, &InvalidTokensError{Field: "refresh_token", Reason: "missing"}
 	}
 	if p.spec.Tokens == nil {
-		if err := p.checkScopes(creds.Scope); err != nil {
+		if err := CheckScopes(creds.Scope, p.scopes); err != nil {
 			return Credentials{}, err
 		}
 	}
@@ -256,15 +257,15 @@ func (p *Provider) parseTokens(raw map[string]any) (Credentials, error) {
 	return creds, nil
 }
 
-// checkScopes refuses a granted scope list that lacks a requested scope, as
-// when a user unticks one on Google's consent screen. An empty list means
-// the provider did not say, and is accepted.
-func (p *Provider) checkScopes(granted string) error {
+// CheckScopes refuses a granted scope list (separated by spaces or commas)
+// that lacks one of want, as when a user unticks a scope on Google's consent
+// screen. An empty list means the provider did not say, and is accepted.
+func CheckScopes(granted string, want []string) error {
 	if granted == "" {
 		return nil
 	}
 	have := strings.FieldsFunc(granted, func(r rune) bool { return r == ' ' || r == ',' })
-	for _, s := range p.scopes {
+	for _, s := range want {
 		if !slices.Contains(have, s) {
 			return &InvalidTokensError{Field: "scope", Reason: "lacks " + s}
 		}

@@ -63,10 +63,11 @@ type Server struct {
 	Mux  *http.ServeMux
 	opts Options
 
-	mu      sync.Mutex
-	grants  map[string]*grant // by code
-	refresh map[string]string // refresh token → scope
-	live    map[string]bool   // access tokens that work
+	mu            sync.Mutex
+	grants        map[string]*grant // by code
+	refresh       map[string]string // refresh token → scope
+	live          map[string]bool   // access tokens that work
+	family        map[string]string // token → the refresh token of its grant
 	tokenRequests int
 }
 
@@ -79,6 +80,7 @@ func New(t *testing.T, opts Options) *Server {
 		grants:  make(map[string]*grant),
 		refresh: make(map[string]string),
 		live:    make(map[string]bool),
+		family:  make(map[string]string),
 	}
 	s.Mux.HandleFunc("GET /authorize", s.authorize)
 	s.Mux.HandleFunc("POST /token", s.token)
@@ -126,12 +128,34 @@ func (s *Server) Bearer(r *http.Request) bool {
 	return ok && s.Live(tok)
 }
 
-// Kill revokes an access or refresh token.
-func (s *Server) Kill(token string) {
+// Kill revokes a token and, as real providers do, the whole grant it
+// belongs to: its refresh token and every access token issued from it.
+// It reports whether the token was known.
+func (s *Server) Kill(token string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.live, token)
-	delete(s.refresh, token)
+	root, ok := s.family[token]
+	if !ok {
+		return false
+	}
+	for tok, r := range s.family {
+		if r == root {
+			delete(s.live, tok)
+			delete(s.refresh, tok)
+			delete(s.family, tok)
+		}
+	}
+	return true
+}
+
+// Issue makes the fake accept token as a live access token of its own
+// grant, for a provider that returns more than one token (Slack's bot and
+// user tokens).
+func (s *Server) Issue(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live[token] = true
+	s.family[token] = token
 }
 
 // TokenRequests returns how many requests reached the token endpoint.
@@ -224,6 +248,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		g.used = true
 		issued = Issued{GrantType: "authorization_code", AccessToken: rand.Text(), RefreshToken: rand.Text(), Scope: g.scope}
 		s.refresh[issued.RefreshToken] = g.scope
+		s.family[issued.RefreshToken] = issued.RefreshToken
+		s.family[issued.AccessToken] = issued.RefreshToken
 	case "refresh_token":
 		scope, ok := s.refresh[f.Get("refresh_token")]
 		if !ok {
@@ -231,6 +257,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		issued = Issued{GrantType: "refresh_token", AccessToken: rand.Text(), Scope: scope}
+		s.family[issued.AccessToken] = f.Get("refresh_token")
 	default:
 		s.fail(w, "unsupported_grant_type", "grant_type "+f.Get("grant_type"))
 		return
