@@ -1,0 +1,132 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// Cleanup deletes every session that is expired or idle beyond the idle
+// timeout, in one Commit (one per 4096 sessions), and returns how many it
+// deleted.
+func (m *Manager) Cleanup() (int, error) {
+	now := m.cfg.Now()
+	// The stored lastAccessedAt is never later than the in-memory one, so a
+	// session active by its record is active: only the others need a second
+	// look, made outside Scan, which holds the store's lock.
+	var maybe []Session
+	m.tab.Scan(func(s Session) bool {
+		if !m.active(&s, now) {
+			maybe = append(maybe, s)
+		}
+		return true
+	})
+	var ids []string
+	for _, s := range maybe {
+		s.LastAccessedAt = m.lastAccess(&s)
+		if !m.active(&s, now) {
+			ids = append(ids, s.ID)
+		}
+	}
+	deleted := 0
+	for len(ids) > 0 {
+		n := min(len(ids), maxOps)
+		d, err := m.deleteAll(ids[:n])
+		deleted += d
+		if err != nil {
+			return deleted, fmt.Errorf("clean up sessions: %w", err)
+		}
+		ids = ids[n:]
+	}
+	return deleted, nil
+}
+
+// deleteAll deletes the sessions with ids in one Commit, leaving out those
+// deleted meanwhile, and returns how many it deleted.
+func (m *Manager) deleteAll(ids []string) (int, error) {
+	for range 5 {
+		ops := make([]storage.Op, 0, len(ids))
+		for _, id := range ids {
+			ops = append(ops, m.tab.Delete(id))
+		}
+		err := m.store.Commit(ops...)
+		if errors.Is(err, storage.ErrNotFound) {
+			kept := ids[:0]
+			for _, id := range ids {
+				if _, ok := m.tab.Get(id); ok {
+					kept = append(kept, id)
+				}
+			}
+			ids = kept
+			if len(ids) == 0 {
+				return 0, nil
+			}
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		m.forget(ids...)
+		return len(ids), nil
+	}
+	return 0, errors.New("sessions kept being deleted")
+}
+
+// Cleanup time of day, local time: a low-traffic hour.
+const (
+	cleanupHour   = 3
+	cleanupMinute = 30
+)
+
+// NextCleanup returns the first 03:30 strictly after now, in now's location
+// (time.Now gives local time). On a day whose 03:30 does not exist because
+// of a daylight saving change, it is the instant time.Date normalises it to.
+func NextCleanup(now time.Time) time.Time {
+	y, mo, d := now.Date()
+	next := time.Date(y, mo, d, cleanupHour, cleanupMinute, 0, 0, now.Location())
+	if !next.After(now) {
+		next = time.Date(y, mo, d+1, cleanupHour, cleanupMinute, 0, 0, now.Location())
+	}
+	return next
+}
+
+// Run does the background work until ctx is done: every FlushEvery it
+// writes the lastAccessedAt values that are at least TouchInterval ahead of
+// the stored ones (one batched Commit, never on a request's path), and
+// after each 03:30 it runs Cleanup. It flushes everything on exit.
+//
+// The cleanup time is checked on each tick against the clock rather than
+// slept towards, so a clock that jumps (a Raspberry Pi boots in 1970 until
+// NTP syncs) delays or advances one cleanup instead of losing it.
+func (m *Manager) Run(ctx context.Context) {
+	ticks, stop := m.tick(FlushEvery)
+	defer stop()
+	next := NextCleanup(m.cfg.Now())
+	for {
+		select {
+		case <-ctx.Done():
+			if err := m.Flush(); err != nil {
+				m.log.Error("cannot write last access times", "err", err)
+			}
+			return
+		case <-ticks:
+			now := m.cfg.Now()
+			if err := m.flush(m.cfg.TouchInterval); err != nil {
+				m.log.Error("cannot write last access times", "err", err)
+			}
+			if now.Before(next) {
+				continue
+			}
+			next = NextCleanup(now)
+			n, err := m.Cleanup()
+			if err != nil {
+				m.log.Error("session cleanup failed", "deleted", n, "err", err)
+				continue
+			}
+			m.log.Info("session cleanup", "deleted", n, "next", next)
+		}
+	}
+}

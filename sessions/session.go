@@ -1,0 +1,312 @@
+// Package sessions owns server-side sessions: their records in the session
+// store (a storage.Store of its own, separate from the main database), the
+// svc_session cookie, absolute and idle expiry, sliding renewal, the client
+// address check, and lastAccessedAt, which is kept exact in memory and
+// written to disk only in the background, so that an authenticated request
+// costs no write to the SD card.
+package sessions
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"searchsvc/httpx"
+	"searchsvc/storage"
+)
+
+// Session is one server-side session. JSON field names are the contract's.
+type Session struct {
+	ID             string    `json:"sessionId"`
+	UserID         string    `json:"userId"`
+	CreatedAt      time.Time `json:"createdAt"`
+	LastAccessedAt time.Time `json:"lastAccessedAt"`
+	ExpiresAt      time.Time `json:"expiresAt"`
+	IPAddress      string    `json:"ipAddress"`
+	UserAgent      string    `json:"userAgent"`
+	Metadata       Metadata  `json:"metadata"`
+	CSRFToken      string    `json:"csrfToken,omitempty"` // stored in the session record; never listed
+}
+
+// Metadata describes how a session came to be.
+type Metadata struct {
+	LoginMethod string `json:"loginMethod"` // "password" | "oauth"
+	DeviceName  string `json:"deviceName,omitempty"`
+	Location    string `json:"location,omitempty"`
+}
+
+// Login methods, the values of Metadata.LoginMethod.
+const (
+	LoginPassword = "password"
+	LoginOAuth    = "oauth"
+)
+
+// LogValue logs a session without its id and CSRF token, which are
+// credentials: the id is the cookie value.
+func (s Session) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("user_id", s.UserID),
+		slog.String("session_ref", Ref(s.ID)),
+		slog.Time("expires_at", s.ExpiresAt),
+	)
+}
+
+// Ref returns a short reference to a session id for logs: the first 12 hex
+// digits of its SHA-256. It identifies a session across log lines without
+// revealing the id, which is a bearer credential.
+func Ref(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:6])
+}
+
+// Errors. Their messages are the contract's, so a handler may send them.
+var (
+	ErrNoCookie = errors.New("no session cookie")
+	ErrInvalid  = errors.New("invalid session")
+	ErrExpired  = errors.New("session expired")
+	ErrNotFound = errors.New("session not found")
+)
+
+// Defaults for Config, and fixed limits.
+const (
+	DefaultMaxAge         = 7 * 24 * time.Hour // SESSION_MAX_AGE
+	DefaultIdleTimeout    = 24 * time.Hour     // SESSION_IDLE_TIMEOUT
+	DefaultRenewThreshold = 24 * time.Hour     // SESSION_RENEW_THRESHOLD
+	// MaxTouchInterval caps the default TouchInterval.
+	MaxTouchInterval = 15 * time.Minute
+	// FlushEvery is how often Run writes due lastAccessedAt values.
+	FlushEvery = time.Minute
+	// MaxUserAgent is the longest user agent stored, in bytes.
+	MaxUserAgent = 512
+	// maxOps bounds the ops of one Commit made by Flush and Cleanup, so
+	// that a log line, and the writer's buffer for it, stay a few MiB even
+	// with very many sessions.
+	maxOps = 4096
+)
+
+// Config configures a Manager. Zero durations take the defaults.
+type Config struct {
+	MaxAge         time.Duration    // SESSION_MAX_AGE, default 7 days
+	IdleTimeout    time.Duration    // SESSION_IDLE_TIMEOUT, default 24 h
+	Sliding        bool             // SESSION_SLIDING
+	RenewThreshold time.Duration    // SESSION_RENEW_THRESHOLD, default 24 h
+	Secure         bool             // cookie Secure flag (SESSION_SECURE)
+	BindIP         bool             // SESSION_BIND_IP
+	CSRF           bool             // CSRF_TOKENS: Create generates a token (32 random bytes, base64url) into the session
+	TouchInterval  time.Duration    // 0: min(15 min, IdleTimeout/4): how stale lastAccessedAt may be on disk
+	Now            func() time.Time // nil: time.Now
+	Logger         *slog.Logger     // nil: discard
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxAge <= 0 {
+		c.MaxAge = DefaultMaxAge
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.RenewThreshold <= 0 {
+		c.RenewThreshold = DefaultRenewThreshold
+	}
+	if c.TouchInterval <= 0 {
+		c.TouchInterval = min(MaxTouchInterval, c.IdleTimeout/4)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Manager creates, validates and ends sessions. It is safe for concurrent
+// use.
+type Manager struct {
+	store *storage.Store
+	tab   *storage.Table[Session]
+	cfg   Config
+	log   *slog.Logger
+
+	// mu guards entries: the in-memory state of sessions met since start.
+	// It is never held while calling the store, and the store never calls
+	// back, so the two locks never nest.
+	mu      sync.RWMutex
+	entries map[string]*entry
+
+	// flushMu serialises Flush and Run's flushes and owns scratch.
+	flushMu sync.Mutex
+	scratch []idEntry
+
+	// tick starts Run's ticker; time.NewTicker in production, a channel
+	// the test drives in tests.
+	tick func(d time.Duration) (c <-chan time.Time, stop func())
+}
+
+// New returns a Manager keeping its sessions in st. It registers the
+// "sessions" table on st, so it must be called before st.Open.
+func New(st *storage.Store, cfg Config) *Manager {
+	cfg = cfg.withDefaults()
+	m := &Manager{
+		store:   st,
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "sessions"),
+		entries: make(map[string]*entry),
+		tick: func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		},
+	}
+	m.tab = storage.Register(st, "sessions", storage.TableConfig[Session]{
+		ID: func(s *Session) string { return s.ID },
+		// Only absolute expiry: the idle check needs the in-memory
+		// lastAccessedAt, which the store does not see.
+		Expired: func(s *Session, now time.Time) bool { return now.After(s.ExpiresAt) },
+		Index:   map[string]func(*Session) string{"user": func(s *Session) string { return s.UserID }},
+	})
+	return m
+}
+
+// Create starts a session for userID and returns it once it is durable.
+// ip is the client address; userAgent is kept up to MaxUserAgent bytes.
+func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod string) (Session, error) {
+	if userID == "" {
+		return Session{}, errors.New("sessions: create: empty user id")
+	}
+	if loginMethod != LoginPassword && loginMethod != LoginOAuth {
+		return Session{}, fmt.Errorf("sessions: create: unknown login method %q", loginMethod)
+	}
+	now := m.cfg.Now().UTC()
+	s := Session{
+		ID:             httpx.NewUUID(),
+		UserID:         userID,
+		CreatedAt:      now,
+		LastAccessedAt: now,
+		ExpiresAt:      now.Add(m.cfg.MaxAge),
+		UserAgent:      truncate(userAgent, MaxUserAgent),
+		Metadata:       Metadata{LoginMethod: loginMethod},
+	}
+	if ip.IsValid() {
+		s.IPAddress = ip.Unmap().WithZone("").String()
+	}
+	if m.cfg.CSRF {
+		var b [32]byte
+		rand.Read(b[:]) // never returns an error; it crashes the program instead
+		s.CSRFToken = base64.RawURLEncoding.EncodeToString(b[:])
+	}
+	if err := m.store.Commit(m.tab.Insert(s)); err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	return s, nil
+}
+
+// truncate makes s valid UTF-8 and cuts it to at most n bytes on a rune
+// boundary, so that what is stored is what a JSON round trip gives back.
+func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Get returns the session with id as stored, expired or not, with its
+// in-memory lastAccessedAt.
+func (m *Manager) Get(id string) (Session, bool) {
+	s, ok := m.tab.Get(id)
+	if !ok {
+		return Session{}, false
+	}
+	s.LastAccessedAt = m.lastAccess(&s)
+	return s, true
+}
+
+// Delete ends the session with id and returns once that is durable, so a
+// revoked session never comes back after a crash. It returns ErrNotFound if
+// there is no such session.
+func (m *Manager) Delete(id string) error {
+	if _, ok := m.tab.Get(id); !ok {
+		return ErrNotFound
+	}
+	err := m.store.Commit(m.tab.Delete(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	m.forget(id)
+	return nil
+}
+
+// DeleteUser ends every session of userID except keep ("" keeps none) in
+// one durable Commit, and returns how many it ended.
+func (m *Manager) DeleteUser(userID, keep string) (int, error) {
+	// A concurrent Delete of one of the sessions fails the whole Commit
+	// with storage.ErrNotFound; look again and retry.
+	for range 5 {
+		var ops []storage.Op
+		var ids []string
+		for _, s := range m.tab.Find("user", userID) {
+			if s.ID != keep {
+				ops = append(ops, m.tab.Delete(s.ID))
+				ids = append(ids, s.ID)
+			}
+		}
+		if len(ops) == 0 {
+			return 0, nil
+		}
+		err := m.store.Commit(ops...)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("delete sessions of user: %w", err)
+		}
+		m.forget(ids...)
+		return len(ids), nil
+	}
+	return 0, errors.New("delete sessions of user: sessions kept changing")
+}
+
+// List returns the active sessions of userID (neither expired nor idle
+// beyond the idle timeout), newest first, with their in-memory
+// lastAccessedAt and without their CSRF tokens.
+func (m *Manager) List(userID string) []Session {
+	now := m.cfg.Now()
+	var out []Session
+	for _, s := range m.tab.Find("user", userID) {
+		s.LastAccessedAt = m.lastAccess(&s)
+		if !m.active(&s, now) {
+			continue
+		}
+		s.CSRFToken = ""
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Session) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// active reports whether s, whose LastAccessedAt is the in-memory one, is
+// neither past its expiry nor idle beyond the idle timeout at now.
+func (m *Manager) active(s *Session, now time.Time) bool {
+	return !now.After(s.ExpiresAt) && now.Sub(s.LastAccessedAt) <= m.cfg.IdleTimeout
+}

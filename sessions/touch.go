@@ -1,0 +1,196 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// entry is the in-memory state of one session. last is exact; the record's
+// LastAccessedAt lags it until the next flush. Only last and renewing are
+// touched on the request path, atomically, so validations of one session
+// never wait for each other.
+type entry struct {
+	last     atomic.Int64 // Unix ns of the latest access seen since start; 0: none
+	renewing atomic.Bool  // a sliding renewal of this session is being written
+
+	mu        sync.Mutex
+	warned    netip.Prefix // the foreign network last logged as suspicious
+	warnedAny bool         // whether one was
+}
+
+// touch moves last forward to t. It never moves it back, so a request that
+// read the clock earlier but arrives later cannot undo a newer touch.
+func (e *entry) touch(t time.Time) {
+	n := t.UnixNano()
+	for {
+		old := e.last.Load()
+		if old >= n || e.last.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// lookup returns the entry of id, or nil.
+func (m *Manager) lookup(id string) *entry {
+	m.mu.RLock()
+	e := m.entries[id]
+	m.mu.RUnlock()
+	return e
+}
+
+// entry returns the entry of id, making it if needed. id must be the
+// record's own id, not a caller's string, which may be a slice of a large
+// header that the map would then keep alive.
+func (m *Manager) entry(id string) *entry {
+	if e := m.lookup(id); e != nil {
+		return e
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[id]
+	if e == nil {
+		e = new(entry)
+		m.entries[id] = e
+	}
+	return e
+}
+
+// forget drops the in-memory state of deleted sessions. A validation racing
+// with the delete may make the entry again; the next flush finds its record
+// gone and drops it for good.
+func (m *Manager) forget(ids ...string) {
+	m.mu.Lock()
+	for _, id := range ids {
+		delete(m.entries, id)
+	}
+	m.mu.Unlock()
+}
+
+// lastAccess returns the later of s's stored lastAccessedAt and the
+// in-memory one.
+func (m *Manager) lastAccess(s *Session) time.Time {
+	if e := m.lookup(s.ID); e != nil {
+		if n := e.last.Load(); n > s.LastAccessedAt.UnixNano() {
+			return time.Unix(0, n).UTC()
+		}
+	}
+	return s.LastAccessedAt
+}
+
+// Touch sets the in-memory lastAccessedAt of the session with id to now. It
+// writes nothing: Flush does. It returns ErrNotFound if there is no such
+// session.
+func (m *Manager) Touch(id string) error {
+	s, ok := m.tab.Get(id)
+	if !ok {
+		return ErrNotFound
+	}
+	m.entry(s.ID).touch(m.cfg.Now())
+	return nil
+}
+
+// Flush writes every in-memory lastAccessedAt that is newer than the stored
+// one, in one Commit (one per 4096 sessions). main calls it at shutdown, and
+// Run on exit.
+func (m *Manager) Flush() error { return m.flush(0) }
+
+// idEntry is one row of flush's snapshot of the entries.
+type idEntry struct {
+	id string
+	e  *entry
+}
+
+// flushUpdate is one lastAccessedAt to write.
+type flushUpdate struct {
+	id string
+	at int64 // Unix ns
+}
+
+// flush writes the in-memory lastAccessedAt of every session whose value is
+// at least lag ahead of the stored one, and drops the entries of sessions
+// that are gone. Writes go through Update, which fails for a missing
+// record, so a flush racing with a delete never brings a session back.
+func (m *Manager) flush(lag time.Duration) error {
+	m.flushMu.Lock()
+	defer m.flushMu.Unlock()
+
+	// Snapshot the entries, so that the store's lock is never taken under
+	// m.mu (see Manager.mu).
+	m.mu.RLock()
+	snap := m.scratch[:0]
+	for id, e := range m.entries {
+		snap = append(snap, idEntry{id, e})
+	}
+	m.mu.RUnlock()
+	defer func() {
+		clear(snap)
+		m.scratch = snap[:0]
+	}()
+
+	var todo []flushUpdate
+	var gone []string
+	for _, r := range snap {
+		s, ok := m.tab.Get(r.id)
+		if !ok {
+			gone = append(gone, r.id)
+			continue
+		}
+		at := r.e.last.Load()
+		if ahead := at - s.LastAccessedAt.UnixNano(); ahead > 0 && ahead >= int64(lag) {
+			todo = append(todo, flushUpdate{r.id, at})
+		}
+	}
+	if len(gone) > 0 {
+		m.forget(gone...)
+	}
+	for len(todo) > 0 {
+		n := min(len(todo), maxOps)
+		if err := m.writeAccess(todo[:n]); err != nil {
+			return err
+		}
+		todo = todo[n:]
+	}
+	return nil
+}
+
+// writeAccess writes lastAccessedAt values in one Commit. A session deleted
+// meanwhile fails the whole Commit with storage.ErrNotFound: leave out the
+// sessions that are gone and try again.
+func (m *Manager) writeAccess(todo []flushUpdate) error {
+	for range 5 {
+		ops := make([]storage.Op, 0, len(todo))
+		for _, u := range todo {
+			ops = append(ops, m.tab.Update(u.id, func(s *Session) error {
+				if t := time.Unix(0, u.at).UTC(); t.After(s.LastAccessedAt) {
+					s.LastAccessedAt = t
+				}
+				return nil
+			}))
+		}
+		err := m.store.Commit(ops...)
+		if !errors.Is(err, storage.ErrNotFound) {
+			if err != nil {
+				return fmt.Errorf("write last access times: %w", err)
+			}
+			m.log.Debug("wrote last access times", "sessions", len(todo))
+			return nil
+		}
+		kept := todo[:0]
+		for _, u := range todo {
+			if _, ok := m.tab.Get(u.id); ok {
+				kept = append(kept, u)
+			}
+		}
+		todo = kept
+		if len(todo) == 0 {
+			return nil
+		}
+	}
+	return errors.New("write last access times: sessions kept being deleted")
+}

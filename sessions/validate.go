@@ -1,0 +1,154 @@
+package sessions
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/storage"
+)
+
+// Validate checks the session with id for a request from ip: steps 2 to 4
+// of the contract's request authentication, in order.
+//
+//   - An id that is not a canonical UUID is never looked up; it and an
+//     unknown id give ErrInvalid.
+//   - A session past its expiresAt, or idle for longer than IdleTimeout (by
+//     its in-memory lastAccessedAt), is deleted: ErrExpired.
+//   - An address outside the session's creation /24 (IPv4) or /64 (IPv6) is
+//     logged as suspicious; with BindIP the session is deleted: ErrInvalid.
+//
+// Otherwise lastAccessedAt becomes now in memory only, and with Sliding,
+// when less than RenewThreshold is left, expiresAt becomes now plus MaxAge,
+// durably, and renewed is true so the caller sends the cookie again. The
+// common case, a valid session that needs no renewal, writes nothing and
+// allocates nothing.
+func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, err error) {
+	if !httpx.IsUUID(id) {
+		return Session{}, false, ErrInvalid
+	}
+	s, ok := m.tab.Get(id)
+	if !ok {
+		return Session{}, false, ErrInvalid
+	}
+	now := m.cfg.Now()
+	e := m.lookup(s.ID)
+	last := s.LastAccessedAt
+	if e != nil {
+		if n := e.last.Load(); n > last.UnixNano() {
+			last = time.Unix(0, n)
+		}
+	}
+	if now.After(s.ExpiresAt) {
+		m.expire(&s, "expired")
+		return Session{}, false, ErrExpired
+	}
+	if now.Sub(last) > m.cfg.IdleTimeout {
+		m.expire(&s, "idle")
+		return Session{}, false, ErrExpired
+	}
+	if !m.addressOK(&s, e, ip) {
+		return Session{}, false, ErrInvalid
+	}
+	if e == nil {
+		e = m.entry(s.ID)
+	}
+	e.touch(now)
+	if now.After(last) {
+		last = now
+	}
+	s.LastAccessedAt = last.UTC()
+
+	if !m.cfg.Sliding || s.ExpiresAt.Sub(now) >= m.cfg.RenewThreshold {
+		return s, false, nil
+	}
+	// One renewal per session at a time: concurrent requests of the same
+	// session would only write the same thing again.
+	if !e.renewing.CompareAndSwap(false, true) {
+		return s, false, nil
+	}
+	defer e.renewing.Store(false)
+	exp := now.Add(m.cfg.MaxAge).UTC()
+	err = m.store.Commit(m.tab.Update(s.ID, func(r *Session) error {
+		r.ExpiresAt = exp
+		// The write is made anyway: let lastAccessedAt ride along.
+		if now.After(r.LastAccessedAt) {
+			r.LastAccessedAt = now.UTC()
+		}
+		return nil
+	}))
+	switch {
+	case errors.Is(err, storage.ErrNotFound): // deleted meanwhile
+		return Session{}, false, ErrInvalid
+	case err != nil:
+		// The session is still valid until its old expiry; serve the
+		// request and try again on the next one.
+		m.log.Error("cannot renew session", "user_id", s.UserID, "session_ref", Ref(s.ID), "err", err)
+		return s, false, nil
+	}
+	s.ExpiresAt = exp
+	return s, true, nil
+}
+
+// expire deletes a session met past its expiry or idle timeout. The request
+// is refused whether or not the delete is written: the session stays
+// expired, and the next request, Cleanup or compaction removes it.
+func (m *Manager) expire(s *Session, reason string) {
+	err := m.store.Commit(m.tab.Delete(s.ID))
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		m.log.Error("cannot delete expired session", "user_id", s.UserID, "session_ref", Ref(s.ID), "reason", reason, "err", err)
+		return
+	}
+	m.forget(s.ID)
+	m.log.Info("session expired", "user_id", s.UserID, "session_ref", Ref(s.ID), "reason", reason)
+}
+
+// addressOK checks ip against the address s was created from. A mismatch
+// (outside the same /24 or /64) is logged as suspicious, once per foreign
+// network, since mobile clients move; with BindIP the session is deleted
+// and addressOK reports false.
+func (m *Manager) addressOK(s *Session, e *entry, ip netip.Addr) bool {
+	ip = ip.Unmap().WithZone("")
+	var created netip.Addr
+	if s.IPAddress != "" {
+		created, _ = netip.ParseAddr(s.IPAddress) // written by Create, so valid
+	}
+	if ip == created || httpx.SameNetwork(ip, created) {
+		return true
+	}
+	if m.cfg.BindIP {
+		m.log.Warn("suspicious session address", "user_id", s.UserID, "session_ref", Ref(s.ID),
+			"ip", ip, "created_ip", s.IPAddress, "action", "session deleted")
+		err := m.store.Commit(m.tab.Delete(s.ID))
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			m.log.Error("cannot delete session", "user_id", s.UserID, "session_ref", Ref(s.ID), "err", err)
+		} else {
+			m.forget(s.ID)
+		}
+		return false
+	}
+	if e == nil {
+		e = m.entry(s.ID)
+	}
+	network := foreignNetwork(ip)
+	e.mu.Lock()
+	seen := e.warnedAny && e.warned == network
+	e.warned, e.warnedAny = network, true
+	e.mu.Unlock()
+	if !seen {
+		m.log.Warn("suspicious session address", "user_id", s.UserID, "session_ref", Ref(s.ID),
+			"ip", ip, "created_ip", s.IPAddress, "action", "logged")
+	}
+	return true
+}
+
+// foreignNetwork is the /24 or /64 of ip, the unit of the address check.
+func foreignNetwork(ip netip.Addr) netip.Prefix {
+	bits := 64
+	if ip.Is4() {
+		bits = 24
+	}
+	p, _ := ip.Prefix(bits) // the zero Prefix for the zero Addr
+	return p
+}
