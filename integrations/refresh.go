@@ -113,3 +113,17 @@ func (r *Refresher) Credentials(ctx context.Context) (Credentials, error) {
 	}
 	return fresh, nil
 }
+
+// Validate runs check, a provider's "do these credentials work" request,
+// with fresh credentials. Credentials that cannot be refreshed because the
+// provider refused them are reported as not working, without an error.
+func (r *Refresher) Validate(ctx context.Context, check func(context.Context, Credentials) (bool, error)) (bool, error) {
+	creds, err := r.Credentials(ctx)
+	if errors.Is(err, ErrReauthRequired) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return check(ctx, creds)
+}

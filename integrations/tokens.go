@@ -228,3 +228,13 @@ func clip(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// ReadError reads a provider's error answer, bounded, into a *TokenError
+// carrying the status and the provider's error code. It does not close the
+// body.
+func ReadError(resp *http.Response) *TokenError {
+	body, _ := readLimited(resp.Body, maxTokenResponse)
+	raw, _ := decodeTokenBody(resp.Header.Get("Content-Type"), body)
+	code, desc := providerError(raw)
+	return &TokenError{Status: resp.StatusCode, Code: code, Description: desc}
+}
