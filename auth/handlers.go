@@ -1,0 +1,179 @@
+package auth
+
+import (
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/sessions"
+	"searchsvc/storage"
+)
+
+// Defaults for Config.
+const (
+	DefaultRateLimit  = 5                // login attempts per window per client address
+	DefaultRateWindow = 60 * time.Second // LOGIN_RATE_WINDOW
+)
+
+// Config wires Handlers.
+type Config struct {
+	Sessions *sessions.Manager // required
+	Users    *Users            // required
+	// Store is the main store, the one Users lives in; nil means that one.
+	Store *storage.Store
+	// Registration is true when anyone may register (REGISTRATION=open).
+	// When false, only the very first user can.
+	Registration bool
+	// CSRF requires the session's CSRF token on POST, PUT, PATCH and
+	// DELETE behind Require. The sessions.Manager must be configured with
+	// CSRF too, or it issues no tokens.
+	CSRF bool
+	// RateLimit login attempts are allowed per RateWindow per client
+	// address. 0: DefaultRateLimit, DefaultRateWindow.
+	RateLimit  int
+	RateWindow time.Duration
+	// Hasher hashes passwords. nil: DefaultParams, runtime.NumCPU() at once.
+	Hasher *Hasher
+	// Now is the clock. nil: time.Now.
+	Now func() time.Time
+	// Logger receives security events. nil: discard.
+	Logger *slog.Logger
+	// OnUserDelete returns extra ops committed atomically with a user's
+	// soft delete, e.g. deleting their integration records. May be nil.
+	OnUserDelete func(userID string) []storage.Op
+}
+
+// Handlers serves endpoints 1 to 10 and the administrator endpoints, and
+// provides the session middleware.
+type Handlers struct {
+	sessions     *sessions.Manager
+	users        *Users
+	store        *storage.Store
+	open         bool
+	csrf         bool
+	hasher       *Hasher
+	logins       *limiter[netip.Addr] // login attempts per client address
+	pwChanges    *limiter[string]     // password change attempts per user
+	now          func() time.Time
+	log          *slog.Logger
+	onUserDelete func(string) []storage.Op
+}
+
+// NewHandlers returns Handlers for cfg. It panics without cfg.Sessions or
+// cfg.Users, a programming error.
+func NewHandlers(cfg Config) *Handlers {
+	if cfg.Sessions == nil || cfg.Users == nil {
+		panic("auth: NewHandlers needs Sessions and Users")
+	}
+	if cfg.Store == nil {
+		cfg.Store = cfg.Users.st
+	}
+	if cfg.RateLimit <= 0 {
+		cfg.RateLimit = DefaultRateLimit
+	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = DefaultRateWindow
+	}
+	if cfg.Hasher == nil {
+		h, err := NewHasher(DefaultParams(), 0)
+		if err != nil {
+			panic(err) // the defaults are within bounds
+		}
+		cfg.Hasher = h
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Handlers{
+		sessions:     cfg.Sessions,
+		users:        cfg.Users,
+		store:        cfg.Store,
+		open:         cfg.Registration,
+		csrf:         cfg.CSRF,
+		hasher:       cfg.Hasher,
+		logins:       newLimiter[netip.Addr](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
+		pwChanges:    newLimiter[string](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
+		now:          func() time.Time { return cfg.Now().UTC() },
+		log:          cfg.Logger.With("component", "auth"),
+		onUserDelete: cfg.OnUserDelete,
+	}
+}
+
+// endpoint is one of auth's handlers: a func that writes its answer or
+// returns an error, and the operation name its responses carry.
+type endpoint struct {
+	op string
+	fn func(w http.ResponseWriter, r *http.Request) error
+}
+
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := e.fn(w, r); err != nil {
+		httpx.WriteError(w, r, e.op, httpError(err))
+	}
+}
+
+// Operation names the endpoint's operation, so that Require answers its
+// errors under the same name.
+func (e *endpoint) Operation() string { return e.op }
+
+// operation is the name of h's operation, or a generic one for handlers of
+// other packages.
+func operation(h http.Handler) string {
+	if o, ok := h.(interface{ Operation() string }); ok {
+		return o.Operation()
+	}
+	return "session.validate"
+}
+
+// userView is a user as responses show it.
+type userView struct {
+	ID        string    `json:"id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+func viewUser(u User) userView {
+	return userView{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}
+}
+
+// sessionView is a session as the session lists show it: never its CSRF
+// token.
+type sessionView struct {
+	SessionID      string       `json:"sessionId"`
+	UserID         string       `json:"userId"`
+	CreatedAt      time.Time    `json:"createdAt"`
+	LastAccessedAt time.Time    `json:"lastAccessedAt"`
+	ExpiresAt      time.Time    `json:"expiresAt"`
+	IPAddress      string       `json:"ipAddress"`
+	UserAgent      string       `json:"userAgent"`
+	Metadata       metadataView `json:"metadata"`
+	Current        bool         `json:"current"`
+}
+
+type metadataView struct {
+	LoginMethod string `json:"loginMethod"`
+	DeviceName  string `json:"deviceName,omitempty"`
+	Location    string `json:"location,omitempty"`
+}
+
+func viewSession(s sessions.Session, current string) sessionView {
+	return sessionView{
+		SessionID: s.ID, UserID: s.UserID,
+		CreatedAt: s.CreatedAt.UTC(), LastAccessedAt: s.LastAccessedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(),
+		IPAddress: s.IPAddress, UserAgent: s.UserAgent,
+		Metadata: metadataView{LoginMethod: s.Metadata.LoginMethod, DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location},
+		Current:  s.ID == current,
+	}
+}
+
+// success writes {"success": true} and any extra fields.
+func success(w http.ResponseWriter, r *http.Request, op string, extra ...httpx.Field) {
+	httpx.Write(w, r, http.StatusOK, op, append([]httpx.Field{httpx.F("success", true)}, extra...)...)
+}

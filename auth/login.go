@@ -1,0 +1,264 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"searchsvc/httpx"
+	"searchsvc/sessions"
+	"searchsvc/storage"
+)
+
+type registerRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Name     string `json:"name"`
+}
+
+// normalize trims the email and name and lower-cases the email; the
+// password is taken exactly as sent.
+func (req *registerRequest) normalize() {
+	req.Email = normalizeEmail(req.Email)
+	req.Name = strings.TrimSpace(req.Name)
+}
+
+func (req *registerRequest) validate() error {
+	var v validator
+	checkEmail(&v, req.Email)
+	checkName(&v, req.Name)
+	checkPassword(&v, "password", req.Password, req.Email, req.Name)
+	return v.err()
+}
+
+// Register serves POST /v1/auth/register (endpoint 1): it creates the
+// user, the first one ever as admin, and signs them in: 201 with the user
+// under user and result, and the session's csrfToken when CSRF is on.
+func (h *Handlers) Register() http.Handler {
+	return &endpoint{op: "auth.register", fn: h.register}
+}
+
+func (h *Handlers) register(w http.ResponseWriter, r *http.Request) error {
+	var req registerRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	req.normalize()
+	if err := req.validate(); err != nil {
+		return err
+	}
+	// Cheap refusals first, before a hash is spent. The store's writer has
+	// the last word on both (see createUser).
+	first := !h.users.firstUserExists()
+	if !h.open && !first {
+		return ErrRegistrationClosed
+	}
+	if _, taken := h.users.byEmail(req.Email); taken {
+		return ErrEmailTaken
+	}
+	hash, err := h.hasher.Hash(r.Context(), req.Password)
+	if err != nil {
+		return err
+	}
+	u, err := h.createUser(req.Email, req.Name, hash, first)
+	if err != nil {
+		return err
+	}
+	h.log.Info("user registered", "user_id", u.ID, "role", u.Role)
+	return h.startSession(w, r, http.StatusCreated, "auth.register", u)
+}
+
+// createUser stores a new user. When no user has ever been registered it
+// tries to be the first: the admin, committed together with the
+// first-user record, so of racing registrations exactly one wins that
+// (the others see ErrExists and, when registration is open, become
+// ordinary users). The email's uniqueness among live users is decided by
+// the store's unique index in the same writer, so of two racing
+// registrations of one email exactly one succeeds.
+func (h *Handlers) createUser(email, name, hash string, tryFirst bool) (User, error) {
+	now := h.now()
+	u := User{ID: httpx.NewUUID(), Email: email, Name: name, Role: RoleUser, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
+	if tryFirst {
+		u.Role = RoleAdmin
+		err := h.store.Commit(h.users.users.Insert(u), h.users.meta.Insert(meta{ID: firstUserKey, UserID: u.ID, CreatedAt: now}))
+		if err == nil || !errors.Is(err, storage.ErrExists) {
+			return u, commitErr(err)
+		}
+		if !h.open {
+			return User{}, ErrRegistrationClosed
+		}
+		u.Role = RoleUser
+	}
+	return u, commitErr(h.store.Commit(h.users.users.Insert(u)))
+}
+
+// commitErr names a unique-email violation; other errors pass through.
+func commitErr(err error) error {
+	if errors.Is(err, storage.ErrUnique) {
+		return ErrEmailTaken
+	}
+	if err != nil {
+		return fmt.Errorf("store user: %w", err)
+	}
+	return nil
+}
+
+// startSession creates a password session for u, sets its cookie and
+// writes u under user and result, with the session's CSRF token when CSRF
+// is on.
+func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, status int, op string, u User) error {
+	s, err := h.newSession(r, u.ID)
+	if err != nil {
+		return err
+	}
+	v := viewUser(u)
+	fields := []httpx.Field{httpx.F("user", v), httpx.F("result", v)}
+	if h.csrf {
+		fields = append(fields, httpx.F("csrfToken", s.CSRFToken))
+	}
+	httpx.Write(w, r, status, op, fields...)
+	return nil
+}
+
+// newSession creates a password session for userID and sets its cookie.
+func (h *Handlers) newSession(r *http.Request, userID string) (sessions.Session, error) {
+	ua := truncate(r.UserAgent(), maxUserAgent)
+	s, err := h.sessions.Create(userID, httpx.InfoFrom(r).ClientIP, ua, "password")
+	if err != nil {
+		return sessions.Session{}, fmt.Errorf("create session: %w", err)
+	}
+	return s, nil
+}
+
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+func (req *loginRequest) validate() error {
+	req.Email = normalizeEmail(req.Email)
+	var v validator
+	if req.Email == "" {
+		v.add("email", "is required")
+	}
+	if req.Password == "" {
+		v.add("password", "is required")
+	}
+	return v.err()
+}
+
+// Login serves POST /v1/auth/login (endpoint 2). Every attempt counts
+// against the client address's rate limit, checked first. An unknown email
+// and a wrong password get the same 401 after the same amount of Argon2
+// work. A session cookie sent along is deleted (session fixation) and a
+// new session issued: 200 with the user under user and result.
+func (h *Handlers) Login() http.Handler {
+	return &endpoint{op: "auth.login", fn: h.login}
+}
+
+func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
+	ip := httpx.InfoFrom(r).ClientIP
+	if ok, wait := h.logins.allow(addrKey(ip), h.now()); !ok {
+		h.log.Debug("login rate limited", "client_ip", ip.String())
+		return &RateLimitError{Message: "too many login attempts", RetryAfter: wait}
+	}
+	var req loginRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := req.validate(); err != nil {
+		return err
+	}
+	u, err := h.checkLogin(r.Context(), req.Email, req.Password)
+	if err != nil {
+		if errors.Is(err, ErrInvalidCredentials) {
+			h.log.Info("login failed", "client_ip", ip.String())
+		}
+		return err
+	}
+	// Session fixation: whatever session the browser brought is ended; the
+	// new one gets a new id.
+	if old, err := sessions.ReadCookie(r); err == nil {
+		if err := h.sessions.Delete(old); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+			return fmt.Errorf("delete pre-login session: %w", err)
+		}
+	}
+	h.log.Info("login", "user_id", u.ID, "client_ip", ip.String())
+	return h.startSession(w, r, http.StatusOK, "auth.login", u)
+}
+
+// checkLogin returns the live user with email if password is theirs, else
+// ErrInvalidCredentials, having spent one Argon2 derivation either way.
+func (h *Handlers) checkLogin(ctx context.Context, email, password string) (User, error) {
+	if utf8.RuneCountInString(password) > maxPasswordLen {
+		// No stored password is this long; refuse without hashing a
+		// megabyte, whoever the email belongs to.
+		return User{}, ErrInvalidCredentials
+	}
+	u, ok := h.users.byEmail(email)
+	if !ok {
+		if err := h.hasher.verifyDummy(ctx, password); err != nil {
+			return User{}, err
+		}
+		return User{}, ErrInvalidCredentials
+	}
+	ok, err := h.checkPassword(ctx, u, password)
+	if err != nil {
+		return User{}, err
+	}
+	if !ok {
+		return User{}, ErrInvalidCredentials
+	}
+	return u, nil
+}
+
+// checkPassword reports whether password is u's. A hash made with
+// parameters other than the current ones is replaced on success; failing
+// to store it is logged, not fatal.
+func (h *Handlers) checkPassword(ctx context.Context, u User, password string) (bool, error) {
+	match, rehash, err := h.hasher.Verify(ctx, password, u.PasswordHash)
+	if errors.Is(err, ErrBadHash) {
+		h.log.Error("stored password hash is unusable", "user_id", u.ID, "err", err)
+		if err := h.hasher.verifyDummy(ctx, password); err != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	if err != nil || !match {
+		return false, err
+	}
+	if rehash {
+		hash, err := h.hasher.Hash(ctx, password)
+		if err == nil {
+			err = h.store.Commit(h.users.setHashOp(u.ID, u.PasswordHash, hash, h.now()))
+		}
+		if err != nil {
+			h.log.Warn("re-hash of password with current parameters not stored", "user_id", u.ID, "err", err)
+		} else {
+			h.log.Info("password re-hashed with current parameters", "user_id", u.ID)
+		}
+	}
+	return true, nil
+}
+
+// Logout serves POST /v1/auth/logout (endpoint 3), behind Require: it
+// deletes the caller's session and clears the cookie.
+func (h *Handlers) Logout() http.Handler {
+	return &endpoint{op: "auth.logout", fn: h.logout}
+}
+
+func (h *Handlers) logout(w http.ResponseWriter, r *http.Request) error {
+	p, err := principalOf(r)
+	if err != nil {
+		return err
+	}
+	if err := h.sessions.Delete(p.session.ID); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	h.sessions.ClearCookie(w)
+	success(w, r, "auth.logout")
+	return nil
+}

@@ -1,0 +1,173 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"searchsvc/httpx"
+	"searchsvc/sessions"
+)
+
+// principal is who a request authenticated as.
+type principal struct {
+	user    User
+	session sessions.Session
+}
+
+type principalKey struct{}
+
+// UserFrom returns the user Require attached to ctx.
+func UserFrom(ctx context.Context) (User, bool) {
+	p, ok := ctx.Value(principalKey{}).(*principal)
+	if !ok {
+		return User{}, false
+	}
+	return p.user, true
+}
+
+// SessionFrom returns the session Require attached to ctx.
+func SessionFrom(ctx context.Context) (sessions.Session, bool) {
+	p, ok := ctx.Value(principalKey{}).(*principal)
+	if !ok {
+		return sessions.Session{}, false
+	}
+	return p.session, true
+}
+
+// principalOf is the principal of a request behind Require. A handler
+// mounted without Require answers as if there were no cookie.
+func principalOf(r *http.Request) (*principal, error) {
+	p, ok := r.Context().Value(principalKey{}).(*principal)
+	if !ok {
+		return nil, ErrNoSessionCookie
+	}
+	return p, nil
+}
+
+// Require is the session middleware. It authenticates the request in the
+// contract's order, each failure a 401 of its own that also clears the
+// cookie: no cookie ("no session cookie"); unknown or malformed session id
+// ("invalid session"); expired or idle ("session expired", the session is
+// deleted); user missing or soft-deleted ("user not found", the session is
+// deleted). Then, when CSRF is on, a POST, PUT, PATCH or DELETE must carry
+// the session's token in X-CSRF-Token or in the JSON body's csrfToken
+// (403 "invalid CSRF token"). On success the user and session are attached
+// to the request's context (UserFrom, SessionFrom), and a session that
+// sliding renewal extended gets a fresh cookie. Errors are answered under
+// next's operation name when next is one of auth's handlers.
+func (h *Handlers) Require(next http.Handler) http.Handler {
+	return &guard{h: h, next: next, op: operation(next)}
+}
+
+// RequireAdmin is Require, then 403 "admin required" unless the user's
+// role is admin.
+func (h *Handlers) RequireAdmin(next http.Handler) http.Handler {
+	return h.Require(&guard{h: h, next: next, op: operation(next), admin: true})
+}
+
+// guard is Require (admin false) or the admin check behind it.
+type guard struct {
+	h     *Handlers
+	next  http.Handler
+	op    string
+	admin bool
+}
+
+func (g *guard) Operation() string { return g.op }
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.admin {
+		if u, ok := UserFrom(r.Context()); !ok || u.Role != RoleAdmin {
+			httpx.WriteError(w, r, g.op, httpError(ErrAdminRequired))
+			return
+		}
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	p, renewed, err := g.h.authenticate(r)
+	var body io.ReadCloser // the body, put back after the CSRF check read it
+	if err == nil && g.h.csrf && unsafeMethod(r.Method) {
+		body, err = checkCSRF(r, p.session.CSRFToken)
+	}
+	if err != nil {
+		e := httpx.AsError(httpError(err))
+		if e.Status == http.StatusUnauthorized {
+			g.h.sessions.ClearCookie(w)
+		}
+		httpx.WriteError(w, r, g.op, e)
+		return
+	}
+	if renewed {
+		g.h.sessions.SetCookie(w, p.session)
+	}
+	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+	if body != nil {
+		r.Body = body
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// authenticate runs the contract's request authentication, steps 1 to 5.
+func (h *Handlers) authenticate(r *http.Request) (*principal, bool, error) {
+	id, err := sessions.ReadCookie(r)
+	if err != nil {
+		return nil, false, sessionErr(err)
+	}
+	s, renewed, err := h.sessions.Validate(id, httpx.InfoFrom(r).ClientIP)
+	if err != nil {
+		return nil, false, sessionErr(err)
+	}
+	u, ok := h.users.Get(s.UserID)
+	if !ok {
+		if err := h.sessions.Delete(s.ID); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+			return nil, false, fmt.Errorf("delete session of a missing user: %w", err)
+		}
+		h.log.Info("session of a missing user deleted", "user_id", s.UserID)
+		return nil, false, errSessionUserGone
+	}
+	return &principal{user: u, session: s}, renewed, nil
+}
+
+func unsafeMethod(m string) bool {
+	switch m {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// checkCSRF compares the request's CSRF token with want in constant time.
+// The token comes from the X-CSRF-Token header or, without one, from the
+// csrfToken member of a JSON body; the body (at most httpx.MaxBodyBytes)
+// is read for that and returned, to be put back for the handler, which
+// decodes it strictly. A nil body means it was not read.
+func checkCSRF(r *http.Request, want string) (io.ReadCloser, error) {
+	var body io.ReadCloser
+	got := r.Header.Get("X-CSRF-Token")
+	if got == "" && r.Body != nil && r.Body != http.NoBody {
+		b, err := io.ReadAll(io.LimitReader(r.Body, httpx.MaxBodyBytes+1))
+		if err != nil {
+			return nil, httpx.BadBody(err)
+		}
+		if len(b) > httpx.MaxBodyBytes {
+			return nil, &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
+				Message: "invalid request body"}
+		}
+		body = io.NopCloser(bytes.NewReader(b))
+		var v struct {
+			CSRFToken string `json:"csrfToken"`
+		}
+		json.Unmarshal(b, &v) // lenient: anything but a string leaves it empty
+		got = v.CSRFToken
+	}
+	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		return nil, ErrInvalidCSRF
+	}
+	return body, nil
+}

@@ -1,0 +1,120 @@
+package auth
+
+import (
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// defaultMaxTracked caps the keys a limiter remembers. At the default 5
+// attempts that is at most 10,000 × 5 × 8 bytes of timestamps (plus map
+// overhead, about 1 MiB in all).
+const defaultMaxTracked = 10_000
+
+// minSweepInterval spaces the full scans a limiter makes when it is full,
+// so that a flood of new addresses cannot make every request scan 10,000
+// entries.
+const minSweepInterval = time.Second
+
+// limiter allows at most limit attempts per key in any sliding window:
+// it keeps the times of the last limit attempts of each key. Memory is
+// bounded: keys whose attempts have all left the window are swept once per
+// window, and when max keys are tracked a new key is refused (as if it were
+// over its limit) until a sweep frees room, rather than the map growing.
+type limiter[K comparable] struct {
+	mu     sync.Mutex
+	limit  int
+	window int64 // ns
+	max    int
+	keys   map[K]*attempts
+
+	nextSweep   int64 // ns: when the periodic sweep is due
+	lastSweep   int64 // ns: when any sweep last ran
+	earliestOut int64 // ns: after the last sweep, when the first tracked key could leave
+}
+
+// attempts holds a key's attempt times in ns, oldest first, at most limit.
+type attempts struct{ t []int64 }
+
+func newLimiter[K comparable](limit int, window time.Duration, max int) *limiter[K] {
+	return &limiter[K]{limit: limit, window: int64(window), max: max, keys: make(map[K]*attempts)}
+}
+
+// allow counts an attempt by key at now. When the attempt is over the
+// limit it is not counted and allow returns false and how long until one
+// would be accepted.
+func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
+	n := now.UnixNano()
+	cutoff := n - l.window
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n >= l.nextSweep {
+		l.sweep(n, cutoff)
+		l.nextSweep = n + l.window
+	}
+	a := l.keys[key]
+	if a == nil {
+		if len(l.keys) >= l.max {
+			if n >= l.earliestOut && n-l.lastSweep >= int64(minSweepInterval) {
+				l.sweep(n, cutoff)
+			}
+			if len(l.keys) >= l.max {
+				wait := max(l.earliestOut, l.lastSweep+int64(minSweepInterval)) - n
+				return false, max(time.Duration(wait), time.Second)
+			}
+		}
+		a = &attempts{t: make([]int64, 0, l.limit)}
+		l.keys[key] = a
+	}
+	// Forget attempts that left the window.
+	i := 0
+	for i < len(a.t) && a.t[i] <= cutoff {
+		i++
+	}
+	if i > 0 {
+		a.t = a.t[:copy(a.t, a.t[i:])]
+	}
+	if len(a.t) >= l.limit {
+		return false, time.Duration(a.t[0] - cutoff)
+	}
+	a.t = append(a.t, n)
+	return true, 0
+}
+
+// sweep drops keys whose newest attempt left the window and notes when the
+// first remaining key will.
+func (l *limiter[K]) sweep(n, cutoff int64) {
+	l.lastSweep = n
+	l.earliestOut = 1<<63 - 1
+	for k, a := range l.keys {
+		last := int64(-1 << 63)
+		if len(a.t) > 0 {
+			last = a.t[len(a.t)-1]
+		}
+		if last <= cutoff {
+			delete(l.keys, k)
+			continue
+		}
+		l.earliestOut = min(l.earliestOut, last+l.window)
+	}
+}
+
+// tracked returns the number of keys held.
+func (l *limiter[K]) tracked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.keys)
+}
+
+// addrKey is the key a client address is limited under: the address
+// itself for IPv4, its /64 for IPv6, since one IPv6 client usually holds a
+// whole /64 and could otherwise walk through it.
+func addrKey(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if a.Is6() {
+		if p, err := a.Prefix(64); err == nil {
+			return p.Addr()
+		}
+	}
+	return a
+}

@@ -1,0 +1,176 @@
+package auth
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/storage"
+)
+
+// Roles a user may have.
+const (
+	RoleUser  = "user"
+	RoleAdmin = "admin"
+)
+
+// User is a user record as stored in the main store. PasswordHash never
+// leaves the service: responses use a view (see view.go).
+type User struct {
+	ID           string     `json:"id"`
+	Email        string     `json:"email"` // lower case
+	Name         string     `json:"name"`
+	Role         string     `json:"role"`         // RoleUser or RoleAdmin
+	PasswordHash string     `json:"passwordHash"` // Argon2id PHC string
+	CreatedAt    time.Time  `json:"createdAt"`
+	UpdatedAt    time.Time  `json:"updatedAt"`
+	DeletedAt    *time.Time `json:"deletedAt,omitempty"` // set by a soft delete
+}
+
+// LogValue keeps the email and the password hash out of logs.
+func (u User) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", u.ID), slog.String("role", u.Role))
+}
+
+func (u *User) live() bool { return u.DeletedAt == nil }
+
+// meta is a small record of the auth package in the main store. The one
+// in use is firstUserKey: inserted in the same Commit as the first user
+// ever registered, so that exactly one user becomes admin by default even
+// when registrations race, and so that REGISTRATION=closed lets exactly one
+// user in.
+type meta struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"userId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+const firstUserKey = "first-user"
+
+// Users is the users table of the main store.
+type Users struct {
+	st    *storage.Store
+	users *storage.Table[User]
+	meta  *storage.Table[meta]
+	now   func() time.Time
+}
+
+// NewUsers registers the "users" table (email unique among users that are
+// not soft-deleted) and the "meta" table on st. Call it before st.Open.
+func NewUsers(st *storage.Store) *Users {
+	return &Users{
+		st: st,
+		users: storage.Register(st, "users", storage.TableConfig[User]{
+			ID:     func(u *User) string { return u.ID },
+			Live:   (*User).live,
+			Unique: map[string]func(*User) string{"email": func(u *User) string { return u.Email }},
+		}),
+		meta: storage.Register(st, "meta", storage.TableConfig[meta]{
+			ID: func(m *meta) string { return m.ID },
+		}),
+		now: time.Now,
+	}
+}
+
+// Get returns the user with id, unless there is none or it is soft-deleted.
+func (u *Users) Get(id string) (User, bool) {
+	usr, ok := u.users.Get(id)
+	if !ok || !usr.live() {
+		return User{}, false
+	}
+	return usr, true
+}
+
+// byEmail returns the live user with email, compared case-insensitively.
+func (u *Users) byEmail(email string) (User, bool) {
+	return u.users.Lookup("email", normalizeEmail(email))
+}
+
+// firstUserExists reports whether a user was ever registered.
+func (u *Users) firstUserExists() bool {
+	_, ok := u.meta.Get(firstUserKey)
+	return ok
+}
+
+// list returns the live users f lets through, oldest first.
+func (u *Users) list(f httpx.Filter) []User {
+	var out []User
+	u.users.Scan(func(usr User) bool {
+		if usr.live() && f.Match(usr.ID) {
+			out = append(out, usr)
+		}
+		return true
+	})
+	slices.SortFunc(out, func(a, b User) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// SetRole gives the live user with email the role RoleUser or RoleAdmin.
+// It is meant for `searchsvc admin grant|revoke EMAIL`, run against a store
+// no server holds (the store's directory lock sees to that). Errors:
+// ErrInvalidRole, ErrUserNotFound, or the store's.
+func (u *Users) SetRole(email, role string) error {
+	if role != RoleUser && role != RoleAdmin {
+		return fmt.Errorf("%w: %q", ErrInvalidRole, role)
+	}
+	usr, ok := u.byEmail(email)
+	if !ok {
+		return ErrUserNotFound
+	}
+	now := u.now().UTC()
+	err := u.st.Commit(u.users.Update(usr.ID, func(v *User) error {
+		if !v.live() {
+			return ErrUserNotFound
+		}
+		v.Role = role
+		v.UpdatedAt = now
+		return nil
+	}))
+	if errors.Is(err, storage.ErrNotFound) {
+		return ErrUserNotFound
+	}
+	return err
+}
+
+// errHashChanged aborts an update of a password hash that someone else
+// changed since it was read.
+var errHashChanged = errors.New("auth: password hash changed concurrently")
+
+// setHashOp replaces the user's password hash, but only if it is still old
+// and the user is still live, so that a login's re-hash of the old password
+// can never undo a password change made meanwhile.
+func (u *Users) setHashOp(id, old, hash string, now time.Time) storage.Op {
+	return u.users.Update(id, func(v *User) error {
+		if !v.live() {
+			return ErrUserNotFound
+		}
+		if v.PasswordHash != old {
+			return errHashChanged
+		}
+		v.PasswordHash = hash
+		v.UpdatedAt = now
+		return nil
+	})
+}
+
+// softDeleteOp marks the user deleted, which frees the email.
+func (u *Users) softDeleteOp(id string, now time.Time) storage.Op {
+	return u.users.Update(id, func(v *User) error {
+		if !v.live() {
+			return ErrUserNotFound
+		}
+		v.DeletedAt = &now
+		v.UpdatedAt = now
+		return nil
+	})
+}
+
+// normalizeEmail is the stored and compared form of an email address.
+func normalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
