@@ -211,39 +211,52 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	issued, code, desc := s.issue(r)
+	if code != "" {
+		shape := s.opts.Error
+		if shape == nil {
+			shape = rfcError
+		}
+		status, body := shape(code, desc)
+		writeJSON(w, status, body)
+		return
+	}
+	// Shaped outside the lock, so that Token may call Issue.
+	shape := s.opts.Token
+	if shape == nil {
+		shape = rfcToken
+	}
+	writeJSON(w, http.StatusOK, shape(issued))
+}
+
+// issue checks a token request and issues its tokens, or returns an RFC
+// 6749 error code and description.
+func (s *Server) issue(r *http.Request) (issued Issued, code, desc string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokenRequests++
 	if ct := r.Header.Get("Content-Type"); ct != "application/x-www-form-urlencoded" {
-		s.fail(w, "invalid_request", "content type "+ct)
-		return
+		return Issued{}, "invalid_request", "content type " + ct
 	}
 	if err := r.ParseForm(); err != nil {
-		s.fail(w, "invalid_request", "unreadable form")
-		return
+		return Issued{}, "invalid_request", "unreadable form"
 	}
 	if code, desc := s.authenticate(r); code != "" {
-		s.fail(w, code, desc)
-		return
+		return Issued{}, code, desc
 	}
 	f := r.PostForm
-	var issued Issued
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		g := s.grants[f.Get("code")]
 		switch {
 		case g == nil || g.used:
-			s.fail(w, "invalid_grant", "code does not exist, was used or has expired")
-			return
+			return Issued{}, "invalid_grant", "code does not exist, was used or has expired"
 		case g.clientID != s.opts.ClientID:
-			s.fail(w, "invalid_grant", "code was issued to another client")
-			return
+			return Issued{}, "invalid_grant", "code was issued to another client"
 		case f.Get("redirect_uri") != g.redirectURI:
-			s.fail(w, "invalid_grant", "redirect_uri mismatch")
-			return
+			return Issued{}, "invalid_grant", "redirect_uri mismatch"
 		case s256(f.Get("code_verifier")) != g.challenge:
-			s.fail(w, "invalid_grant", "invalid code verifier")
-			return
+			return Issued{}, "invalid_grant", "invalid code verifier"
 		}
 		g.used = true
 		issued = Issued{GrantType: "authorization_code", AccessToken: rand.Text(), RefreshToken: rand.Text(), Scope: g.scope}
@@ -253,21 +266,15 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		scope, ok := s.refresh[f.Get("refresh_token")]
 		if !ok {
-			s.fail(w, "invalid_grant", "token has been expired or revoked")
-			return
+			return Issued{}, "invalid_grant", "token has been expired or revoked"
 		}
 		issued = Issued{GrantType: "refresh_token", AccessToken: rand.Text(), Scope: scope}
 		s.family[issued.AccessToken] = f.Get("refresh_token")
 	default:
-		s.fail(w, "unsupported_grant_type", "grant_type "+f.Get("grant_type"))
-		return
+		return Issued{}, "unsupported_grant_type", "grant_type " + f.Get("grant_type")
 	}
 	s.live[issued.AccessToken] = true
-	shape := s.opts.Token
-	if shape == nil {
-		shape = rfcToken
-	}
-	writeJSON(w, http.StatusOK, shape(issued))
+	return issued, "", ""
 }
 
 // authenticate checks the client's credentials at the token endpoint. It
@@ -292,15 +299,6 @@ func (s *Server) authenticate(r *http.Request) (code, desc string) {
 		}
 	}
 	return "", ""
-}
-
-func (s *Server) fail(w http.ResponseWriter, code, desc string) {
-	shape := s.opts.Error
-	if shape == nil {
-		shape = rfcError
-	}
-	status, body := shape(code, desc)
-	writeJSON(w, status, body)
 }
 
 func rfcToken(t Issued) map[string]any {
