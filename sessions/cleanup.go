@@ -117,16 +117,18 @@ func (m *Manager) Run(ctx context.Context) {
 			if err := m.flush(m.cfg.TouchInterval); err != nil {
 				m.log.Error("cannot write last access times", "err", err)
 			}
-			if now.Before(next) {
-				continue
+			if !now.Before(next) {
+				next = NextCleanup(now)
+				n, err := m.Cleanup()
+				if err != nil {
+					m.log.Error("session cleanup failed", "deleted", n, "err", err)
+				} else {
+					m.log.Info("session cleanup", "deleted", n, "next", next)
+				}
 			}
-			next = NextCleanup(now)
-			n, err := m.Cleanup()
-			if err != nil {
-				m.log.Error("session cleanup failed", "deleted", n, "err", err)
-				continue
+			if m.afterTick != nil {
+				m.afterTick()
 			}
-			m.log.Info("session cleanup", "deleted", n, "next", next)
 		}
 	}
 }

@@ -151,6 +151,9 @@ type Manager struct {
 	// tick starts Run's ticker; time.NewTicker in production, a channel
 	// the test drives in tests.
 	tick func(d time.Duration) (c <-chan time.Time, stop func())
+	// afterTick, if set, is called when Run has done a tick's work, so a
+	// test knows when to look.
+	afterTick func()
 }
 
 // New returns a Manager keeping its sessions in st. It registers the
