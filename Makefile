@@ -6,7 +6,7 @@ BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "$(LDF
 DATA_DIR  ?= ./data
 FUZZTIME  ?= 20s
 
-.PHONY: all run test build dist bench crashtest fuzz clean
+.PHONY: all run test build dist bench crashtest fuzz clean install uninstall reproducible
 
 all: build
 
@@ -53,3 +53,77 @@ fuzz:
 
 clean:
 	rm -rf bin dist
+
+# install, uninstall: PREFIX for the binary; DESTDIR stages everything under
+# another root (packaging, or a dry run as a normal user); BIN picks the
+# binary, e.g. BIN=dist/searchsvc-linux-arm64 on a Pi without Go.
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BIN       ?= bin/searchsvc
+UNITDIR   := $(DESTDIR)/etc/systemd/system
+CONFDIR   := $(DESTDIR)/etc/searchsvc
+CREDDIR   := $(CONFDIR)/credentials
+
+## install: the binary to PREFIX/bin and searchsvc.service to
+## /etc/systemd/system; creates /etc/searchsvc/searchsvc.env and the two
+## secrets in /etc/searchsvc/credentials only if absent (never overwritten).
+## It does not build: `make build && sudo make install`.
+install:
+	@test -x $(BIN) || { echo "$(BIN) not found: run 'make build' first (as yourself, not root)"; exit 1; }
+	install -d -m 0755 $(DESTDIR)$(PREFIX)/bin $(UNITDIR) $(CONFDIR)
+	install -d -m 0700 $(CREDDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/searchsvc
+	sed 's|^ExecStart=/usr/local/bin/searchsvc |ExecStart=$(PREFIX)/bin/searchsvc |' searchsvc.service > $(UNITDIR)/.searchsvc.service.tmp
+	chmod 0644 $(UNITDIR)/.searchsvc.service.tmp
+	mv -f $(UNITDIR)/.searchsvc.service.tmp $(UNITDIR)/searchsvc.service
+	@if [ -e $(CONFDIR)/searchsvc.env ]; then \
+		echo "kept $(CONFDIR)/searchsvc.env"; \
+	else \
+		install -m 0600 testdata/systemd/searchsvc.env.example $(CONFDIR)/searchsvc.env && \
+		echo "created $(CONFDIR)/searchsvc.env"; \
+	fi
+	@set -e; umask 077; \
+	for s in session_secret:48 credentials_key:32; do \
+		name=$${s%%:*}; bytes=$${s#*:}; f=$(CREDDIR)/$$name; \
+		if [ -e "$$f" ]; then echo "kept $$f"; continue; fi; \
+		tmp=$$(mktemp $(CREDDIR)/.$$name.XXXXXX); \
+		head -c $$bytes /dev/urandom | base64 > "$$tmp"; \
+		test "$$(wc -c < "$$tmp")" -gt $$bytes || { rm -f "$$tmp"; echo "could not generate $$f"; exit 1; }; \
+		if ln "$$tmp" "$$f" 2>/dev/null; then echo "created $$f ($$bytes random bytes, base64, 0600)"; \
+		else echo "kept $$f"; fi; \
+		rm -f "$$tmp"; \
+	done
+	@echo
+	@echo "Next: set BASE_URL (and anything else) in /etc/searchsvc/searchsvc.env, then"
+	@echo "  systemctl daemon-reload && systemctl enable --now searchsvc"
+
+## uninstall: removes the binary and the unit; never the secrets
+## (/etc/searchsvc) or the data (/var/lib/searchsvc).
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null 2>&1 && \
+		{ systemctl is-enabled --quiet searchsvc 2>/dev/null || systemctl is-active --quiet searchsvc 2>/dev/null; }; then \
+		echo "searchsvc is enabled or running: 'systemctl disable --now searchsvc' first"; exit 1; \
+	fi
+	rm -f $(DESTDIR)$(PREFIX)/bin/searchsvc $(UNITDIR)/searchsvc.service
+	@echo "kept $(CONFDIR) (configuration and secrets) and /var/lib/searchsvc (data)"
+
+## reproducible: builds `make dist` twice, the second time from a copy of the
+## tree at another path with an empty build cache, and fails unless both
+## SHA256SUMS are identical. dist/ holds the second build afterwards.
+reproducible:
+	@set -e; tmp=$$(mktemp -d); version='$(VERSION)'; \
+	echo "== build 1: this tree, VERSION=$$version"; \
+	$(MAKE) --no-print-directory dist VERSION="$$version"; \
+	mv dist "$$tmp/dist1"; \
+	echo "== build 2: a copy in $$tmp/src, empty GOCACHE"; \
+	mkdir "$$tmp/src"; \
+	tar -cf - --exclude=./.git --exclude=./bin --exclude=./dist --exclude=./data . | tar -xf - -C "$$tmp/src"; \
+	GOCACHE="$$tmp/gocache" $(MAKE) --no-print-directory -C "$$tmp/src" dist VERSION="$$version"; \
+	cp -R "$$tmp/src/dist" dist; \
+	if cmp -s "$$tmp/dist1/SHA256SUMS" dist/SHA256SUMS; then \
+		echo "reproducible: both builds have identical SHA256SUMS"; \
+		chmod -R u+w "$$tmp"; rm -rf "$$tmp"; \
+	else \
+		echo "NOT reproducible: SHA256SUMS differ (builds kept in $$tmp)"; \
+		diff "$$tmp/dist1/SHA256SUMS" dist/SHA256SUMS || true; exit 1; \
+	fi
