@@ -110,7 +110,7 @@ func commitErr(err error) error {
 // writes u under user and result, with the session's CSRF token when CSRF
 // is on.
 func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, status int, op string, u User) error {
-	s, err := h.newSession(r, u.ID)
+	s, err := h.newSession(w, r, u.ID)
 	if err != nil {
 		return err
 	}
@@ -124,12 +124,13 @@ func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, status i
 }
 
 // newSession creates a password session for userID and sets its cookie.
-func (h *Handlers) newSession(r *http.Request, userID string) (sessions.Session, error) {
+func (h *Handlers) newSession(w http.ResponseWriter, r *http.Request, userID string) (sessions.Session, error) {
 	ua := truncate(r.UserAgent(), maxUserAgent)
 	s, err := h.sessions.Create(userID, httpx.InfoFrom(r).ClientIP, ua, "password")
 	if err != nil {
 		return sessions.Session{}, fmt.Errorf("create session: %w", err)
 	}
+	h.sessions.SetCookie(w, s)
 	return s, nil
 }
 

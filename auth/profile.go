@@ -95,7 +95,7 @@ func (h *Handlers) changePassword(w http.ResponseWriter, r *http.Request) error 
 		return fmt.Errorf("delete sessions after password change: %w", err)
 	}
 	h.log.Info("password changed", "user_id", u.ID, "sessions_deleted", n)
-	s, err := h.newSession(r, u.ID)
+	s, err := h.newSession(w, r, u.ID)
 	if err != nil {
 		return err
 	}

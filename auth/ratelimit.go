@@ -30,7 +30,7 @@ type limiter[K comparable] struct {
 
 	nextSweep   int64 // ns: when the periodic sweep is due
 	lastSweep   int64 // ns: when any sweep last ran
-	earliestOut int64 // ns: after the last sweep, when the first tracked key could leave
+	earliestOut int64 // ns: the earliest a tracked key could leave (a lower bound)
 }
 
 // attempts holds a key's attempt times in ns, oldest first, at most limit.
@@ -65,6 +65,7 @@ func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
 		}
 		a = &attempts{t: make([]int64, 0, l.limit)}
 		l.keys[key] = a
+		l.earliestOut = min(l.earliestOut, n+l.window)
 	}
 	// Forget attempts that left the window.
 	i := 0

@@ -1,0 +1,84 @@
+package auth
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func TestLimiterWindow(t *testing.T) {
+	l := newLimiter[string](3, time.Minute, 100)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if ok, _ := l.allow("a", t0.Add(time.Duration(i)*10*time.Second)); !ok {
+			t.Fatalf("attempt %d refused", i+1)
+		}
+	}
+	// 4th at t0+25s: the first (t0) frees at t0+60s.
+	ok, wait := l.allow("a", t0.Add(25*time.Second))
+	if ok || wait != 35*time.Second {
+		t.Fatalf("got %v, %v; want false, 35s", ok, wait)
+	}
+	if ok, _ := l.allow("b", t0.Add(25*time.Second)); !ok {
+		t.Fatal("another key refused")
+	}
+	// A refused attempt is not counted: at t0+60s one slot is free.
+	if ok, _ := l.allow("a", t0.Add(60*time.Second)); !ok {
+		t.Fatal("attempt after the first left the window refused")
+	}
+	ok, wait = l.allow("a", t0.Add(61*time.Second))
+	if ok || wait != 9*time.Second { // t0+10s leaves at t0+70s
+		t.Fatalf("got %v, %v; want false, 9s", ok, wait)
+	}
+}
+
+func TestLimiterSweepsAndCaps(t *testing.T) {
+	const max = 1000
+	l := newLimiter[netip.Addr](5, time.Minute, max)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
+	// A flood of 50,000 addresses within one second.
+	refused := 0
+	var lastWait time.Duration
+	for i := range 50_000 {
+		ok, wait := l.allow(addr(i), t0.Add(time.Duration(i)*time.Microsecond*20))
+		if !ok {
+			refused++
+			lastWait = wait
+		}
+	}
+	if got := l.tracked(); got != max {
+		t.Fatalf("tracking %d addresses, want the cap %d", got, max)
+	}
+	if refused != 50_000-max {
+		t.Fatalf("refused %d, want %d", refused, 50_000-max)
+	}
+	if lastWait < 59*time.Second || lastWait > 60*time.Second {
+		t.Fatalf("Retry-After when full %v, want about the window", lastWait)
+	}
+	// A known address still gets its own answer while full.
+	if ok, _ := l.allow(addr(0), t0.Add(2*time.Second)); !ok {
+		t.Fatal("tracked address refused while under its own limit")
+	}
+	// Once the window has passed, the flood is swept and new addresses fit.
+	later := t0.Add(3 * time.Minute)
+	if ok, _ := l.allow(addr(999_999), later); !ok {
+		t.Fatal("new address refused after the flood expired")
+	}
+	if got := l.tracked(); got != 1 {
+		t.Fatalf("tracking %d addresses after the sweep, want 1", got)
+	}
+}
+
+func TestAddrKey(t *testing.T) {
+	a := netip.MustParseAddr("2001:db8:1:2:aaaa::1")
+	b := netip.MustParseAddr("2001:db8:1:2:bbbb::2")
+	c := netip.MustParseAddr("2001:db8:1:3::1")
+	if addrKey(a) != addrKey(b) || addrKey(a) == addrKey(c) {
+		t.Fatal("IPv6 addresses are not keyed by /64")
+	}
+	v4 := netip.MustParseAddr("192.0.2.1")
+	if addrKey(netip.MustParseAddr("::ffff:192.0.2.1")) != v4 || addrKey(v4) == addrKey(netip.MustParseAddr("192.0.2.2")) {
+		t.Fatal("IPv4 addresses are not keyed by address")
+	}
+}
