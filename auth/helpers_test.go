@@ -43,6 +43,8 @@ type setup struct {
 	params   Params
 	sync     storage.SyncMode
 	hashJobs int
+	// beforeOpen registers a test's own tables on the main store.
+	beforeOpen func(main *storage.Store)
 }
 
 // testEnv is a running auth: real stores in a temporary directory, a real
@@ -78,6 +80,9 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	s.sess.Now = clock.Now
 	s.sess.CSRF = s.cfg.CSRF
 	sm := sessions.New(sessStore, s.sess)
+	if s.beforeOpen != nil {
+		s.beforeOpen(mainStore)
+	}
 	for _, st := range []*storage.Store{mainStore, sessStore} {
 		if err := st.Open(); err != nil {
 			t.Fatalf("open store: %v", err)
@@ -174,6 +179,9 @@ func (e *testEnv) send(rq request) *response {
 	e.handler.ServeHTTP(w, r)
 	res := w.Result()
 	out := &response{status: res.StatusCode, header: res.Header, raw: w.Body.String()}
+	if w.Body.Len() == 0 {
+		return out
+	}
 	if err := json.Unmarshal(w.Body.Bytes(), &out.body); err != nil {
 		e.t.Fatalf("%s %s: body is not JSON: %v: %q", rq.method, rq.path, err, out.raw)
 	}
@@ -283,4 +291,18 @@ func (e *testEnv) clientFrom(r *response) *client {
 func newStoreAt(t testing.TB, dir string, now func() time.Time) *storage.Store {
 	t.Helper()
 	return storage.New(dir, storage.Options{Sync: storage.SyncNone, Now: now})
+}
+
+// wrap puts mux behind httpx.Handler with the env's clock.
+func wrap(mux *http.ServeMux, e *testEnv) http.Handler {
+	return httpx.Handler(mux, httpx.Config{Now: e.clock.Now})
+}
+
+// manyIDs is a comma-separated list of n distinct ids.
+func manyIDs(n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = "id" + itoa(i)
+	}
+	return strings.Join(ids, ",")
 }

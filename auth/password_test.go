@@ -89,8 +89,8 @@ func TestParsePHCRefuses(t *testing.T) {
 		"$argon2id$v=19$m=64,t=1,p=1$" + salt,
 		"$argon2id$v=19$m=64,t=1,p=1$" + salt + "$" + key + "$",
 		"$argon2id$v=19$m=64,t=1,p=1$" + salt + "==$" + key,
-		"$argon2id$v=19$m=64,t=1,p=1$AAAA$" + key,                  // 3-byte salt
-		"$argon2id$v=19$m=64,t=1,p=1$" + salt + "$AAAA",            // 3-byte key
+		"$argon2id$v=19$m=64,t=1,p=1$AAAA$" + key,                    // 3-byte salt
+		"$argon2id$v=19$m=64,t=1,p=1$" + salt + "$AAAA",              // 3-byte key
 		"$argon2id$v=19$m=64,t=1,p=1$" + salt + "$" + key[:42] + "B", // non-canonical last char
 		"$argon2id$v=19$m=64,t=1,p=1$" + strings.Repeat("A", 10000) + "$" + key,
 	} {
