@@ -22,11 +22,16 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
+	"searchsvc/auth"
 	"searchsvc/httpx"
+	"searchsvc/sessions"
+	"searchsvc/storage"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…".
@@ -126,8 +131,19 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		log.Warn("development mode: SESSION_SECURE=false, session cookies are sent over plain http")
 	}
 
+	a, err := openApp(c, log)
+	if err != nil {
+		return err
+	}
+	defer a.close(log)
+	bg, stopBackground := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); a.sessions.Run(bg) }()
+	defer func() { stopBackground(); wg.Wait() }()
+
 	mux := http.NewServeMux()
-	addRoutes(mux)
+	addRoutes(mux, a)
 	srv := &http.Server{
 		Handler:           httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies}),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -161,7 +177,88 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	return err
 }
 
+// app is the service's state: both stores and what is built on them.
+type app struct {
+	mainStore    *storage.Store
+	sessionStore *storage.Store
+	sessions     *sessions.Manager
+	users        *auth.Users
+	auth         *auth.Handlers
+}
+
+// openApp opens both stores under DATA_DIR and builds the packages on
+// them. Tables are registered before each store opens (replay needs them).
+func openApp(c *config, log *slog.Logger) (*app, error) {
+	mode, err := storage.ParseSyncMode(c.StoreSync)
+	if err != nil {
+		return nil, fmt.Errorf("STORE_SYNC: %w", err)
+	}
+	a := &app{
+		mainStore: storage.New(filepath.Join(c.DataDir, mainStoreDir), storage.Options{
+			Sync: mode, Logger: log.With("component", "storage", "store", mainStoreDir)}),
+		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
+			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
+	}
+	a.users = auth.NewUsers(a.mainStore)
+	a.sessions = sessions.New(a.sessionStore, sessions.Config{
+		MaxAge:         c.SessionMaxAge,
+		IdleTimeout:    c.SessionIdleTimeout,
+		Sliding:        c.SessionSliding,
+		RenewThreshold: c.SessionRenewThreshold,
+		Secure:         c.SessionSecure,
+		BindIP:         c.SessionBindIP,
+		CSRF:           c.CSRFTokens,
+		Logger:         log.With("component", "sessions"),
+	})
+	if err := a.mainStore.Open(); err != nil {
+		return nil, fmt.Errorf("open main store: %w", err)
+	}
+	if err := a.sessionStore.Open(); err != nil {
+		a.mainStore.Close()
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	a.auth = auth.NewHandlers(auth.Config{
+		Sessions:     a.sessions,
+		Users:        a.users,
+		Store:        a.mainStore,
+		Registration: c.RegistrationOpen,
+		CSRF:         c.CSRFTokens,
+		RateLimit:    c.LoginRateLimit,
+		RateWindow:   c.LoginRateWindow,
+		Logger:       log.With("component", "auth"),
+	})
+	return a, nil
+}
+
+// close flushes what is only in memory (sessions' lastAccessedAt) and
+// closes both stores.
+func (a *app) close(log *slog.Logger) {
+	if err := a.sessions.Flush(); err != nil {
+		log.Error("flush sessions", "err", err)
+	}
+	for _, st := range []*storage.Store{a.sessionStore, a.mainStore} {
+		if err := st.Close(); err != nil {
+			log.Error("close store", "dir", st.Dir(), "err", err)
+		}
+	}
+}
+
 // addRoutes is the whole API in one list.
-func addRoutes(mux *http.ServeMux) {
+func addRoutes(mux *http.ServeMux, a *app) {
 	mux.Handle("GET /healthz", httpx.Health())
+
+	au := a.auth
+	mux.Handle("POST /v1/auth/register", au.Register())
+	mux.Handle("POST /v1/auth/login", au.Login())
+	mux.Handle("POST /v1/auth/logout", au.Require(au.Logout()))
+	mux.Handle("GET /v1/auth/sessions", au.Require(au.ListSessions()))
+	mux.Handle("DELETE /v1/auth/sessions/{sessionId}", au.Require(au.DeleteSession()))
+	mux.Handle("POST /v1/auth/logout-all", au.Require(au.LogoutAll()))
+	mux.Handle("POST /v1/admin/users/{userId}/force-logout", au.RequireAdmin(au.ForceLogout()))
+	mux.Handle("GET /v1/admin/users", au.RequireAdmin(au.ListUsers()))
+	mux.Handle("DELETE /v1/admin/users/{userId}", au.RequireAdmin(au.DeleteUser()))
+	mux.Handle("GET /v1/user/profile", au.Require(au.Profile()))
+	mux.Handle("PUT /v1/user/password", au.Require(au.ChangePassword()))
+	mux.Handle("GET /v1/user/sessions", au.Require(au.ListSessions()))
+	mux.Handle("DELETE /v1/user/sessions/{sessionId}", au.Require(au.DeleteSession()))
 }
