@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"searchsvc/auth"
 	"searchsvc/storage"
 )
 
@@ -101,4 +102,38 @@ func printReport(w io.Writer, name string, rep storage.Report) {
 		fmt.Fprintf(w, ", DAMAGE at byte %d (%s), %d valid lines after it", rep.Damage.Offset, rep.Damage.Reason, rep.LinesAfter)
 	}
 	fmt.Fprintln(w)
+}
+
+// adminCmd grants or revokes the admin role from the command line, for
+// recovery. It opens the main store for writing, so it refuses while a
+// server holds it (the store's lock) rather than risk two writers.
+func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error {
+	if len(args) != 2 || (args[0] != "grant" && args[0] != "revoke") {
+		return errors.New("usage: searchsvc admin grant|revoke EMAIL")
+	}
+	role := auth.RoleAdmin
+	if args[0] == "revoke" {
+		role = auth.RoleUser
+	}
+	dir := filepath.Join(dataDir(getenv), mainStoreDir)
+	st := storage.New(dir, storage.Options{})
+	users := auth.NewUsers(st)
+	if err := st.Open(); err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
+		}
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	err := users.SetRole(args[1], role)
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, auth.ErrUserNotFound) {
+		return fmt.Errorf("no user with email %q", args[1])
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s is now %s\n", strings.ToLower(args[1]), role)
+	return nil
 }

@@ -151,3 +151,56 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+func TestAdminCommand(t *testing.T) {
+	dir := t.TempDir()
+	env := testEnv(dir)
+	srv := startRun(t, env)
+	c := newClient(t, srv.URL)
+	for _, email := range []string{"first@example.org", "second@example.org"} {
+		if status, body, _ := c.do("POST", "/v1/auth/register", map[string]string{
+			"email": email, "password": "a long enough password", "name": "N"}); status != 201 {
+			t.Fatalf("register %s: got %d %v", email, status, body)
+		}
+	}
+	// While the server runs, the command refuses and names the holder.
+	_, err := runCmd(t, env, "admin", "grant", "second@example.org")
+	if err == nil || !strings.Contains(err.Error(), "stop the server first") || !strings.Contains(err.Error(), "pid") {
+		t.Fatalf("admin grant beside a running server: got %v", err)
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCmd(t, env, "admin", "grant", "SECOND@example.org"); err != nil || !strings.Contains(out, "second@example.org is now admin") {
+		t.Fatalf("admin grant: got %v %q", err, out)
+	}
+	if _, err := runCmd(t, env, "admin", "grant", "nobody@example.org"); err == nil || !strings.Contains(err.Error(), "no user with email") {
+		t.Errorf("grant to an unknown email: got %v", err)
+	}
+	if _, err := runCmd(t, env, "admin", "promote", "x"); err == nil || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("bad verb: got %v", err)
+	}
+
+	// The second user now reaches the admin endpoints.
+	srv = startRun(t, env)
+	c = newClient(t, srv.URL)
+	if status, body, _ := c.do("POST", "/v1/auth/login", map[string]string{"email": "second@example.org", "password": "a long enough password"}); status != 200 {
+		t.Fatalf("login: got %d %v", status, body)
+	}
+	status, body, _ := c.do("GET", "/v1/admin/users", nil)
+	if status != 200 || body["count"] != 2.0 {
+		t.Errorf("admin users as the granted admin: got %d %v", status, body)
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, env, "admin", "revoke", "second@example.org"); err != nil {
+		t.Fatal(err)
+	}
+	srv = startRun(t, env)
+	c = newClient(t, srv.URL)
+	c.do("POST", "/v1/auth/login", map[string]string{"email": "second@example.org", "password": "a long enough password"})
+	if status, body, _ := c.do("GET", "/v1/admin/users", nil); status != 403 || errMessage(body) != "admin required" {
+		t.Errorf("admin users after revoke: got %d %v, want 403 admin required", status, body)
+	}
+}

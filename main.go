@@ -9,6 +9,7 @@
 //	searchsvc version         print the version
 //	searchsvc verify          check the stores for damage
 //	searchsvc repair [--yes]  cut a damaged store at the damage, keeping the original
+//	searchsvc admin grant|revoke EMAIL
 //	searchsvc help            list commands and configuration variables
 package main
 
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return verifyCmd(getenv, stdout)
 	case "repair":
 		return repairCmd(getenv, args[2:], stdout)
+	case "admin":
+		return adminCmd(getenv, args[2:], stdout)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return nil
@@ -86,6 +89,8 @@ Commands:
   verify     check both stores under DATA_DIR for damage (safe while serving)
   repair     cut a damaged store at its first damage; needs --yes and a
              stopped server; the original file is kept beside it
+  admin grant|revoke EMAIL
+             give or take the admin role (recovery; the server must be stopped)
   help       this text
 
 Configuration (environment; secrets also as NAME_FILE=path or a file in
