@@ -29,6 +29,19 @@ type passwordRequest struct {
 	httpx.CSRFField
 }
 
+// validate checks the request for u before any password is verified.
+func (req *passwordRequest) validate(u User) error {
+	var v validator
+	if req.CurrentPassword == "" {
+		v.add("currentPassword", "is required")
+	}
+	checkPassword(&v, "newPassword", req.NewPassword, u.Email, u.Name)
+	if req.NewPassword != "" && req.NewPassword == req.CurrentPassword {
+		v.add("newPassword", "must differ from the current password")
+	}
+	return v.err()
+}
+
 // ChangePassword serves PUT /v1/user/password, behind Require. The body
 // is {currentPassword, newPassword}. A wrong current password is 400
 // "validation failed" with a detail on currentPassword (the caller is
@@ -52,15 +65,7 @@ func (h *Handlers) changePassword(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	u := p.user
-	var v validator
-	if req.CurrentPassword == "" {
-		v.add("currentPassword", "is required")
-	}
-	checkPassword(&v, "newPassword", req.NewPassword, u.Email, u.Name)
-	if req.NewPassword != "" && req.NewPassword == req.CurrentPassword {
-		v.add("newPassword", "must differ from the current password")
-	}
-	if err := v.err(); err != nil {
+	if err := req.validate(u); err != nil {
 		return err
 	}
 	if ok, wait := h.pwChanges.allow(u.ID, h.now()); !ok {
