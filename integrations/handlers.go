@@ -80,6 +80,18 @@ const (
 	opCreate    = "userIntegration.create"
 )
 
+// endpoint is a handler with its operation name, which auth's Require
+// uses for the errors it answers in front of it.
+type endpoint struct {
+	op string
+	fn http.HandlerFunc
+}
+
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.fn(w, r) }
+
+// Operation names the endpoint's operation.
+func (e *endpoint) Operation() string { return e.op }
+
 // CatalogueEntry is one integration as GET /v1/integrations lists it: its
 // manifest, and whether this deployment can connect it (for OAuth: its
 // client id and secret are set; a manual integration always can).
@@ -102,7 +114,7 @@ func errRecordNotFound() *httpx.Error {
 // Catalogue serves GET /v1/integrations: every manifest with its
 // configured flag, filtered by inIds/ninIds on the domain.
 func (h *Handlers) Catalogue() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return &endpoint{op: opCatalogue, fn: func(w http.ResponseWriter, r *http.Request) {
 		f, err := httpx.ParseFilter(r.URL.Query())
 		if err != nil {
 			httpx.WriteError(w, r, opCatalogue, err)
@@ -123,7 +135,7 @@ func (h *Handlers) Catalogue() http.Handler {
 			out = append(out, CatalogueEntry{Manifest: m, Configured: h.configured(def)})
 		}
 		httpx.Many(w, r, opCatalogue, out)
-	})
+	}}
 }
 
 // configured reports whether def can be connected with this deployment's
@@ -139,7 +151,7 @@ func (h *Handlers) configured(def Definition) bool {
 // List serves GET /v1/user-integrations: the caller's live records,
 // oldest connection first, filtered by inIds/ninIds on the record id.
 func (h *Handlers) List() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return &endpoint{op: opList, fn: func(w http.ResponseWriter, r *http.Request) {
 		userID, ok := h.userID(w, r, opList)
 		if !ok {
 			return
@@ -163,18 +175,18 @@ func (h *Handlers) List() http.Handler {
 			}
 		}
 		httpx.Many(w, r, opList, out)
-	})
+	}}
 }
 
 // Get serves GET /v1/user-integrations/{id}: the caller's own record.
 func (h *Handlers) Get() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return &endpoint{op: opGet, fn: func(w http.ResponseWriter, r *http.Request) {
 		rec, ok := h.ownRecord(w, r, opGet)
 		if !ok {
 			return
 		}
 		httpx.One(w, r, opGet, rec.View())
-	})
+	}}
 }
 
 // Delete serves DELETE /v1/user-integrations/{id}: it soft-deletes the
@@ -183,7 +195,7 @@ func (h *Handlers) Get() http.Handler {
 // offers revocation. Revocation is best effort: a failure is logged and
 // the record stays disconnected.
 func (h *Handlers) Delete() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return &endpoint{op: opDelete, fn: func(w http.ResponseWriter, r *http.Request) {
 		rec, ok := h.ownRecord(w, r, opDelete)
 		if !ok {
 			return
@@ -209,7 +221,7 @@ func (h *Handlers) Delete() http.Handler {
 			h.revoke(r.Context(), rec, creds)
 		}
 		httpx.Write(w, r, http.StatusOK, opDelete, httpx.F("success", true))
-	})
+	}}
 }
 
 // revoke revokes creds at rec's provider, best effort, within
@@ -254,7 +266,7 @@ type credentialsBody struct {
 // against the provider (Definition.ValidateManual), and only then sealed
 // and stored. A new record answers 201, a reconnected one 200.
 func (h *Handlers) SubmitCredentials() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return &endpoint{op: opCreate, fn: func(w http.ResponseWriter, r *http.Request) {
 		userID, ok := h.userID(w, r, opCreate)
 		if !ok {
 			return
@@ -309,7 +321,7 @@ func (h *Handlers) SubmitCredentials() http.Handler {
 			status = http.StatusOK
 		}
 		httpx.Write(w, r, status, opCreate, httpx.F("result", rec.View()))
-	})
+	}}
 }
 
 // invalid turns validation errors into a 400 whose details name the form

@@ -717,3 +717,24 @@ func assertNotOnDisk(t *testing.T, dir string, secrets ...string) {
 		t.Fatal(err)
 	}
 }
+
+// TestOperations checks that each handler names its operation, so that
+// auth's Require answers its 401s under the same name.
+func TestOperations(t *testing.T) {
+	h := integrations.NewHandlers(integrations.HandlersConfig{})
+	for _, tt := range []struct {
+		h  http.Handler
+		op string
+	}{
+		{h.Catalogue(), "integration.readMany"},
+		{h.List(), "userIntegration.readMany"},
+		{h.Get(), "userIntegration.readOne"},
+		{h.Delete(), "userIntegration.deleteOne"},
+		{h.SubmitCredentials(), "userIntegration.create"},
+	} {
+		o, ok := tt.h.(interface{ Operation() string })
+		if !ok || o.Operation() != tt.op {
+			t.Errorf("got %T without Operation or another name, want %s", tt.h, tt.op)
+		}
+	}
+}
