@@ -21,7 +21,9 @@ import (
 //
 // Otherwise lastAccessedAt becomes now in memory only, and with Sliding,
 // when less than RenewThreshold is left, expiresAt becomes now plus MaxAge,
-// durably, and renewed is true so the caller sends the cookie again. The
+// durably, and renewed is true so the caller sends the cookie again (a
+// renewal that would extend expiresAt by less than TouchInterval is
+// skipped, so a threshold above MaxAge cannot cost a write per request). The
 // common case, a valid session that needs no renewal, writes nothing and
 // allocates nothing.
 func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, err error) {
@@ -63,13 +65,20 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	if !m.cfg.Sliding || s.ExpiresAt.Sub(now) >= m.cfg.RenewThreshold {
 		return s, false, nil
 	}
+	exp := now.Add(m.cfg.MaxAge).UTC()
+	// A renewal that gains less than TouchInterval is not worth a write.
+	// With sane settings it gains MaxAge-RenewThreshold; the check only
+	// matters when RenewThreshold >= MaxAge, which would otherwise cost a
+	// write on every request.
+	if exp.Sub(s.ExpiresAt) < m.cfg.TouchInterval {
+		return s, false, nil
+	}
 	// One renewal per session at a time: concurrent requests of the same
 	// session would only write the same thing again.
 	if !e.renewing.CompareAndSwap(false, true) {
 		return s, false, nil
 	}
 	defer e.renewing.Store(false)
-	exp := now.Add(m.cfg.MaxAge).UTC()
 	err = m.store.Commit(m.tab.Update(s.ID, func(r *Session) error {
 		r.ExpiresAt = exp
 		// The write is made anyway: let lastAccessedAt ride along.

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,6 +188,31 @@ func TestValidateSliding(t *testing.T) {
 				t.Errorf("no renewal, but %d commits", commits)
 			}
 		})
+	}
+}
+
+// TestValidateSlidingThresholdAboveMaxAge: a threshold at or above the max
+// age would renew on every request; renewals come at most once per
+// TouchInterval instead.
+func TestValidateSlidingThresholdAboveMaxAge(t *testing.T) {
+	e := newEnv(t, Config{Sliding: true, MaxAge: time.Hour, RenewThreshold: 2 * time.Hour, TouchInterval: 10 * time.Minute})
+	s := e.create("u")
+	renewals := 0
+	for range 60 {
+		e.clk.Add(time.Minute)
+		got, renewed, err := e.m.Validate(s.ID, homeIP)
+		if err != nil {
+			t.Fatalf("Validate: %v", err)
+		}
+		if renewed {
+			renewals++
+			if want := e.clk.Now().Add(time.Hour); !got.ExpiresAt.Equal(want) {
+				t.Errorf("renewed to %v, want %v", got.ExpiresAt, want)
+			}
+		}
+	}
+	if renewals != 6 {
+		t.Errorf("%d renewals in 60 one-minute steps, want 6 (one per 10 min)", renewals)
 	}
 }
 
@@ -387,10 +413,11 @@ func BenchmarkValidateParallel(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	var worker atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		i := 0
+		i := int(worker.Add(1)) * 131 // each worker on its own sessions, as requests are
 		for pb.Next() {
 			if _, _, err := e.m.Validate(ids[i&1023], home2IP); err != nil {
 				b.Error(err)
