@@ -300,6 +300,8 @@ func (h *Handlers) SubmitCredentials() http.Handler {
 		case errors.As(err, &ve):
 			httpx.WriteError(w, r, opCreate, invalid(ve))
 			return
+		case err != nil && r.Context().Err() != nil:
+			return // the client went away; nobody reads an answer
 		case err != nil:
 			h.log.Warn("manual credentials could not be checked", "user_id", userID, "integration", domain, "err", err)
 			httpx.WriteError(w, r, opCreate, &httpx.Error{Status: http.StatusBadGateway, Code: "integration_unreachable",
