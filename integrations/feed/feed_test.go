@@ -1,0 +1,179 @@
+package feed_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"searchsvc/integrations"
+	"searchsvc/integrations/feed"
+)
+
+const smallFeed = `<rss version="2.0"><channel><title>t</title>
+<item><title>One</title><link>https://x.example/1</link></item></channel></rss>`
+
+// site serves paths of a fake web site.
+func site(t *testing.T, routes map[string]http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	for p, h := range routes {
+		mux.HandleFunc(p, h)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func serve(contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		io.WriteString(w, body)
+	}
+}
+
+func TestValidateManual(t *testing.T) {
+	srv := site(t, map[string]http.HandlerFunc{
+		"/feed.xml": serve("application/rss+xml", smallFeed),
+		"/moved": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/feed.xml", http.StatusMovedPermanently)
+		},
+		"/page":    serve("text/html", "<!doctype html><html><body>not a feed</body></html>"),
+		"/private": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) },
+		"/huge": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(6<<20))
+		},
+	})
+	def := feed.Definition()
+	if _, err := integrations.NewRegistry(def); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := def.ValidateManual(context.Background(), map[string]string{"url": " " + srv.URL + "/feed.xml "}, srv.Client())
+	if err != nil {
+		t.Fatalf("ValidateManual: %v", err)
+	}
+	if got, want := creds.Fields["url"], srv.URL+"/feed.xml"; got != want {
+		t.Errorf("stored url: got %q, want %q", got, want)
+	}
+	if _, err := def.ValidateManual(context.Background(), map[string]string{"url": srv.URL + "/moved"}, srv.Client()); err != nil {
+		t.Errorf("redirected feed: %v", err)
+	}
+
+	tests := []struct {
+		name, url, message string
+	}{
+		{"not found", srv.URL + "/missing", "the server answered 404 Not Found"},
+		{"html page", srv.URL + "/page", "this address does not serve an RSS or Atom feed"},
+		{"needs a login", srv.URL + "/private", "the server answered 401 Unauthorized"},
+		{"larger than 5 MiB", srv.URL + "/huge", "the feed is larger than 5 MiB"},
+		{"ftp", "ftp://x.example/feed", "must be an http or https address"},
+		{"javascript", "javascript:alert(1)", "must be an http or https address"},
+		{"relative", "/feed.xml", "must be an http or https address"},
+		{"empty", "", "must be an http or https address"},
+		{"nothing listening", "http://127.0.0.1:1/feed", "could not fetch the feed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := def.ValidateManual(context.Background(), map[string]string{"url": tt.url}, srv.Client())
+			var ve *integrations.ValidationError
+			if !errors.As(err, &ve) || ve.Field != "url" || ve.Message != tt.message {
+				t.Errorf("got %v, want url: %s", err, tt.message)
+			}
+		})
+	}
+}
+
+func TestValidateManualTimeoutAndCancel(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	srv := site(t, map[string]http.HandlerFunc{
+		"/slow": func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		},
+	})
+	def := feed.Definition()
+	fields := map[string]string{"url": srv.URL + "/slow"}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := def.ValidateManual(ctx, fields, srv.Client())
+	var ve *integrations.ValidationError
+	if !errors.As(err, &ve) || ve.Message != "the server did not answer in time" {
+		t.Errorf("timeout: got %v, want the timeout message", err)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	_, err = def.ValidateManual(ctx, fields, srv.Client())
+	if !errors.Is(err, context.Canceled) || errors.As(err, &ve) {
+		t.Errorf("cancelled: got %v, want context.Canceled, not a validation error", err)
+	}
+}
+
+func TestFetchSendsFeedAccept(t *testing.T) {
+	var accept string
+	srv := site(t, map[string]http.HandlerFunc{
+		"/f": func(w http.ResponseWriter, r *http.Request) {
+			accept = r.Header.Get("Accept")
+			io.WriteString(w, smallFeed)
+		},
+	})
+	entries, err := feed.Fetch(context.Background(), srv.Client(), srv.URL+"/f")
+	if err != nil || len(entries) != 1 || entries[0].Title != "One" {
+		t.Fatalf("Fetch: got %+v, %v; want one entry", entries, err)
+	}
+	if !strings.Contains(accept, "application/rss+xml") || !strings.Contains(accept, "application/atom+xml") {
+		t.Errorf("Accept: got %q, want feed types", accept)
+	}
+}
+
+func TestFeedInstance(t *testing.T) {
+	var status atomic.Int32
+	srv := site(t, map[string]http.HandlerFunc{
+		"/f": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(int(status.Load()))
+			io.WriteString(w, smallFeed)
+		},
+	})
+	in, err := feed.Definition().New(integrations.Env{
+		Credentials: integrations.Credentials{Fields: map[string]string{"url": srv.URL + "/f"}},
+		Client:      srv.Client(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		status  int
+		ok      bool
+		wantErr bool
+	}{
+		{http.StatusOK, true, false},
+		{http.StatusForbidden, false, false},
+		{http.StatusUnauthorized, false, false},
+		{http.StatusBadGateway, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
+			status.Store(int32(tt.status))
+			ok, err := in.ValidateAuthentication(context.Background())
+			if ok != tt.ok || (err != nil) != tt.wantErr {
+				t.Errorf("got %v, %v; want %v, error %v", ok, err, tt.ok, tt.wantErr)
+			}
+		})
+	}
+	if _, err := in.RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart}); !errors.Is(err, integrations.ErrUnsupportedTask) {
+		t.Errorf("RunTask: got %v, want ErrUnsupportedTask", err)
+	}
+	if _, err := feed.Definition().New(integrations.Env{}); err == nil {
+		t.Error("New without a stored url: got nil error")
+	}
+}
