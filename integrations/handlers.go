@@ -114,28 +114,30 @@ func errRecordNotFound() *httpx.Error {
 // Catalogue serves GET /v1/integrations: every manifest with its
 // configured flag, filtered by inIds/ninIds on the domain.
 func (h *Handlers) Catalogue() http.Handler {
-	return &endpoint{op: opCatalogue, fn: func(w http.ResponseWriter, r *http.Request) {
-		f, err := httpx.ParseFilter(r.URL.Query())
-		if err != nil {
-			httpx.WriteError(w, r, opCatalogue, err)
-			return
+	return &endpoint{op: opCatalogue, fn: h.catalogue}
+}
+
+func (h *Handlers) catalogue(w http.ResponseWriter, r *http.Request) {
+	f, err := httpx.ParseFilter(r.URL.Query())
+	if err != nil {
+		httpx.WriteError(w, r, opCatalogue, err)
+		return
+	}
+	var out []CatalogueEntry
+	for _, m := range h.cfg.Registry.List() {
+		if !f.Match(m.Domain) {
+			continue
 		}
-		var out []CatalogueEntry
-		for _, m := range h.cfg.Registry.List() {
-			if !f.Match(m.Domain) {
-				continue
-			}
-			if m.Scopes == nil {
-				m.Scopes = []string{}
-			}
-			if m.Fields == nil {
-				m.Fields = []Field{}
-			}
-			def, _ := h.cfg.Registry.Get(m.Domain)
-			out = append(out, CatalogueEntry{Manifest: m, Configured: h.configured(def)})
+		if m.Scopes == nil {
+			m.Scopes = []string{}
 		}
-		httpx.Many(w, r, opCatalogue, out)
-	}}
+		if m.Fields == nil {
+			m.Fields = []Field{}
+		}
+		def, _ := h.cfg.Registry.Get(m.Domain)
+		out = append(out, CatalogueEntry{Manifest: m, Configured: h.configured(def)})
+	}
+	httpx.Many(w, r, opCatalogue, out)
 }
 
 // configured reports whether def can be connected with this deployment's
@@ -151,42 +153,46 @@ func (h *Handlers) configured(def Definition) bool {
 // List serves GET /v1/user-integrations: the caller's live records,
 // oldest connection first, filtered by inIds/ninIds on the record id.
 func (h *Handlers) List() http.Handler {
-	return &endpoint{op: opList, fn: func(w http.ResponseWriter, r *http.Request) {
-		userID, ok := h.userID(w, r, opList)
-		if !ok {
-			return
+	return &endpoint{op: opList, fn: h.list}
+}
+
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
+	userID, ok := h.userID(w, r, opList)
+	if !ok {
+		return
+	}
+	f, err := httpx.ParseFilter(r.URL.Query())
+	if err != nil {
+		httpx.WriteError(w, r, opList, err)
+		return
+	}
+	recs := h.cfg.Records.ForUser(userID)
+	slices.SortFunc(recs, func(a, b Record) int {
+		if c := a.ConnectedAt.Compare(b.ConnectedAt); c != 0 {
+			return c
 		}
-		f, err := httpx.ParseFilter(r.URL.Query())
-		if err != nil {
-			httpx.WriteError(w, r, opList, err)
-			return
+		return strings.Compare(a.ID, b.ID)
+	})
+	var out []RecordView
+	for _, rec := range recs {
+		if f.Match(rec.ID) {
+			out = append(out, rec.View())
 		}
-		recs := h.cfg.Records.ForUser(userID)
-		slices.SortFunc(recs, func(a, b Record) int {
-			if c := a.ConnectedAt.Compare(b.ConnectedAt); c != 0 {
-				return c
-			}
-			return strings.Compare(a.ID, b.ID)
-		})
-		var out []RecordView
-		for _, rec := range recs {
-			if f.Match(rec.ID) {
-				out = append(out, rec.View())
-			}
-		}
-		httpx.Many(w, r, opList, out)
-	}}
+	}
+	httpx.Many(w, r, opList, out)
 }
 
 // Get serves GET /v1/user-integrations/{id}: the caller's own record.
 func (h *Handlers) Get() http.Handler {
-	return &endpoint{op: opGet, fn: func(w http.ResponseWriter, r *http.Request) {
-		rec, ok := h.ownRecord(w, r, opGet)
-		if !ok {
-			return
-		}
-		httpx.One(w, r, opGet, rec.View())
-	}}
+	return &endpoint{op: opGet, fn: h.get}
+}
+
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
+	rec, ok := h.ownRecord(w, r, opGet)
+	if !ok {
+		return
+	}
+	httpx.One(w, r, opGet, rec.View())
 }
 
 // Delete serves DELETE /v1/user-integrations/{id}: it soft-deletes the
@@ -195,33 +201,35 @@ func (h *Handlers) Get() http.Handler {
 // offers revocation. Revocation is best effort: a failure is logged and
 // the record stays disconnected.
 func (h *Handlers) Delete() http.Handler {
-	return &endpoint{op: opDelete, fn: func(w http.ResponseWriter, r *http.Request) {
-		rec, ok := h.ownRecord(w, r, opDelete)
-		if !ok {
-			return
+	return &endpoint{op: opDelete, fn: h.disconnect}
+}
+
+func (h *Handlers) disconnect(w http.ResponseWriter, r *http.Request) {
+	rec, ok := h.ownRecord(w, r, opDelete)
+	if !ok {
+		return
+	}
+	// Opened before the disconnect, which drops the sealed copy.
+	creds, credsErr := h.cfg.Records.Credentials(rec)
+	var extra []storage.Op
+	if h.cfg.OnDisconnect != nil {
+		extra = h.cfg.OnDisconnect(rec)
+	}
+	if _, err := h.cfg.Records.Disconnect(rec.ID, extra...); err != nil {
+		if errors.Is(err, ErrRecordNotFound) {
+			err = errRecordNotFound() // a concurrent disconnect won
 		}
-		// Opened before the disconnect, which drops the sealed copy.
-		creds, credsErr := h.cfg.Records.Credentials(rec)
-		var extra []storage.Op
-		if h.cfg.OnDisconnect != nil {
-			extra = h.cfg.OnDisconnect(rec)
-		}
-		if _, err := h.cfg.Records.Disconnect(rec.ID, extra...); err != nil {
-			if errors.Is(err, ErrRecordNotFound) {
-				err = errRecordNotFound() // a concurrent disconnect won
-			}
-			httpx.WriteError(w, r, opDelete, storeError(err))
-			return
-		}
-		h.log.Info("integration disconnected", "user_id", rec.UserID, "integration", rec.Integration, "record_id", rec.ID)
-		if credsErr != nil {
-			h.log.Warn("disconnect: credentials do not open; not revoked at the provider",
-				"integration", rec.Integration, "record_id", rec.ID, "err", credsErr)
-		} else {
-			h.revoke(r.Context(), rec, creds)
-		}
-		httpx.Write(w, r, http.StatusOK, opDelete, httpx.F("success", true))
-	}}
+		httpx.WriteError(w, r, opDelete, storeError(err))
+		return
+	}
+	h.log.Info("integration disconnected", "user_id", rec.UserID, "integration", rec.Integration, "record_id", rec.ID)
+	if credsErr != nil {
+		h.log.Warn("disconnect: credentials do not open; not revoked at the provider",
+			"integration", rec.Integration, "record_id", rec.ID, "err", credsErr)
+	} else {
+		h.revoke(r.Context(), rec, creds)
+	}
+	httpx.Write(w, r, http.StatusOK, opDelete, httpx.F("success", true))
 }
 
 // revoke revokes creds at rec's provider, best effort, within
@@ -266,64 +274,66 @@ type credentialsBody struct {
 // against the provider (Definition.ValidateManual), and only then sealed
 // and stored. A new record answers 201, a reconnected one 200.
 func (h *Handlers) SubmitCredentials() http.Handler {
-	return &endpoint{op: opCreate, fn: func(w http.ResponseWriter, r *http.Request) {
-		userID, ok := h.userID(w, r, opCreate)
-		if !ok {
-			return
-		}
-		domain := r.PathValue("integration")
-		def, ok := h.cfg.Registry.Get(domain)
-		if !ok {
-			httpx.WriteError(w, r, opCreate, errIntegrationNotFound())
-			return
-		}
-		if def.ValidateManual == nil {
-			httpx.WriteError(w, r, opCreate, httpx.Invalid(httpx.FieldError{Field: "integration",
-				Message: domain + " connects through OAuth: use GET /v1/user-integration/oauth/" + domain + "/authorize"}))
-			return
-		}
-		var body credentialsBody
-		if err := httpx.Decode(w, r, &body); err != nil {
-			httpx.WriteError(w, r, opCreate, err)
-			return
-		}
-		fields, errs := def.Manifest.CheckForm(body.Fields)
-		if errs != nil {
-			httpx.WriteError(w, r, opCreate, invalid(errs...))
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), manualTimeout)
-		creds, err := def.ValidateManual(ctx, fields, h.cfg.Client)
-		cancel()
-		var ve *ValidationError
-		switch {
-		case errors.As(err, &ve):
-			httpx.WriteError(w, r, opCreate, invalid(ve))
-			return
-		case err != nil && r.Context().Err() != nil:
-			return // the client went away; nobody reads an answer
-		case err != nil:
-			h.log.Warn("manual credentials could not be checked", "user_id", userID, "integration", domain, "err", err)
-			httpx.WriteError(w, r, opCreate, &httpx.Error{Status: http.StatusBadGateway, Code: "integration_unreachable",
-				Message: "could not check the credentials with " + domain + "; try again later"})
-			return
-		}
-		_, existed := h.cfg.Records.Find(userID, domain)
-		rec, err := h.cfg.Records.Connect(userID, domain, creds)
-		if err != nil {
-			httpx.WriteError(w, r, opCreate, storeError(err))
-			return
-		}
-		h.log.Info("integration connected", "user_id", userID, "integration", domain, "record_id", rec.ID, "auth", "manual")
-		if h.cfg.OnConnect != nil {
-			h.cfg.OnConnect(rec)
-		}
-		status := http.StatusCreated
-		if existed {
-			status = http.StatusOK
-		}
-		httpx.Write(w, r, status, opCreate, httpx.F("result", rec.View()))
-	}}
+	return &endpoint{op: opCreate, fn: h.submitCredentials}
+}
+
+func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) {
+	userID, ok := h.userID(w, r, opCreate)
+	if !ok {
+		return
+	}
+	domain := r.PathValue("integration")
+	def, ok := h.cfg.Registry.Get(domain)
+	if !ok {
+		httpx.WriteError(w, r, opCreate, errIntegrationNotFound())
+		return
+	}
+	if def.ValidateManual == nil {
+		httpx.WriteError(w, r, opCreate, httpx.Invalid(httpx.FieldError{Field: "integration",
+			Message: domain + " connects through OAuth: use GET /v1/user-integration/oauth/" + domain + "/authorize"}))
+		return
+	}
+	var body credentialsBody
+	if err := httpx.Decode(w, r, &body); err != nil {
+		httpx.WriteError(w, r, opCreate, err)
+		return
+	}
+	fields, errs := def.Manifest.CheckForm(body.Fields)
+	if errs != nil {
+		httpx.WriteError(w, r, opCreate, invalid(errs...))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), manualTimeout)
+	creds, err := def.ValidateManual(ctx, fields, h.cfg.Client)
+	cancel()
+	var ve *ValidationError
+	switch {
+	case errors.As(err, &ve):
+		httpx.WriteError(w, r, opCreate, invalid(ve))
+		return
+	case err != nil && r.Context().Err() != nil:
+		return // the client went away; nobody reads an answer
+	case err != nil:
+		h.log.Warn("manual credentials could not be checked", "user_id", userID, "integration", domain, "err", err)
+		httpx.WriteError(w, r, opCreate, &httpx.Error{Status: http.StatusBadGateway, Code: "integration_unreachable",
+			Message: "could not check the credentials with " + domain + "; try again later"})
+		return
+	}
+	_, existed := h.cfg.Records.Find(userID, domain)
+	rec, err := h.cfg.Records.Connect(userID, domain, creds)
+	if err != nil {
+		httpx.WriteError(w, r, opCreate, storeError(err))
+		return
+	}
+	h.log.Info("integration connected", "user_id", userID, "integration", domain, "record_id", rec.ID, "auth", "manual")
+	if h.cfg.OnConnect != nil {
+		h.cfg.OnConnect(rec)
+	}
+	status := http.StatusCreated
+	if existed {
+		status = http.StatusOK
+	}
+	httpx.Write(w, r, status, opCreate, httpx.F("result", rec.View()))
 }
 
 // invalid turns validation errors into a 400 whose details name the form
