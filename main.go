@@ -31,6 +31,13 @@ import (
 
 	"searchsvc/auth"
 	"searchsvc/httpx"
+	"searchsvc/integrations"
+	"searchsvc/integrations/dropbox"
+	"searchsvc/integrations/feed"
+	"searchsvc/integrations/gmail"
+	"searchsvc/integrations/imap"
+	"searchsvc/integrations/slack"
+	"searchsvc/oauth"
 	"searchsvc/sessions"
 	"searchsvc/storage"
 )
@@ -136,7 +143,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		log.Warn("development mode: SESSION_SECURE=false, session cookies are sent over plain http")
 	}
 
-	a, err := openApp(c, log)
+	a, err := openApp(c, getenv, log)
 	if err != nil {
 		return err
 	}
@@ -189,11 +196,45 @@ type app struct {
 	sessions     *sessions.Manager
 	users        *auth.Users
 	auth         *auth.Handlers
+	records      *integrations.Records
+	integrations *integrations.Handlers
+	oauth        *oauth.Handlers
 }
+
+// registry is the catalogue of integrations the service ships.
+func registry() (*integrations.Registry, error) {
+	return integrations.NewRegistry(
+		gmail.Definition(),
+		slack.Definition(),
+		dropbox.Definition(),
+		imap.Definition(),
+		feed.Definition(),
+	)
+}
+
+// outboundTimeout bounds every request to a provider.
+const outboundTimeout = 30 * time.Second
 
 // openApp opens both stores under DATA_DIR and builds the packages on
 // them. Tables are registered before each store opens (replay needs them).
-func openApp(c *config, log *slog.Logger) (*app, error) {
+func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, error) {
+	reg, err := registry()
+	if err != nil {
+		return nil, err
+	}
+	vault, err := integrations.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	}
+	// Integration client secrets may come from files like every secret.
+	secret := secretEnv(getenv)
+	providerEnv := func(name string) string {
+		v, err := secret(name)
+		if err != nil {
+			log.Error("read configuration", "variable", name, "err", err)
+		}
+		return v
+	}
 	mode, err := storage.ParseSyncMode(c.StoreSync)
 	if err != nil {
 		return nil, fmt.Errorf("STORE_SYNC: %w", err)
@@ -205,6 +246,7 @@ func openApp(c *config, log *slog.Logger) (*app, error) {
 			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
 	}
 	a.users = auth.NewUsers(a.mainStore)
+	a.records = integrations.NewRecords(a.mainStore, vault, nil)
 	a.sessions = sessions.New(a.sessionStore, sessions.Config{
 		MaxAge:         c.SessionMaxAge,
 		IdleTimeout:    c.SessionIdleTimeout,
@@ -231,6 +273,30 @@ func openApp(c *config, log *slog.Logger) (*app, error) {
 		RateLimit:    c.LoginRateLimit,
 		RateWindow:   c.LoginRateWindow,
 		Logger:       log.With("component", "auth"),
+		OnUserDelete: a.records.DisconnectOps,
+	})
+	client := &http.Client{Timeout: outboundTimeout}
+	a.integrations = integrations.NewHandlers(integrations.HandlersConfig{
+		Registry: reg,
+		Records:  a.records,
+		Getenv:   providerEnv,
+		Client:   client,
+		UserID: func(r *http.Request) (string, bool) {
+			u, ok := auth.UserFrom(r.Context())
+			return u.ID, ok
+		},
+		Logger: log.With("component", "integrations"),
+	})
+	a.oauth = oauth.NewHandlers(oauth.Config{
+		Registry:     reg,
+		Records:      a.records,
+		Sessions:     a.sessions,
+		Getenv:       providerEnv,
+		Client:       client,
+		RedirectBase: c.OAuthRedirectBase,
+		FrontendURL:  c.FrontendURL,
+		Secure:       c.SessionSecure,
+		Logger:       log.With("component", "oauth"),
 	})
 	return a, nil
 }
@@ -266,4 +332,14 @@ func addRoutes(mux *http.ServeMux, a *app) {
 	mux.Handle("PUT /v1/user/password", au.Require(au.ChangePassword()))
 	mux.Handle("GET /v1/user/sessions", au.Require(au.ListSessions()))
 	mux.Handle("DELETE /v1/user/sessions/{sessionId}", au.Require(au.DeleteSession()))
+
+	o := a.oauth
+	mux.Handle("GET /v1/user-integration/oauth/{integration}/authorize", au.Require(o.Authorize()))
+	mux.Handle("GET /v1/user-integration/oauth/{integration}/callback", o.Callback()) // cross-site: no svc_session
+	ui := a.integrations
+	mux.Handle("GET /v1/integrations", au.Require(ui.Catalogue()))
+	mux.Handle("GET /v1/user-integrations", au.Require(ui.List()))
+	mux.Handle("GET /v1/user-integrations/{id}", au.Require(ui.Get()))
+	mux.Handle("DELETE /v1/user-integrations/{id}", au.Require(ui.Delete()))
+	mux.Handle("POST /v1/user-integrations/{integration}/credentials", au.Require(ui.SubmitCredentials()))
 }
