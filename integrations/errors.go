@@ -2,7 +2,6 @@ package integrations
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 )
 
@@ -63,11 +62,6 @@ func (e *ValidationError) Error() string {
 }
 
 func (e *ValidationError) Unwrap() error { return e.Err }
-
-// invalidField returns a ValidationError for field with a formatted message.
-func invalidField(field, format string, args ...any) *ValidationError {
-	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
 
 // Errors of the OAuth operations.
 var (
