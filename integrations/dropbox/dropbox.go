@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -27,9 +28,9 @@ const (
 	RevokeURL = APIBaseURL + "/2/auth/token/revoke"
 )
 
-// Scopes are the read-only scopes requested; the Dropbox app must have them
+// scopes are the read-only scopes requested; the Dropbox app must have them
 // enabled in its permissions.
-var Scopes = []string{"account_info.read", "files.metadata.read", "files.content.read"}
+var scopes = []string{"account_info.read", "files.metadata.read", "files.content.read"}
 
 // FieldAccountID is the Credentials.Fields key of the Dropbox account id.
 const FieldAccountID = "accountId"
@@ -42,7 +43,7 @@ func Definition() integrations.Definition {
 			DisplayName: "Dropbox",
 			Kind:        integrations.KindFiles,
 			AuthType:    integrations.AuthOAuth,
-			Scopes:      Scopes,
+			Scopes:      slices.Clone(scopes),
 		},
 		OAuth: &integrations.OAuthSpec{
 			AuthURL:             endpoints.Dropbox.AuthURL,
@@ -65,7 +66,7 @@ func parseTokens(raw map[string]any, now time.Time) (integrations.Credentials, e
 	if err != nil {
 		return integrations.Credentials{}, err
 	}
-	if err := integrations.CheckScopes(creds.Scope, Scopes); err != nil {
+	if err := integrations.CheckScopes(creds.Scope, scopes); err != nil {
 		return integrations.Credentials{}, err
 	}
 	if id, ok := raw["account_id"].(string); ok && id != "" {

@@ -43,7 +43,7 @@ func newFakeDropbox(t *testing.T, token func(oauthtest.Issued) map[string]any) *
 	t.Helper()
 	srv := oauthtest.New(t, oauthtest.Options{
 		ClientID: clientID, ClientSecret: clientSecret, Basic: true, Body: true,
-		Scope:      strings.Join(dropbox.Scopes, " "),
+		Scope:      strings.Join(dropbox.Definition().Manifest.Scopes, " "),
 		AuthParams: map[string]string{"token_access_type": "offline"},
 		Token:      token,
 	})

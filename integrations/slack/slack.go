@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,12 +30,12 @@ const (
 	RevokeURL = APIBaseURL + "/auth.revoke"
 )
 
-// BotScopes are requested in the scope parameter, for the app's bot.
-var BotScopes = []string{"channels:history", "channels:read", "users:read"}
+// botScopes are requested in the scope parameter, for the app's bot.
+var botScopes = []string{"channels:history", "channels:read", "users:read"}
 
-// UserScopes are requested in the user_scope parameter: reading, as the
+// userScopes are requested in the user_scope parameter: reading, as the
 // user, the conversations the user is in.
-var UserScopes = []string{"channels:history", "groups:history", "im:history", "mpim:history", "search:read", "users:read"}
+var userScopes = []string{"channels:history", "groups:history", "im:history", "mpim:history", "search:read", "users:read"}
 
 // Keys of Credentials.Fields set by ValidateTokens.
 const (
@@ -58,7 +59,7 @@ func Definition() integrations.Definition {
 			DisplayName: "Slack",
 			Kind:        integrations.KindChat,
 			AuthType:    integrations.AuthOAuth,
-			Scopes:      BotScopes,
+			Scopes:      slices.Clone(botScopes),
 		},
 		OAuth: &integrations.OAuthSpec{
 			AuthURL:        endpoints.Slack.AuthURL,
@@ -67,7 +68,7 @@ func Definition() integrations.Definition {
 			APIBaseURL:     APIBaseURL,
 			AuthStyle:      oauth2.AuthStyleInParams,
 			ScopeSeparator: ",",
-			AuthParams:     map[string]string{"user_scope": strings.Join(UserScopes, ",")},
+			AuthParams:     map[string]string{"user_scope": strings.Join(userScopes, ",")},
 			Tokens:         parseTokens,
 			Revoke:         revoke,
 		},
@@ -109,12 +110,12 @@ func parseTokens(raw map[string]any, now time.Time) (integrations.Credentials, e
 		return integrations.Credentials{}, &integrations.InvalidTokensError{Field: "token_type", Reason: "of the top-level token is not bot"}
 	}
 	if top.AccessToken != "" {
-		if err := integrations.CheckScopes(top.Scope, BotScopes); err != nil {
+		if err := integrations.CheckScopes(top.Scope, botScopes); err != nil {
 			return integrations.Credentials{}, err
 		}
 	}
 	if user.AccessToken != "" {
-		if err := integrations.CheckScopes(user.Scope, UserScopes); err != nil {
+		if err := integrations.CheckScopes(user.Scope, userScopes); err != nil {
 			return integrations.Credentials{}, err
 		}
 	}

@@ -27,8 +27,8 @@ const (
 var now = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 
 var (
-	botScope  = strings.Join(slack.BotScopes, ",")
-	userScope = strings.Join(slack.UserScopes, ",")
+	botScope  = strings.Join(slack.Definition().Manifest.Scopes, ",")
+	userScope = slack.Definition().OAuth.AuthParams["user_scope"]
 )
 
 // fakeSlack is slack.com: oauth.v2.access, auth.test and auth.revoke, all
