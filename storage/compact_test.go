@@ -193,8 +193,8 @@ func TestOpenRefusesUndecodableRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := newDB(dir, Options{Sync: SyncNone}).s.Open()
-	ce, ok := err.(*CorruptError)
-	if !ok || ce.Offset != int64(len(first)) {
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Offset != int64(len(first)) {
 		t.Fatalf("Open: got %v, want *CorruptError at %d", err, len(first))
 	}
 }

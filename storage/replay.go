@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -181,53 +182,31 @@ func (s *Store) createLog(created []string) error {
 	return nil
 }
 
-// rawOp is one op as logged.
-type rawOp struct {
-	T   string          `json:"t"`
-	ID  string          `json:"id"`
-	V   json.RawMessage `json:"v"`
-	Del bool            `json:"del"`
-}
-
-// decodeOps decodes and checks the ops array of a line.
-func decodeOps(data []byte) ([]rawOp, error) {
-	var ops []rawOp
-	if err := json.Unmarshal(data, &ops); err != nil {
-		return nil, fmt.Errorf("decode ops: %w", err)
-	}
-	if len(ops) == 0 {
-		return nil, errors.New("no ops")
-	}
-	for i, o := range ops {
-		if !validID(o.T) || !validID(o.ID) || (len(o.V) > 0) == o.Del {
-			return nil, fmt.Errorf("op %d: bad table, id, value or delete", i)
-		}
-	}
-	return ops, nil
-}
-
 // replay applies the log in f to the tables, then drops expired records and
 // builds the indexes. It holds mu throughout, so reads wait for it.
 func (s *Store) replay(f File, path string) (scanResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var ops []rawOp
 	res, err := scanLog(f, path, func(off int64, _ uint64, data []byte) error {
-		ops, err := decodeOps(data)
+		var err error
+		ops, err = decodeOps(data, ops)
 		if err != nil {
 			return &CorruptError{File: path, Offset: off, Reason: err.Error()}
 		}
 		for _, o := range ops {
-			t := s.byName[o.T]
+			t := s.byName[string(o.T)]
 			if t == nil {
-				s.log.Warn("log holds a table that is not registered; keeping its records as they are", "table", o.T)
-				t = &rawTable{name: o.T, recs: make(map[string]json.RawMessage)}
-				s.byName[o.T] = t
+				name := string(o.T)
+				s.log.Warn("log holds a table that is not registered; keeping its records as they are", "table", name)
+				t = &rawTable{name: name, recs: make(map[string]json.RawMessage)}
+				s.byName[name] = t
 				s.tables = append(s.tables, t)
 			}
 			if o.Del {
 				t.replayDelete(o.ID)
-			} else if err := t.replayPut(o.ID, o.V); err != nil {
-				return &CorruptError{File: path, Offset: off, Reason: err.Error()}
+			} else {
+				t.replayPut(o.ID, o.V, off)
 			}
 		}
 		s.fileOps += int64(len(ops))
@@ -242,7 +221,7 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 	}
 	now := s.now()
 	for _, t := range s.tables {
-		if err := t.finishReplay(now); err != nil {
+		if err := t.finishReplay(path, now); err != nil {
 			return res, fmt.Errorf("storage: replay %s: %w", path, err)
 		}
 	}
@@ -260,15 +239,14 @@ type rawTable struct {
 
 func (t *rawTable) tableName() string { return t.name }
 func (t *rawTable) count() int        { return len(t.recs) }
-func (t *rawTable) replayPut(id string, raw []byte) error {
-	t.recs[id] = append(json.RawMessage(nil), raw...)
-	return nil
+func (t *rawTable) replayPut(id, raw []byte, _ int64) {
+	t.recs[string(id)] = bytes.Clone(raw)
 }
-func (t *rawTable) replayDelete(id string)       { delete(t.recs, id) }
-func (t *rawTable) finishReplay(time.Time) error { return nil }
-func (t *rawTable) drop([]string)                {}
-func (t *rawTable) applyPending()                {}
-func (t *rawTable) clearPending()                {}
+func (t *rawTable) replayDelete(id []byte)               { delete(t.recs, string(id)) }
+func (t *rawTable) finishReplay(string, time.Time) error { return nil }
+func (t *rawTable) drop([]string)                        {}
+func (t *rawTable) applyPending()                        {}
+func (t *rawTable) clearPending()                        {}
 func (t *rawTable) writeLive(_ time.Time, emit func(table, id string, v []byte) error) ([]string, error) {
 	for id, v := range t.recs {
 		if err := emit(t.name, id, v); err != nil {

@@ -150,7 +150,7 @@ func New(dir string, opts Options) *Store {
 		dir:    dir,
 		opts:   opts,
 		fsys:   opts.FS,
-		log:    opts.Logger.With("component", "storage", "dir", dir),
+		log:    opts.Logger.With("dir", dir),
 		now:    opts.Now,
 		byName: make(map[string]table),
 	}

@@ -49,6 +49,9 @@ type Table[T any] struct {
 	// pend is the writer's overlay of accepted but not yet durable changes
 	// of the current batch. Only the writer goroutine touches it.
 	pend map[string]pendingRec[T]
+
+	// stage holds, during Open only, the last logged JSON of each record.
+	stage map[string]*staged
 }
 
 type pendingRec[T any] struct {
@@ -73,9 +76,9 @@ type multiIndex[T any] struct {
 type table interface {
 	tableName() string
 	count() int
-	replayPut(id string, raw []byte) error
-	replayDelete(id string)
-	finishReplay(now time.Time) error
+	replayPut(id, raw []byte, off int64)
+	replayDelete(id []byte)
+	finishReplay(path string, now time.Time) error
 	writeLive(now time.Time, emit func(table, id string, v []byte) error) (expired []string, err error)
 	drop(ids []string)
 	applyPending()
@@ -98,6 +101,7 @@ func Register[T any](s *Store, name string, cfg TableConfig[T]) *Table[T] {
 		unique: make(map[string]*uniqueIndex[T]),
 		multi:  make(map[string]*multiIndex[T]),
 		pend:   make(map[string]pendingRec[T]),
+		stage:  make(map[string]*staged),
 	}
 	for _, n := range sortedKeys(cfg.Unique) {
 		u := &uniqueIndex[T]{name: n, key: cfg.Unique[n], m: make(map[string]string), pend: make(map[string]string)}
@@ -195,51 +199,6 @@ func (t *Table[T]) uniqueKey(u *uniqueIndex[T], v *T) string {
 		return ""
 	}
 	return u.key(v)
-}
-
-func (t *Table[T]) replayPut(id string, raw []byte) error {
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("decode %s %q: %w", t.name, id, err)
-	}
-	key := t.cfg.ID(&v)
-	if key != id {
-		return fmt.Errorf("%s record logged as %q has id %q", t.name, id, key)
-	}
-	t.recs[key] = v // key, not id: it shares memory with the value
-	return nil
-}
-
-func (t *Table[T]) replayDelete(id string) { delete(t.recs, id) }
-
-// finishReplay drops expired records and builds the indexes once, after the
-// whole log is applied, so that intermediate states never matter.
-func (t *Table[T]) finishReplay(now time.Time) error {
-	if t.cfg.Expired != nil {
-		for id, v := range t.recs {
-			if t.cfg.Expired(&v, now) {
-				delete(t.recs, id)
-			}
-		}
-	}
-	for id, v := range t.recs {
-		for _, u := range t.uniq {
-			k := t.uniqueKey(u, &v)
-			if k == "" {
-				continue
-			}
-			if other, taken := u.m[k]; taken {
-				return fmt.Errorf("records %q and %q: %w", other, id, &UniqueError{Table: t.name, Index: u.name, Key: k})
-			}
-			u.m[k] = id
-		}
-		for _, m := range t.mult {
-			if k := m.key(&v); k != "" {
-				m.m[k] = append(m.m[k], id)
-			}
-		}
-	}
-	return nil
 }
 
 // writeLive emits every record that has not expired, as JSON, and returns

@@ -60,8 +60,10 @@ func verify(fsys FS, dir string) (Report, error) {
 		return rep, fmt.Errorf("storage: verify: %w", err)
 	}
 	defer f.Close()
+	var ops []rawOp
 	res, err := scanLog(f, rep.File, func(off int64, _ uint64, data []byte) error {
-		ops, err := decodeOps(data)
+		var err error
+		ops, err = decodeOps(data, ops)
 		if err != nil {
 			return &CorruptError{File: rep.File, Offset: off, Reason: err.Error()}
 		}

@@ -1,0 +1,124 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Loading a table at Open happens in two phases. While the log is read,
+// only the last logged JSON of each record is kept (staged), so records
+// that a later op superseded or deleted are never decoded. Then the
+// survivors are decoded in parallel, expired ones dropped, and the indexes
+// built once, so intermediate states of the log never matter.
+
+// staged is the last logged JSON of a record and the offset of its line.
+type staged struct {
+	raw []byte
+	off int64
+}
+
+func (t *Table[T]) replayPut(id, raw []byte, off int64) {
+	if e := t.stage[string(id)]; e != nil {
+		e.raw, e.off = append(e.raw[:0], raw...), off
+		return
+	}
+	t.stage[string(id)] = &staged{raw: append([]byte(nil), raw...), off: off}
+}
+
+func (t *Table[T]) replayDelete(id []byte) { delete(t.stage, string(id)) }
+
+// finishReplay decodes the staged records, drops the expired ones and
+// builds the indexes. A record that does not decode into T, or whose id is
+// not the one it was logged under, is a *CorruptError at its line.
+func (t *Table[T]) finishReplay(path string, now time.Time) error {
+	ids := make([]string, 0, len(t.stage))
+	ents := make([]*staged, 0, len(t.stage))
+	for id, e := range t.stage {
+		ids = append(ids, id)
+		ents = append(ents, e)
+	}
+	t.stage = nil
+	vals := make([]T, len(ents))
+	if err := decodeAll(ents, vals); err != nil {
+		return &CorruptError{File: path, Offset: err.off, Reason: fmt.Sprintf("decode %s record: %v", t.name, err.err)}
+	}
+
+	t.recs = make(map[string]T, len(vals))
+	for i := range vals {
+		v := &vals[i]
+		key := t.cfg.ID(v)
+		if key != ids[i] {
+			return &CorruptError{File: path, Offset: ents[i].off,
+				Reason: fmt.Sprintf("%s record logged as %q has id %q", t.name, ids[i], key)}
+		}
+		if t.cfg.Expired != nil && t.cfg.Expired(v, now) {
+			continue
+		}
+		t.recs[key] = *v // the value's own id string is the key: no copy
+	}
+	for _, u := range t.uniq {
+		u.m = make(map[string]string, len(t.recs))
+	}
+	for id, v := range t.recs {
+		for _, u := range t.uniq {
+			k := t.uniqueKey(u, &v)
+			if k == "" {
+				continue
+			}
+			if other, taken := u.m[k]; taken {
+				return fmt.Errorf("records %q and %q: %w", other, id, &UniqueError{Table: t.name, Index: u.name, Key: k})
+			}
+			u.m[k] = id
+		}
+		for _, m := range t.mult {
+			if k := m.key(&v); k != "" {
+				m.m[k] = append(m.m[k], id)
+			}
+		}
+	}
+	return nil
+}
+
+// decodeError is a record that did not decode, before its file is known.
+type decodeError struct {
+	off int64
+	err error
+}
+
+// decodeAll decodes ents[i].raw into vals[i] on every CPU: JSON decoding is
+// most of the cost of Open. Of several bad records it reports the first in
+// the file, so the error does not depend on scheduling.
+func decodeAll[T any](ents []*staged, vals []T) *decodeError {
+	workers := min(runtime.GOMAXPROCS(0), (len(ents)+1023)/1024)
+	if workers <= 1 {
+		return decodeRange(ents, vals)
+	}
+	errs := make([]*decodeError, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(ents)/workers, (w+1)*len(ents)/workers
+		wg.Go(func() { errs[w] = decodeRange(ents[lo:hi], vals[lo:hi]) })
+	}
+	wg.Wait()
+	var first *decodeError
+	for _, e := range errs {
+		if e != nil && (first == nil || e.off < first.off) {
+			first = e
+		}
+	}
+	return first
+}
+
+func decodeRange[T any](ents []*staged, vals []T) *decodeError {
+	var first *decodeError
+	for i, e := range ents {
+		if err := json.Unmarshal(e.raw, &vals[i]); err != nil && (first == nil || e.off < first.off) {
+			first = &decodeError{off: e.off, err: err}
+		}
+		e.raw = nil // let the collector have it
+	}
+	return first
+}
