@@ -107,23 +107,23 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/searchsvc $(UNITDIR)/searchsvc.service
 	@echo "kept $(CONFDIR) (configuration and secrets) and /var/lib/searchsvc (data)"
 
-## reproducible: builds `make dist` twice, the second time from a copy of the
-## tree at another path with an empty build cache, and fails unless both
-## SHA256SUMS are identical. dist/ holds the second build afterwards.
+## reproducible: snapshots this tree into two directories at different
+## paths, runs `make dist` in each (the second with an empty build cache) and
+## fails unless both SHA256SUMS are identical; then dist/ holds the build.
 reproducible:
 	@set -e; tmp=$$(mktemp -d); version='$(VERSION)'; \
-	echo "== build 1: this tree, VERSION=$$version"; \
-	$(MAKE) --no-print-directory dist VERSION="$$version"; \
-	mv dist "$$tmp/dist1"; \
-	echo "== build 2: a copy in $$tmp/src, empty GOCACHE"; \
-	mkdir "$$tmp/src"; \
-	tar -cf - --exclude=./.git --exclude=./bin --exclude=./dist --exclude=./data . | tar -xf - -C "$$tmp/src"; \
-	GOCACHE="$$tmp/gocache" $(MAKE) --no-print-directory -C "$$tmp/src" dist VERSION="$$version"; \
-	cp -R "$$tmp/src/dist" dist; \
-	if cmp -s "$$tmp/dist1/SHA256SUMS" dist/SHA256SUMS; then \
-		echo "reproducible: both builds have identical SHA256SUMS"; \
-		chmod -R u+w "$$tmp"; rm -rf "$$tmp"; \
+	echo "== snapshot of this tree (VERSION=$$version) into $$tmp/a and $$tmp/b"; \
+	mkdir "$$tmp/a" "$$tmp/b"; \
+	tar -cf "$$tmp/src.tar" --exclude=./.git --exclude=./bin --exclude=./dist --exclude=./data .; \
+	tar -xf "$$tmp/src.tar" -C "$$tmp/a"; tar -xf "$$tmp/src.tar" -C "$$tmp/b"; \
+	echo "== build 1 in $$tmp/a"; \
+	$(MAKE) --no-print-directory -C "$$tmp/a" dist VERSION="$$version"; \
+	echo "== build 2 in $$tmp/b, empty GOCACHE"; \
+	GOCACHE="$$tmp/gocache" $(MAKE) --no-print-directory -C "$$tmp/b" dist VERSION="$$version"; \
+	if cmp -s "$$tmp/a/dist/SHA256SUMS" "$$tmp/b/dist/SHA256SUMS"; then \
+		rm -rf dist; cp -R "$$tmp/b/dist" dist; chmod -R u+w "$$tmp"; rm -rf "$$tmp"; \
+		echo "reproducible: both builds have identical SHA256SUMS; dist/ holds them"; \
 	else \
 		echo "NOT reproducible: SHA256SUMS differ (builds kept in $$tmp)"; \
-		diff "$$tmp/dist1/SHA256SUMS" dist/SHA256SUMS || true; exit 1; \
+		diff "$$tmp/a/dist/SHA256SUMS" "$$tmp/b/dist/SHA256SUMS" || true; exit 1; \
 	fi
