@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -156,11 +155,15 @@ func skipValue(b []byte, p int) int {
 	case '"':
 		return skipString(b, p)
 	}
-	i := bytes.IndexAny(b[p:], ",}]")
-	if i <= 0 {
+	i := p // a number, true, false or null
+	for i < len(b) && (b[i] == '-' || b[i] == '+' || b[i] == '.' ||
+		'0' <= b[i] && b[i] <= '9' || 'a' <= b[i] && b[i] <= 'z' || 'A' <= b[i] && b[i] <= 'Z') {
+		i++
+	}
+	if i == p {
 		return -1
 	}
-	return p + i
+	return i
 }
 
 // skipString returns the end of the JSON string starting at p, or -1.

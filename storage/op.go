@@ -96,7 +96,7 @@ func (o *op[T]) prepare(b *batch) error {
 			return fmt.Errorf("%w: %s %q", ErrNotFound, t.name, o.id)
 		}
 		next.v = cur
-		if err := o.fn(&next.v); err != nil {
+		if err := o.callFn(&next.v); err != nil {
 			return err
 		}
 	case opDelete:
@@ -159,6 +159,17 @@ func (o *op[T]) prepare(b *batch) error {
 		}
 	})
 	return nil
+}
+
+// callFn runs an Update func. A panic in it fails its Commit instead of
+// taking down the writer goroutine, and with it the process.
+func (o *op[T]) callFn(v *T) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: update of %s %q panicked: %v", ErrInvalid, o.t.name, o.id, r)
+		}
+	}()
+	return o.fn(v)
 }
 
 // setUnique sets an entry of a unique index overlay, recording its undo.

@@ -133,6 +133,7 @@ func TestOpErrors(t *testing.T) {
 			db.users.Insert(user{ID: "u4", Email: "n@x"}),
 		}, ErrUnique},
 		{"update func error", []Op{db.users.Update("u1", func(*user) error { return errBoom })}, errBoom},
+		{"update func panics", []Op{db.users.Update("u1", func(*user) error { panic("oops") })}, ErrInvalid},
 		{"update changes id", []Op{db.users.Update("u1", func(u *user) error { u.ID = "u9"; return nil })}, ErrInvalid},
 		{"empty id", []Op{db.users.Put(user{Email: "e@x"})}, ErrInvalid},
 		{"id not UTF-8", []Op{db.users.Put(user{ID: "\xff", Email: "e@x"})}, ErrInvalid},
@@ -364,6 +365,32 @@ func TestPermissions(t *testing.T) {
 		}
 		if got := fi.Mode().Perm(); got != 0o600 {
 			t.Errorf("%s: mode %o, want 600", e.Name(), got)
+		}
+	}
+}
+
+// The hot read paths allocate nothing.
+func TestReadsDoNotAllocate(t *testing.T) {
+	db := openDB(t, t.TempDir(), Options{Sync: SyncNone})
+	mustCommit(t, db.s, db.users.Put(user{ID: "u1", Email: "a@x"}))
+	tests := []struct {
+		name string
+		fn   func() bool
+	}{
+		{"Get", func() bool { _, ok := db.users.Get("u1"); return ok }},
+		{"Get missing", func() bool { _, ok := db.users.Get("nope"); return !ok }},
+		{"Lookup", func() bool { _, ok := db.users.Lookup("email", "a@x"); return ok }},
+		{"Lookup missing", func() bool { _, ok := db.users.Lookup("email", "nope"); return !ok }},
+		{"Len", func() bool { return db.users.Len() == 1 }},
+	}
+	for _, tt := range tests {
+		ok := true
+		allocs := testing.AllocsPerRun(100, func() { ok = ok && tt.fn() })
+		if !ok {
+			t.Errorf("%s: wrong result", tt.name)
+		}
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", tt.name, allocs)
 		}
 	}
 }
