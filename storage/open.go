@@ -13,8 +13,6 @@ import (
 	"time"
 )
 
-const lockName = "LOCK"
-
 // logName is the name of the log file of generation gen. Ten digits keep
 // the names in generation order when sorted as text.
 func logName(gen uint64) string { return fmt.Sprintf("log.%010d.jsonl", gen) }
@@ -56,29 +54,6 @@ func listLogs(fsys FS, dir string) (gens []uint64, tmps []string, err error) {
 		}
 	}
 	return gens, tmps, nil
-}
-
-// lockDir takes dir's lock and writes who holds it into the lock file.
-func lockDir(fsys FS, dir string) (File, error) {
-	path := filepath.Join(dir, lockName)
-	f, err := fsys.Lock(path)
-	if errors.Is(err, ErrLocked) {
-		holder, _ := readAll(fsys, path)
-		return nil, &LockError{Dir: dir, Holder: strings.TrimSpace(string(holder))}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("storage: lock %s: %w", dir, err)
-	}
-	host, _ := os.Hostname()
-	info := fmt.Sprintf("pid %d on host %s since %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
-	if err := f.Truncate(0); err == nil {
-		_, err = f.Write([]byte(info))
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("storage: write lock %s: %w", path, err)
-	}
-	return f, nil
 }
 
 // open does Open's work; on error the caller closes what it opened.
