@@ -22,7 +22,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations"
-	"searchsvc/integrations/internal/oauthtest"
+	"searchsvc/integrations/oauthtest"
 	"searchsvc/storage"
 )
 

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"searchsvc/integrations"
-	"searchsvc/integrations/internal/oauthtest"
+	"searchsvc/integrations/oauthtest"
 )
 
 const (

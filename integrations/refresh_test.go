@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
-	"searchsvc/integrations/internal/oauthtest"
+	"searchsvc/integrations/oauthtest"
 )
 
 // connected runs Acme's whole flow and returns the stored credentials.

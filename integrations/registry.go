@@ -41,6 +41,10 @@ type Env struct {
 	// Save stores credentials that the instance refreshed, so that the next
 	// instance starts from them; nil means they are not stored.
 	Save func(ctx context.Context, c Credentials) error
+	// Known reports whether the record already holds the item with this
+	// provider id, so that a task lists past what an earlier sync fetched
+	// instead of downloading it again. Nil means nothing is known yet.
+	Known func(providerID string) bool
 }
 
 // now returns the Env's current time.

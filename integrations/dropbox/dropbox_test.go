@@ -14,7 +14,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/dropbox"
-	"searchsvc/integrations/internal/oauthtest"
+	"searchsvc/integrations/oauthtest"
 )
 
 const (

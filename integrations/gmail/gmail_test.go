@@ -14,7 +14,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/gmail"
-	"searchsvc/integrations/internal/oauthtest"
+	"searchsvc/integrations/oauthtest"
 )
 
 const (

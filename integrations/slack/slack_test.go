@@ -14,7 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"searchsvc/integrations"
-	"searchsvc/integrations/internal/oauthtest"
+	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/slack"
 )
 
