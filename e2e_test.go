@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -201,4 +203,45 @@ func TestBinary(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit after SIGTERM: got %v, want status 0", err)
 	}
+}
+
+// TestRunTellsSystemd starts run with NOTIFY_SOCKET set, as systemd does
+// for Type=notify, and reads READY=1, the watchdog ping and STOPPING=1.
+func TestRunTellsSystemd(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	env := testEnv(t.TempDir())
+	env["NOTIFY_SOCKET"] = sock
+	env["WATCHDOG_USEC"] = "200000"
+	env["WATCHDOG_PID"] = strconv.Itoa(os.Getpid())
+	srv := startRun(t, env)
+
+	seen := map[string]bool{}
+	read := func(want string) {
+		t.Helper()
+		buf := make([]byte, 512)
+		for !seen[want] {
+			conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+			n, err := conn.Read(buf)
+			if err != nil {
+				t.Fatalf("waiting for %s: %v (seen %v)", want, err, seen)
+			}
+			for _, line := range strings.Split(string(buf[:n]), "\n") {
+				seen[line] = true
+			}
+		}
+	}
+	read("READY=1")
+	read("WATCHDOG=1")
+	if status, body := getJSON(t, srv.URL+"/readyz"); status != 200 || body["result"].(map[string]any)["status"] != "ready" {
+		t.Errorf("readyz: got %d %v", status, body)
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	read("STOPPING=1")
 }

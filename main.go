@@ -173,11 +173,20 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	notify := newNotifier(getenv)
+	notify.log = log.With("component", "systemd")
+	if err := notify.Ready(); err != nil {
+		log.Warn("tell systemd we are ready", "err", err)
+	}
+	notify.Status("serving on " + ln.Addr().String())
+	wg.Add(1)
+	go func() { defer wg.Done(); notify.Watchdog(bg, a.healthy) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	notify.Stopping()
 	log.Info("shutting down", "timeout", shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
@@ -301,6 +310,25 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	return a, nil
 }
 
+// healthy reports whether both stores take writes: a store in its failed
+// state (a write or fsync error: a full or dying SD card) makes systemd's
+// watchdog restart the service, and /readyz answer 503.
+func (a *app) healthy() bool {
+	return a.mainStore.Err() == nil && a.sessionStore.Err() == nil
+}
+
+// ready answers GET /readyz: 200 while both stores are open and take
+// writes, 503 once either has failed.
+func (a *app) ready() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.healthy() {
+			httpx.WriteError(w, r, "health.ready", httpx.Unavailable(errors.Join(a.mainStore.Err(), a.sessionStore.Err())))
+			return
+		}
+		httpx.One(w, r, "health.ready", map[string]string{"status": "ready"})
+	})
+}
+
 // close flushes what is only in memory (sessions' lastAccessedAt) and
 // closes both stores.
 func (a *app) close(log *slog.Logger) {
@@ -317,6 +345,7 @@ func (a *app) close(log *slog.Logger) {
 // addRoutes is the whole API in one list.
 func addRoutes(mux *http.ServeMux, a *app) {
 	mux.Handle("GET /healthz", httpx.Health())
+	mux.Handle("GET /readyz", a.ready())
 
 	au := a.auth
 	mux.Handle("POST /v1/auth/register", au.Register())
