@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // memFile is an open file of a memFS.
@@ -92,6 +94,28 @@ func (mf *memFile) Truncate(size int64) error {
 	}
 	return nil
 }
+
+func (mf *memFile) Stat() (fs.FileInfo, error) {
+	mf.fs.mu.Lock()
+	defer mf.fs.mu.Unlock()
+	if err := mf.op("stat"); err != nil {
+		return nil, err
+	}
+	return memInfo{name: mf.name, size: int64(len(mf.n.data))}, nil
+}
+
+// memInfo is the fs.FileInfo of a memFile.
+type memInfo struct {
+	name string
+	size int64
+}
+
+func (i memInfo) Name() string       { return filepath.Base(i.name) }
+func (i memInfo) Size() int64        { return i.size }
+func (i memInfo) Mode() fs.FileMode  { return 0o600 }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return false }
+func (i memInfo) Sys() any           { return nil }
 
 func (mf *memFile) Close() error {
 	mf.fs.mu.Lock()

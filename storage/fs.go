@@ -45,6 +45,8 @@ type File interface {
 	Sync() error
 	// Truncate changes the size of the file.
 	Truncate(size int64) error
+	// Stat describes the file; the store uses its Size.
+	Stat() (fs.FileInfo, error)
 }
 
 // osFS is the production FS: the operating system.

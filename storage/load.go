@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -20,12 +21,14 @@ type staged struct {
 	off int64
 }
 
+// replayPut stages a record. raw is a slice of the whole log, which stays
+// in memory until the replay ends.
 func (t *Table[T]) replayPut(id, raw []byte, off int64) {
 	if e := t.stage[string(id)]; e != nil {
-		e.raw, e.off = append(e.raw[:0], raw...), off
+		e.raw, e.off = raw, off
 		return
 	}
-	t.stage[string(id)] = &staged{raw: append([]byte(nil), raw...), off: off}
+	t.stage[string(id)] = &staged{raw: raw, off: off}
 }
 
 func (t *Table[T]) replayDelete(id []byte) { delete(t.stage, string(id)) }
@@ -46,40 +49,58 @@ func (t *Table[T]) finishReplay(path string, now time.Time) error {
 		return &CorruptError{File: path, Offset: err.off, Reason: fmt.Sprintf("decode %s record: %v", t.name, err.err)}
 	}
 
-	t.recs = make(map[string]T, len(vals))
+	keep := make([]int, 0, len(vals))
 	for i := range vals {
 		v := &vals[i]
-		key := t.cfg.ID(v)
-		if key != ids[i] {
+		if key := t.cfg.ID(v); key != ids[i] {
 			return &CorruptError{File: path, Offset: ents[i].off,
 				Reason: fmt.Sprintf("%s record logged as %q has id %q", t.name, ids[i], key)}
 		}
-		if t.cfg.Expired != nil && t.cfg.Expired(v, now) {
-			continue
-		}
-		t.recs[key] = *v // the value's own id string is the key: no copy
-	}
-	for _, u := range t.uniq {
-		u.m = make(map[string]string, len(t.recs))
-	}
-	for id, v := range t.recs {
-		for _, u := range t.uniq {
-			k := t.uniqueKey(u, &v)
-			if k == "" {
-				continue
-			}
-			if other, taken := u.m[k]; taken {
-				return fmt.Errorf("records %q and %q: %w", other, id, &UniqueError{Table: t.name, Index: u.name, Key: k})
-			}
-			u.m[k] = id
-		}
-		for _, m := range t.mult {
-			if k := m.key(&v); k != "" {
-				m.m[k] = append(m.m[k], id)
-			}
+		if t.cfg.Expired == nil || !t.cfg.Expired(v, now) {
+			keep = append(keep, i)
 		}
 	}
-	return nil
+
+	// The records map and each index are separate maps: build them side
+	// by side. Keys are the values' own id strings, so they share memory.
+	errs := make([]error, len(t.uniq))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t.recs = make(map[string]T, len(keep))
+		for _, i := range keep {
+			t.recs[t.cfg.ID(&vals[i])] = vals[i]
+		}
+	})
+	for n, u := range t.uniq {
+		wg.Go(func() {
+			u.m = make(map[string]string, len(keep))
+			for _, i := range keep {
+				v := &vals[i]
+				k := t.uniqueKey(u, v)
+				if k == "" {
+					continue
+				}
+				id := t.cfg.ID(v)
+				if other, taken := u.m[k]; taken {
+					errs[n] = fmt.Errorf("records %q and %q: %w", other, id, &UniqueError{Table: t.name, Index: u.name, Key: k})
+					return
+				}
+				u.m[k] = id
+			}
+		})
+	}
+	for _, m := range t.mult {
+		wg.Go(func() {
+			for _, i := range keep {
+				v := &vals[i]
+				if k := m.key(v); k != "" {
+					m.m[k] = append(m.m[k], t.cfg.ID(v))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // decodeError is a record that did not decode, before its file is known.
@@ -118,7 +139,6 @@ func decodeRange[T any](ents []*staged, vals []T) *decodeError {
 		if err := json.Unmarshal(e.raw, &vals[i]); err != nil && (first == nil || e.off < first.off) {
 			first = &decodeError{off: e.off, err: err}
 		}
-		e.raw = nil // let the collector have it
 	}
 	return first
 }

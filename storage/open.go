@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -163,7 +164,18 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ops []rawOp
-	res, err := scanLog(f, path, func(off int64, _ uint64, data []byte) error {
+	// The whole file is read at once: the records kept until the end of
+	// the replay are slices of it, not copies. After a compaction it is
+	// little more than those records anyway.
+	fi, err := f.Stat()
+	if err != nil {
+		return scanResult{}, fmt.Errorf("storage: stat %s: %w", path, err)
+	}
+	buf := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return scanResult{}, fmt.Errorf("storage: read %s: %w", path, err)
+	}
+	res, err := scanLines(newBytesLineReader(buf), path, func(off int64, _ uint64, data []byte) error {
 		var err error
 		ops, err = decodeOps(data, ops)
 		if err != nil {

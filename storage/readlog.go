@@ -23,6 +23,11 @@ func newLineReader(r io.Reader) *lineReader {
 	return &lineReader{r: r, buf: make([]byte, readChunk)}
 }
 
+// newBytesLineReader reads lines out of data, handing back slices of it.
+func newBytesLineReader(data []byte) *lineReader {
+	return &lineReader{buf: data, end: len(data), eof: true}
+}
+
 // next returns the next line without its newline, the line's offset, and
 // whether a newline ended it. The line aliases an internal buffer and is valid
 // until the next call. ok is false at the end of the stream.
@@ -79,6 +84,7 @@ func (r scanResult) TornBytes() int64 { return r.Size - r.End }
 // scanLog reads a log file and calls fn, in order, for each line whose
 // checksum matches and whose sequence number follows the previous one
 // (starting at 1). fn's ops alias a buffer valid only during the call.
+// It reads r in chunks, so a log of any size takes little memory.
 //
 // At the first bad line it keeps reading, looking for any line with a valid
 // checksum after it, starting at any `{"crc":"` (not only at a line start:
@@ -89,8 +95,13 @@ func (r scanResult) TornBytes() int64 { return r.Size - r.End }
 // checksum but the wrong sequence number is damage too: a torn write cannot
 // produce it. An error from fn is returned as is.
 func scanLog(r io.Reader, name string, fn func(off int64, seq uint64, ops []byte) error) (scanResult, error) {
+	return scanLines(newLineReader(r), name, fn)
+}
+
+// scanLines is scanLog on a lineReader. With a newBytesLineReader, the ops
+// passed to fn are slices of its data.
+func scanLines(lr *lineReader, name string, fn func(off int64, seq uint64, ops []byte) error) (scanResult, error) {
 	var res scanResult
-	lr := newLineReader(r)
 	badOff := int64(-1)
 	badReason := ""
 	for {
