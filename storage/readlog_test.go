@@ -345,5 +345,10 @@ func checkScan(t *testing.T, data []byte) (scanResult, error) {
 	if err == nil && res.Size != int64(len(data)) {
 		t.Fatalf("read %d of %d bytes", res.Size, len(data))
 	}
+	// Open reads the file whole: the same data must read the same way.
+	whole, werr := scanLines(newBytesLineReader(data), "fuzz", func(int64, uint64, []byte) error { return nil })
+	if whole != res || fmt.Sprint(werr) != fmt.Sprint(err) {
+		t.Fatalf("streamed: %+v, %v; whole: %+v, %v", res, err, whole, werr)
+	}
 	return res, err
 }
