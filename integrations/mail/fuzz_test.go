@@ -1,0 +1,39 @@
+package mail_test
+
+import (
+	"testing"
+	"unicode/utf8"
+
+	"searchsvc/integrations/mail"
+)
+
+// FuzzParse checks that Parse never panics and keeps its promises on any
+// input: valid UTF-8 everywhere, text and recipients within their bounds.
+func FuzzParse(f *testing.F) {
+	for _, tt := range parseTests {
+		f.Add([]byte(tt.raw))
+		f.Add([]byte(crlf(tt.raw)))
+	}
+	f.Add([]byte(nested(mail.MaxDepth + 2)))
+	f.Add([]byte("Content-Type: text/html\n\n<a x='<!--<script>&amp;"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m, err := mail.Parse(raw)
+		if err != nil {
+			if m.Subject != "" || m.From != "" || m.To != nil || m.Text != "" {
+				t.Errorf("error %v with a non-empty message %+v", err, m)
+			}
+			return
+		}
+		if len(m.Text) > mail.MaxText {
+			t.Errorf("text of %d bytes, want at most %d", len(m.Text), mail.MaxText)
+		}
+		if len(m.To) > mail.MaxRecipients {
+			t.Errorf("%d recipients, want at most %d", len(m.To), mail.MaxRecipients)
+		}
+		for _, s := range append([]string{m.Subject, m.From, m.Text}, m.To...) {
+			if !utf8.ValidString(s) {
+				t.Errorf("invalid UTF-8: %q", s)
+			}
+		}
+	})
+}

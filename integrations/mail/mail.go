@@ -1,0 +1,206 @@
+// Package mail parses one Internet message (RFC 5322 with MIME, RFCs
+// 2045-2047) into what the search index keeps of it: subject, sender,
+// recipients, date and the body as plain text.
+//
+// It is built for untrusted input and the standard library only. Every
+// size is bounded (see the limits below); a part that cannot be decoded is
+// skipped or kept as far as it could be read, rather than failing the whole
+// message. Only a header section that cannot be read at all is an error.
+package mail
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits of Parse. Callers bound the size of the raw message itself.
+const (
+	// MaxText is the most body text Parse returns, in bytes; longer text
+	// is cut at a character boundary.
+	MaxText = 1 << 20
+	// MaxDepth is how deeply nested multipart entities are followed; parts
+	// below are ignored.
+	MaxDepth = 10
+	// MaxParts is how many MIME parts of a message are looked at; later
+	// parts are ignored.
+	MaxParts = 500
+	// MaxRecipients is how many To and Cc addresses are kept.
+	MaxRecipients = 1000
+
+	// maxHeader is the most kept of Subject, From and each recipient,
+	// in bytes, and maxRawHeader the most of a raw header field decoded.
+	maxHeader    = 4 << 10
+	maxRawHeader = 64 << 10
+)
+
+// ErrMalformed is returned by Parse for input whose header section cannot
+// be read: empty input, no header fields, or a first line that is not one.
+var ErrMalformed = errors.New("mail: not an Internet message")
+
+// Message is what Parse keeps of a message. Every string is valid UTF-8.
+type Message struct {
+	Subject string
+	// From is the sender, as "Name <addr>" or "addr".
+	From string
+	// To are the To then Cc recipients, each as "Name <addr>" or "addr".
+	// A field whose address list is malformed gives its decoded text as
+	// one entry.
+	To []string
+	// Date is the Date header in UTC; zero if missing or unreadable.
+	Date time.Time
+	// Text is the body as plain text: the first text/plain part that is
+	// not an attachment and not blank, else the first text/html part with
+	// its markup removed. At most MaxText bytes.
+	Text string
+}
+
+// headerDecoder decodes RFC 2047 encoded words. It is never modified.
+var headerDecoder = &mime.WordDecoder{CharsetReader: charsetReader}
+
+// addressParser parses address lists with encoded words in display names.
+var addressParser = &mail.AddressParser{WordDecoder: headerDecoder}
+
+// Parse parses one raw message. Line endings may be CRLF or LF; a leading
+// mbox "From " line is skipped. The error wraps ErrMalformed when there is
+// no readable header section; everything after it is read leniently.
+func Parse(raw []byte) (Message, error) {
+	msg, err := mail.ReadMessage(bytes.NewReader(skipMboxLine(raw)))
+	if err != nil {
+		return Message{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if len(msg.Header) == 0 {
+		return Message{}, fmt.Errorf("%w: no header fields", ErrMalformed)
+	}
+	h := msg.Header
+	m := Message{
+		Subject: decodeHeader(h.Get("Subject")),
+		From:    sender(h.Get("From")),
+		Date:    parseDate(h.Get("Date")),
+	}
+	for _, field := range [][]string{h["To"], h["Cc"]} {
+		for _, v := range field {
+			m.To = appendRecipients(m.To, v)
+		}
+	}
+	m.Text = bodyText(h.Get("Content-Type"), h.Get("Content-Transfer-Encoding"), msg.Body)
+	return m, nil
+}
+
+// skipMboxLine drops the "From sender date" line that starts a message
+// taken from an mbox file; it is not a header field.
+func skipMboxLine(raw []byte) []byte {
+	if !bytes.HasPrefix(raw, []byte("From ")) {
+		return raw
+	}
+	if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+		return raw[i+1:]
+	}
+	return nil
+}
+
+// decodeHeader decodes a header field's text: raw 8-bit bytes (UTF-8, else
+// taken as Windows-1252) and encoded words, with white space collapsed.
+func decodeHeader(s string) string {
+	s = clip(s, maxRawHeader)
+	if !utf8.ValidString(s) {
+		s = decodeCP1252([]byte(s))
+	}
+	if d, err := headerDecoder.DecodeHeader(s); err == nil {
+		s = d
+	}
+	return clip(collapse(s), maxHeader)
+}
+
+// sender formats the From field, or its decoded text when it is not one
+// readable address.
+func sender(v string) string {
+	if strings.TrimSpace(v) == "" {
+		return ""
+	}
+	list, err := parseAddresses(v)
+	if err != nil || len(list) == 0 {
+		return decodeHeader(v)
+	}
+	return list[0]
+}
+
+// appendRecipients appends the addresses of one To or Cc field to to, up
+// to MaxRecipients in all.
+func appendRecipients(to []string, v string) []string {
+	if len(to) >= MaxRecipients || strings.TrimSpace(v) == "" {
+		return to
+	}
+	list, err := parseAddresses(v)
+	if err != nil {
+		if d := decodeHeader(v); d != "" {
+			to = append(to, d)
+		}
+		return to
+	}
+	return append(to, list[:min(len(list), MaxRecipients-len(to))]...)
+}
+
+// parseAddresses parses an address list and formats each address.
+func parseAddresses(v string) ([]string, error) {
+	v = clip(v, maxRawHeader)
+	if !utf8.ValidString(v) {
+		v = decodeCP1252([]byte(v))
+	}
+	list, err := addressParser.ParseList(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(list))
+	for _, a := range list {
+		out = append(out, formatAddress(a))
+	}
+	return out, nil
+}
+
+// formatAddress gives "Name <addr>", or "addr" when there is no name.
+func formatAddress(a *mail.Address) string {
+	addr := clip(collapse(a.Address), maxHeader)
+	name := collapse(a.Name)
+	if name == "" || name == addr {
+		return addr
+	}
+	return clip(name, maxHeader) + " <" + addr + ">"
+}
+
+// parseDate reads a Date field; an unreadable one gives the zero time.
+func parseDate(v string) time.Time {
+	v = strings.TrimSpace(v)
+	if v == "" || len(v) > 256 {
+		return time.Time{}
+	}
+	t, err := mail.ParseDate(v)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// collapse replaces every run of white space in s by one space, trims
+// both ends and makes s valid UTF-8.
+func collapse(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// clip shortens s to at most n bytes, cutting at a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
