@@ -40,7 +40,9 @@
 //
 // # Recovery
 //
-// At Open the newest log is read without a line-length cap. At the first
+// At Open the newest log is read whole, with no line-length cap; only the
+// last version of each record is decoded, on every CPU, and the indexes are
+// built once at the end. At the first
 // bad line (no newline, bad frame, checksum or sequence) the reader looks
 // for any valid frame after it, starting anywhere, not only after a newline.
 // If there is none, the bad bytes are the torn, unsynced tail: they are cut
