@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -342,9 +343,25 @@ func (a *app) close(log *slog.Logger) {
 	}
 }
 
+// router is what addRoutes registers on: the http.ServeMux, or a recorder
+// in the test that holds the OpenAPI document to the routes.
+type router interface {
+	Handle(pattern string, handler http.Handler)
+}
+
+// openAPIDoc is the API description served at /v1/openapi.json; a test
+// keeps it and addRoutes in step.
+//
+//go:embed openapi.json
+var openAPIDoc []byte
+
 // addRoutes is the whole API in one list.
-func addRoutes(mux *http.ServeMux, a *app) {
+func addRoutes(mux router, a *app) {
 	mux.Handle("GET /healthz", httpx.Health())
+	mux.Handle("GET /v1/openapi.json", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(openAPIDoc)
+	}))
 	mux.Handle("GET /readyz", a.ready())
 
 	au := a.auth
