@@ -1,5 +1,6 @@
 // Package gmail connects a Gmail mailbox, read-only, through Google's
-// OAuth 2.0 (authorization code with PKCE, offline access).
+// OAuth 2.0 (authorization code with PKCE, offline access), and syncs its
+// messages through the Gmail REST API (tasks.go).
 package gmail
 
 import (
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/endpoints"
@@ -93,6 +95,8 @@ type mailbox struct {
 	tokens *integrations.Refresher
 	client *http.Client
 	api    string
+	now    func() time.Time
+	known  func(providerID string) bool // nil: nothing is known
 }
 
 func newMailbox(env integrations.Env) (integrations.Integration, error) {
@@ -103,7 +107,17 @@ func newMailbox(env integrations.Env) (integrations.Integration, error) {
 	if client == nil {
 		client = env.Provider.Client()
 	}
-	return &mailbox{tokens: integrations.NewRefresher(env), client: client, api: env.Provider.APIBaseURL()}, nil
+	now := env.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &mailbox{
+		tokens: integrations.NewRefresher(env),
+		client: client,
+		api:    env.Provider.APIBaseURL(),
+		now:    now,
+		known:  env.Known,
+	}, nil
 }
 
 // Initialize refreshes the access token if it expired.
@@ -138,11 +152,6 @@ func (m *mailbox) profile(ctx context.Context, creds integrations.Credentials) (
 	default:
 		return false, fmt.Errorf("gmail profile: provider answered %d", resp.StatusCode)
 	}
-}
-
-// RunTask knows no task yet; the mail tasks come with the sync.
-func (m *mailbox) RunTask(_ context.Context, task integrations.Task) (integrations.TaskResult, error) {
-	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", task.Type, integrations.ErrUnsupportedTask)
 }
 
 // Shutdown has nothing to release: requests use the shared HTTP client.

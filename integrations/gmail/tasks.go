@@ -1,0 +1,274 @@
+package gmail
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"searchsvc/integrations"
+	"searchsvc/integrations/mail"
+)
+
+// Sync sizes.
+const (
+	// PageSize is how many message ids one getEmailList task asks for
+	// (Gmail's maxResults: 100 by default, at most 500).
+	PageSize = 100
+	// MaxMessageSize is the largest message downloadEmail accepts, in
+	// bytes: Gmail's limit on what a user can send. Gmail accepts incoming
+	// mail up to 50 MB; such a message fails its task with
+	// ErrMessageTooLarge.
+	MaxMessageSize = 25 << 20
+)
+
+// Task payload keys of the contract's email-provider task model.
+const (
+	payloadPageToken = "pageToken"
+	payloadEmailID   = "emailId"
+)
+
+// Errors of the tasks, besides *integrations.APIError for an API answer
+// other than 2xx and ErrBadResponse.
+var (
+	// ErrMessageTooLarge fails a downloadEmail of a message larger than
+	// MaxMessageSize. Retrying does not help.
+	ErrMessageTooLarge = errors.New("gmail: message larger than 25 MiB")
+	// ErrInvalidPayload fails a task whose emailId or pageToken cannot
+	// have come from Gmail; no request is made.
+	ErrInvalidPayload = errors.New("gmail: invalid task payload")
+)
+
+// Bounds on answers and payloads.
+const (
+	maxListBody  = 1 << 20 // a page of 100 ids takes about 6 KB
+	maxPageToken = 512     // Gmail's are about 20 digits
+	maxIDLen     = 64      // Gmail's are 16 hex digits
+	// maxMessageBody is the largest messages.get answer: the raw message
+	// in base64, its snippet, labels and the rest.
+	maxMessageBody = MaxMessageSize/3*4 + 4 + 1<<20
+)
+
+// RunTask runs the email-provider tasks:
+//
+//   - start gives one getEmailList task for the first page;
+//   - getEmailList lists one page of message ids, newest first, and gives
+//     a downloadEmail task for each id Env.Known does not report, and a
+//     getEmailList task for the next page, if any;
+//   - downloadEmail fetches one message and outputs it as an Item.
+//
+// Paging stops at a page that holds ids but none that is new: Gmail lists
+// newest first, so everything older is known too, and a later sync costs
+// one or two list requests plus a download per new message. The limit of
+// this rule: a message that is no longer the newest when it first becomes
+// visible to the list (restored from the trash, or an earlier sync whose
+// getEmailList task failed for good before reaching it) is only fetched if
+// a page around it holds something new.
+func (m *mailbox) RunTask(ctx context.Context, task integrations.Task) (integrations.TaskResult, error) {
+	switch task.Type {
+	case integrations.TaskStart:
+		return integrations.TaskResult{Tasks: []integrations.Task{{Type: integrations.TaskGetEmailList}}}, nil
+	case integrations.TaskGetEmailList:
+		return m.list(ctx, task.Payload[payloadPageToken])
+	case integrations.TaskDownloadEmail:
+		return m.download(ctx, task.Payload[payloadEmailID])
+	}
+	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", clipName(task.Type), integrations.ErrUnsupportedTask)
+}
+
+// listPage is messages.list's answer. resultSizeEstimate is not used.
+type listPage struct {
+	Messages []struct {
+		ID string `json:"id"`
+	} `json:"messages"`
+	NextPageToken string `json:"nextPageToken"`
+}
+
+// list runs getEmailList for the page at pageToken ("" for the first).
+func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.TaskResult, error) {
+	if !validPageToken(pageToken) {
+		return integrations.TaskResult{}, fmt.Errorf("gmail getEmailList: pageToken: %w", ErrInvalidPayload)
+	}
+	query := url.Values{"maxResults": {strconv.Itoa(PageSize)}}
+	if pageToken != "" {
+		query.Set("pageToken", pageToken)
+	}
+	body, err := m.get(ctx, "/gmail/v1/users/me/messages", query, maxListBody)
+	if err != nil {
+		return integrations.TaskResult{}, fmt.Errorf("gmail getEmailList: %w", err)
+	}
+	var page listPage
+	if err := json.Unmarshal(body, &page); err != nil {
+		return integrations.TaskResult{}, fmt.Errorf("gmail getEmailList: %w", badResponse(err))
+	}
+	if !validPageToken(page.NextPageToken) {
+		return integrations.TaskResult{}, fmt.Errorf("gmail getEmailList: %w: nextPageToken", ErrBadResponse)
+	}
+	var res integrations.TaskResult
+	seen := make(map[string]bool, len(page.Messages))
+	for _, msg := range page.Messages {
+		// An id that cannot be Gmail's is skipped rather than failing the
+		// page: the rest of the mailbox stays reachable.
+		if !validID(msg.ID) || seen[msg.ID] {
+			continue
+		}
+		seen[msg.ID] = true
+		if m.known != nil && m.known(msg.ID) {
+			continue
+		}
+		res.Tasks = append(res.Tasks, integrations.Task{
+			Type:    integrations.TaskDownloadEmail,
+			Payload: map[string]string{payloadEmailID: msg.ID},
+		})
+	}
+	allKnown := len(seen) > 0 && len(res.Tasks) == 0
+	if page.NextPageToken != "" && !allKnown {
+		res.Tasks = append(res.Tasks, integrations.Task{
+			Type:    integrations.TaskGetEmailList,
+			Payload: map[string]string{payloadPageToken: page.NextPageToken},
+		})
+	}
+	return res, nil
+}
+
+// fullMessage is messages.get's answer with format=raw.
+type fullMessage struct {
+	ID           string     `json:"id"`
+	InternalDate string     `json:"internalDate"` // ms since the epoch, as a string
+	Raw          rawMessage `json:"raw"`
+}
+
+// download runs downloadEmail for the message id.
+func (m *mailbox) download(ctx context.Context, id string) (integrations.TaskResult, error) {
+	if !validID(id) {
+		return integrations.TaskResult{}, fmt.Errorf("gmail downloadEmail: emailId: %w", ErrInvalidPayload)
+	}
+	fail := func(err error) (integrations.TaskResult, error) {
+		return integrations.TaskResult{}, fmt.Errorf("gmail downloadEmail %s: %w", id, err)
+	}
+	body, err := m.get(ctx, "/gmail/v1/users/me/messages/"+id, url.Values{"format": {"raw"}}, maxMessageBody)
+	if errors.Is(err, errTooLarge) {
+		return fail(ErrMessageTooLarge)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	var msg fullMessage
+	err = json.Unmarshal(body, &msg)
+	body = nil // the raw message is decoded: let the answer go
+	switch {
+	case errors.Is(err, ErrMessageTooLarge):
+		return fail(err)
+	case err != nil:
+		return fail(badResponse(err))
+	case msg.ID != id:
+		return fail(fmt.Errorf("%w: answer for another message", ErrBadResponse))
+	case len(msg.Raw) == 0:
+		return fail(fmt.Errorf("%w: no raw message", ErrBadResponse))
+	}
+	parsed, err := mail.Parse(msg.Raw)
+	if err != nil {
+		return fail(err)
+	}
+	date := parsed.Date
+	if date.IsZero() {
+		date = internalDate(msg.InternalDate)
+	}
+	item := integrations.Item{
+		ProviderID: id,
+		Title:      parsed.Subject,
+		From:       parsed.From,
+		To:         parsed.To,
+		Date:       date,
+		Size:       int64(len(msg.Raw)),
+		Text:       parsed.Text,
+		Raw:        msg.Raw,
+	}
+	return integrations.TaskResult{Output: []integrations.Item{item}}, nil
+}
+
+// rawMessage decodes the raw field, base64url (RFC 4648 §5) with or
+// without padding, straight from the JSON answer, without the copy a
+// string field would make.
+type rawMessage []byte
+
+func (r *rawMessage) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return errors.New("raw is not a string")
+	}
+	s := b[1 : len(b)-1]
+	if bytes.IndexByte(s, '\\') >= 0 { // escaped: not Google's, but valid JSON
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		s = []byte(str)
+	}
+	s = bytes.TrimRight(s, "=")
+	n := base64.RawURLEncoding.DecodedLen(len(s))
+	if n > MaxMessageSize {
+		return ErrMessageTooLarge
+	}
+	out := make([]byte, n)
+	n, err := base64.RawURLEncoding.Decode(out, s)
+	if err != nil {
+		return fmt.Errorf("raw is not base64url: %w", err)
+	}
+	*r = out[:n]
+	return nil
+}
+
+// internalDate reads messages.get's internalDate, the time Gmail received
+// the message in ms since the epoch; garbage gives the zero time.
+func internalDate(ms string) time.Time {
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || n <= 0 || n > 1<<50 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n).UTC()
+}
+
+// validID reports whether id can be a Gmail message id: 1 to 64 ASCII
+// letters, digits, '-' or '_'. Anything else could change the request path.
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// validPageToken reports whether t can be a Gmail page token: empty, or up
+// to maxPageToken printable ASCII characters. It is sent query-escaped.
+func validPageToken(t string) bool {
+	if len(t) > maxPageToken {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] <= ' ' || t[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// clipName shortens a task type for an error message.
+func clipName(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}

@@ -1,0 +1,76 @@
+package gmail
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRawMessage(t *testing.T) {
+	msg := []byte("Subject: ünïcode?\r\n\r\n>>>???<<<\r\n") // encodes to - and _
+	tests := []struct {
+		name, json string
+		want       []byte
+		err        bool
+	}{
+		{"padded", `"` + base64.URLEncoding.EncodeToString(msg) + `"`, msg, false},
+		{"unpadded", `"` + base64.RawURLEncoding.EncodeToString(msg) + `"`, msg, false},
+		{"escaped", `"` + strings.ReplaceAll(base64.URLEncoding.EncodeToString(msg), "=", `\u003d`) + `"`, msg, false},
+		{"null", `null`, nil, false},
+		{"standard alphabet", `"` + base64.StdEncoding.EncodeToString(msg) + `"`, nil, true},
+		{"not a string", `123`, nil, true},
+		{"garbage", `"!!!!"`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r rawMessage
+			err := r.UnmarshalJSON([]byte(tt.json))
+			if (err != nil) != tt.err || !bytes.Equal(r, tt.want) {
+				t.Errorf("got %q, %v; want %q, error %v", r, err, tt.want, tt.err)
+			}
+		})
+	}
+
+	atLimit := base64.RawURLEncoding.EncodedLen(MaxMessageSize)
+	big := make([]byte, atLimit+2)
+	big[0], big[len(big)-1] = '"', '"'
+	for i := 1; i < len(big)-1; i++ {
+		big[i] = 'A'
+	}
+	var r rawMessage
+	if err := r.UnmarshalJSON(big); err != nil || len(r) != MaxMessageSize {
+		t.Errorf("exactly %d bytes: got %d, %v; want them", MaxMessageSize, len(r), err)
+	}
+	big = append(big[:len(big)-1], "AAAA\""...)
+	if err := r.UnmarshalJSON(big); !errors.Is(err, ErrMessageTooLarge) {
+		t.Errorf("%d bytes: got %v, want ErrMessageTooLarge", MaxMessageSize+3, err)
+	}
+}
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"18f0000000000001": true, "aZ09-_": true, strings.Repeat("a", 64): true,
+		"": false, strings.Repeat("a", 65): false, "a.b": false, "a/b": false, "a%2f": false, "é": false, "a b": false,
+	} {
+		if got := validID(id); got != want {
+			t.Errorf("validID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestInternalDate(t *testing.T) {
+	for in, want := range map[string]time.Time{
+		"1776151800000":        time.Date(2026, 4, 14, 7, 30, 0, 0, time.UTC),
+		"":                     {},
+		"-5":                   {},
+		"soon":                 {},
+		"99999999999999999999": {},
+	} {
+		if got := internalDate(in); !got.Equal(want) {
+			t.Errorf("internalDate(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
