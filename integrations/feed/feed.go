@@ -1,5 +1,5 @@
 // Package feed follows an RSS or Atom feed given by its address in a
-// manual form.
+// manual form: its start task turns the entries not yet known into items.
 package feed
 
 import (
@@ -34,6 +34,8 @@ var ErrTooLarge = errors.New("feed: larger than 5 MiB")
 // StatusError is an HTTP answer other than 200 to a feed request.
 type StatusError struct {
 	Code int
+
+	retryAfter string // the Retry-After header
 }
 
 func (e *StatusError) Error() string {
@@ -58,7 +60,11 @@ func Definition() integrations.Definition {
 			if err != nil {
 				return nil, fmt.Errorf("feed: stored credentials: %w", err)
 			}
-			return &follower{client: env.Client, url: u}, nil
+			now := env.Now
+			if now == nil {
+				now = time.Now
+			}
+			return &follower{client: env.Client, url: u, now: now, known: env.Known}, nil
 		},
 	}
 }
@@ -133,7 +139,7 @@ func fetch(ctx context.Context, client *http.Client, feedURL string, limit int64
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Code: resp.StatusCode}
+		return nil, &StatusError{Code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
 	}
 	if resp.ContentLength > limit {
 		return nil, ErrTooLarge // said up front: not worth downloading
@@ -180,6 +186,8 @@ func (c *capped) Read(p []byte) (int, error) {
 type follower struct {
 	client *http.Client
 	url    string
+	now    func() time.Time
+	known  func(providerID string) bool // nil: nothing is known
 }
 
 // Initialize has nothing to prepare.
@@ -198,11 +206,6 @@ func (f *follower) ValidateAuthentication(ctx context.Context) (bool, error) {
 	default:
 		return false, err
 	}
-}
-
-// RunTask knows no task yet; the entry tasks come with the sync.
-func (f *follower) RunTask(_ context.Context, task integrations.Task) (integrations.TaskResult, error) {
-	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", task.Type, integrations.ErrUnsupportedTask)
 }
 
 // Shutdown has nothing to release.

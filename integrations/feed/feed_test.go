@@ -170,7 +170,7 @@ func TestFeedInstance(t *testing.T) {
 			}
 		})
 	}
-	if _, err := in.RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart}); !errors.Is(err, integrations.ErrUnsupportedTask) {
+	if _, err := in.RunTask(context.Background(), integrations.Task{Type: integrations.TaskGetEmailList}); !errors.Is(err, integrations.ErrUnsupportedTask) {
 		t.Errorf("RunTask: got %v, want ErrUnsupportedTask", err)
 	}
 	if _, err := feed.Definition().New(integrations.Env{}); err == nil {

@@ -1,0 +1,162 @@
+package feed_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"searchsvc/integrations"
+	"searchsvc/integrations/feed"
+)
+
+var now = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+
+const atomFeed = `<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom">
+  <title>Example blog</title>
+  <author><name>Ann</name></author>
+  <entry>
+    <id>urn:uuid:3</id>
+    <title>Third post</title>
+    <link rel="alternate" href="https://blog.example/3"/>
+    <published>2026-05-03T08:00:00Z</published>
+    <author><name>Bob</name></author>
+    <summary type="html">&lt;p&gt;Newest &amp;amp; best&lt;/p&gt;</summary>
+  </entry>
+  <entry>
+    <id>urn:uuid:2</id>
+    <title>Second post</title>
+    <link href="https://blog.example/2"/>
+    <updated>2026-05-02T08:00:00Z</updated>
+    <summary>Middle</summary>
+  </entry>
+  <entry>
+    <id>urn:uuid:3</id>
+    <title>Third post, repeated</title>
+  </entry>
+  <entry>
+    <id>urn:uuid:1</id>
+    <title>First post</title>
+    <summary>Oldest</summary>
+  </entry>
+</feed>`
+
+// feedSite serves atomFeed at /f, or the status and Retry-After stored.
+func feedSite(t *testing.T) (url string, status *atomic.Int32, retryAfter *atomic.Value) {
+	t.Helper()
+	status, retryAfter = new(atomic.Int32), new(atomic.Value)
+	status.Store(http.StatusOK)
+	retryAfter.Store("")
+	srv := site(t, map[string]http.HandlerFunc{
+		"/f": func(w http.ResponseWriter, r *http.Request) {
+			if v := retryAfter.Load().(string); v != "" {
+				w.Header().Set("Retry-After", v)
+			}
+			w.Header().Set("Content-Type", "application/atom+xml")
+			w.WriteHeader(int(status.Load()))
+			io.WriteString(w, atomFeed)
+		},
+		"/page": serve("text/html", "<html>not a feed</html>"),
+		"/long": serve("application/rss+xml", `<rss><channel><item><guid>`+strings.Repeat("g", 300)+`</guid><title>`+
+			strings.Repeat("t", 2000)+`</title></item></channel></rss>`),
+	})
+	return srv.URL, status, retryAfter
+}
+
+func follow(t *testing.T, url string, known func(string) bool) integrations.Integration {
+	t.Helper()
+	in, err := feed.Definition().New(integrations.Env{
+		Credentials: integrations.Credentials{Fields: map[string]string{"url": url}},
+		Now:         func() time.Time { return now },
+		Known:       known,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func start(in integrations.Integration) (integrations.TaskResult, error) {
+	return in.RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart})
+}
+
+func TestStartOutputsEntries(t *testing.T) {
+	base, _, _ := feedSite(t)
+	res, err := start(follow(t, base+"/f", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []integrations.Item{
+		{ProviderID: "urn:uuid:3", Title: "Third post", From: "Bob", Date: time.Date(2026, 5, 3, 8, 0, 0, 0, time.UTC),
+			Text: "Newest & best", Raw: []byte("https://blog.example/3")},
+		{ProviderID: "urn:uuid:2", Title: "Second post", From: "Ann", Date: time.Date(2026, 5, 2, 8, 0, 0, 0, time.UTC),
+			Text: "Middle", Raw: []byte("https://blog.example/2")},
+		{ProviderID: "urn:uuid:1", Title: "First post", From: "Ann", Text: "Oldest"},
+	}
+	if len(res.Tasks) != 0 || len(res.Output) != len(want) {
+		t.Fatalf("got %d items and %d tasks, want %d items and no task", len(res.Output), len(res.Tasks), len(want))
+	}
+	for i, got := range res.Output {
+		w := want[i]
+		if got.ProviderID != w.ProviderID || got.Title != w.Title || got.From != w.From || !got.Date.Equal(w.Date) ||
+			got.Text != w.Text || string(got.Raw) != string(w.Raw) || got.Size != int64(len(w.Text)) {
+			t.Errorf("item %d: got %+v, want %+v", i, got, w)
+		}
+	}
+
+	// What the store holds is not output again.
+	known := map[string]bool{"urn:uuid:3": true, "urn:uuid:1": true}
+	res, err = start(follow(t, base+"/f", func(id string) bool { return known[id] }))
+	if err != nil || len(res.Output) != 1 || res.Output[0].ProviderID != "urn:uuid:2" {
+		t.Errorf("with two known: got %+v, %v; want only urn:uuid:2", res.Output, err)
+	}
+
+	// Entry ids and titles are bounded.
+	res, err = start(follow(t, base+"/long", nil))
+	if err != nil || len(res.Output) != 1 || !strings.HasPrefix(res.Output[0].ProviderID, "sha256:") ||
+		len(res.Output[0].ProviderID) > 256 || len(res.Output[0].Title) != 1024 {
+		t.Errorf("long id and title: got %+v, %v; want a hashed id and a 1 KiB title", res.Output, err)
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	base, status, retryAfter := feedSite(t)
+	in := follow(t, base+"/f", nil)
+	tests := []struct {
+		status     int
+		retryAfter string
+		wait       time.Duration
+		temporary  bool
+	}{
+		{http.StatusServiceUnavailable, "120", 2 * time.Minute, true},
+		{http.StatusTooManyRequests, now.Add(time.Hour).Format(http.TimeFormat), time.Hour, true},
+		{http.StatusInternalServerError, "", 0, true},
+		{http.StatusNotFound, "", 0, false},
+		{http.StatusUnauthorized, "", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(http.StatusText(tt.status), func(t *testing.T) {
+			status.Store(int32(tt.status))
+			retryAfter.Store(tt.retryAfter)
+			res, err := start(in)
+			var ae *integrations.APIError
+			if !errors.As(err, &ae) || len(res.Output) != 0 {
+				t.Fatalf("got %+v, %v; want *APIError", res, err)
+			}
+			if ae.Status != tt.status || ae.RetryAfter != tt.wait || ae.Temporary() != tt.temporary {
+				t.Errorf("got %+v (temporary %v), want %d after %v (temporary %v)", ae, ae.Temporary(), tt.status, tt.wait, tt.temporary)
+			}
+		})
+	}
+
+	_, err := start(follow(t, base+"/page", nil))
+	var ae *integrations.APIError
+	if !errors.Is(err, feed.ErrNotFeed) || errors.As(err, &ae) {
+		t.Errorf("not a feed: got %v, want ErrNotFeed", err)
+	}
+}
