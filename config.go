@@ -53,6 +53,10 @@ type config struct {
 	LogLevel  slog.Level
 	LogFormat string
 
+	MetricsAddr string // a separate listener for /metrics; empty: none
+	TLSCertFile string // with TLSKeyFile: serve HTTPS, reloaded on SIGHUP
+	TLSKeyFile  string
+
 	// DevSecrets is set when SESSION_SECURE=false and a secret was missing,
 	// so one was generated into DataDir; run warns about it.
 	DevSecrets []string
@@ -85,6 +89,8 @@ var envVars = [][2]string{
 	{"POLL_INTERVAL", "seconds between sync runs of one integration (900)"},
 	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
 	{"STORE_SYNC", "fsync or none (fsync)"},
+	{"METRICS_ADDR", "separate address serving /metrics (none; admins: GET /v1/admin/metrics)"},
+	{"TLS_CERT_FILE, TLS_KEY_FILE", "serve HTTPS with this certificate, reloaded on SIGHUP (none)"},
 	{"LOG_LEVEL", "debug, info, warn, error (info)"},
 	{"LOG_FORMAT", "text or json (text)"},
 }
@@ -140,6 +146,16 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		LogFormat:             p.oneOf("LOG_FORMAT", "text", "text", "json"),
 	}
 	p.oneOf("SESSION_SAME_SITE", "strict", "strict")
+	c.MetricsAddr = p.str("METRICS_ADDR", "")
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			p.fail("METRICS_ADDR", "must be host:port, got %q", c.MetricsAddr)
+		}
+	}
+	c.TLSCertFile, c.TLSKeyFile = p.str("TLS_CERT_FILE", ""), p.str("TLS_KEY_FILE", "")
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		p.fail("TLS_CERT_FILE", "and TLS_KEY_FILE must be set together")
+	}
 	c.RegistrationOpen = p.oneOf("REGISTRATION", "open", "open", "closed") == "open"
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		p.fail("LISTEN_ADDR", "must be host:port, got %q", c.ListenAddr)

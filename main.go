@@ -158,7 +158,8 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	mux := http.NewServeMux()
 	addRoutes(mux, a)
 	srv := &http.Server{
-		Handler:           httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies}),
+		Handler: httpx.Handler(mux, httpx.Config{
+			Logger: log, TrustedProxies: c.TrustedProxies, Observe: a.metrics.observe}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -166,14 +167,55 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	var certs *certReloader
+	if c.TLSCertFile != "" {
+		if certs, err = newCertReloader(c.TLSCertFile, c.TLSKeyFile, log.With("component", "tls")); err != nil {
+			return err
+		}
+		srv.TLSConfig = certs.tlsConfig()
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-hup:
+					certs.reload()
+				case <-bg.Done():
+					return
+				}
+			}
+		}()
+	}
 	ln, err := net.Listen("tcp", c.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on LISTEN_ADDR %s: %w", c.ListenAddr, err)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "version", version)
+	log.Info("listening", "addr", ln.Addr().String(), "tls", certs != nil, "version", version)
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, 2)
+	go func() {
+		if certs != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	var metricsSrv *http.Server
+	if c.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", c.MetricsAddr)
+		if err != nil {
+			srv.Close()
+			return fmt.Errorf("listen on METRICS_ADDR %s: %w", c.MetricsAddr, err)
+		}
+		mmux := http.NewServeMux()
+		mmux.Handle("GET /metrics", a.metrics.plain())
+		metricsSrv = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second}
+		log.Info("metrics listening", "addr", mln.Addr().String())
+		go func() { errc <- metricsSrv.Serve(mln) }()
+	}
 	notify := newNotifier(getenv)
 	notify.log = log.With("component", "systemd")
 	if err := notify.Ready(); err != nil {
@@ -192,6 +234,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	if metricsSrv != nil {
+		err = errors.Join(err, metricsSrv.Shutdown(sctx))
+		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+	}
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
@@ -209,6 +257,7 @@ type app struct {
 	records      *integrations.Records
 	integrations *integrations.Handlers
 	oauth        *oauth.Handlers
+	metrics      *metrics
 }
 
 // registry is the catalogue of integrations the service ships.
@@ -308,6 +357,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Secure:       c.SessionSecure,
 		Logger:       log.With("component", "oauth"),
 	})
+	a.metrics = newMetrics(a)
 	return a, nil
 }
 
@@ -374,6 +424,7 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("POST /v1/admin/users/{userId}/force-logout", au.RequireAdmin(au.ForceLogout()))
 	mux.Handle("GET /v1/admin/users", au.RequireAdmin(au.ListUsers()))
 	mux.Handle("DELETE /v1/admin/users/{userId}", au.RequireAdmin(au.DeleteUser()))
+	mux.Handle("GET /v1/admin/metrics", au.RequireAdmin(a.metrics.handler()))
 	mux.Handle("GET /v1/user/profile", au.Require(au.Profile()))
 	mux.Handle("PUT /v1/user/password", au.Require(au.ChangePassword()))
 	mux.Handle("GET /v1/user/sessions", au.Require(au.ListSessions()))

@@ -281,3 +281,26 @@ func TestUUID(t *testing.T) {
 		}
 	}
 }
+
+func TestObserve(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/auth/login", func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, r, "auth.login", &Error{Status: 429, Code: "too_many_requests", Message: "too many login attempts"})
+	})
+	mux.HandleFunc("GET /quiet", func(w http.ResponseWriter, r *http.Request) {})
+	var got []string
+	h := Handler(mux, Config{Observe: func(pattern string, status int) {
+		got = append(got, pattern+" "+itoa(status))
+	}})
+	for _, req := range []*http.Request{
+		httptest.NewRequest("POST", "/v1/auth/login", nil),
+		httptest.NewRequest("GET", "/quiet", nil),
+		httptest.NewRequest("GET", "/nowhere", nil),
+	} {
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	want := []string{"POST /v1/auth/login 429", "GET /quiet 200", " 404"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("observed %q, want %q", got, want)
+	}
+}

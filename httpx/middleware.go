@@ -50,6 +50,9 @@ type Config struct {
 	Logger         *slog.Logger
 	Now            func() time.Time // time.Now when nil
 	TrustedProxies []netip.Prefix   // peers whose X-Forwarded-For is believed
+	// Observe, when set, is told about every finished request: its route
+	// pattern ("" when none matched) and status. It feeds the metrics.
+	Observe func(pattern string, status int)
 }
 
 // Handler wraps the service's mux in what every request needs: a request
@@ -81,7 +84,7 @@ func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log:      s.cfg.Logger,
 	}
 	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
-	sw := &statusWriter{ResponseWriter: w, req: r}
+	sw := &statusWriter{ResponseWriter: w, req: r, status: http.StatusOK}
 	h := w.Header()
 	h.Set("X-Request-Id", info.ID)
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -109,6 +112,9 @@ func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.cfg.Logger.Info("request", "request_id", info.ID, "method", r.Method, "pattern", pattern,
 			"status", sw.status, "duration_ms", float64(s.cfg.Now().Sub(info.Start))/float64(time.Millisecond))
+		if s.cfg.Observe != nil {
+			s.cfg.Observe(r.Pattern, sw.status)
+		}
 	}()
 
 	s.mux.ServeHTTP(sw, r)

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"expvar"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/storage"
+)
+
+// metrics are the service's counters and gauges, kept in expvar values of
+// its own (not the process-wide expvar registry, so tests and commands do
+// not share them) and served as one JSON object to administrators at
+// GET /v1/admin/metrics, or to anyone who can reach METRICS_ADDR.
+type metrics struct {
+	requests *expvar.Map // by status class: 2xx, 3xx, 4xx, 5xx
+	logins   *expvar.Map // ok, failed, throttled
+	all      *expvar.Map
+}
+
+// loginPattern is the route whose answers count as login outcomes.
+const loginPattern = "POST /v1/auth/login"
+
+func newMetrics(a *app) *metrics {
+	m := &metrics{requests: new(expvar.Map).Init(), logins: new(expvar.Map).Init(), all: new(expvar.Map).Init()}
+	for _, k := range []string{"ok", "failed", "throttled"} {
+		m.logins.Add(k, 0)
+	}
+	m.all.Set("requests", m.requests)
+	m.all.Set("logins", m.logins)
+	m.all.Set("sessions_active", expvar.Func(func() any { return a.sessionStore.Stats().LiveRecords }))
+	m.all.Set("store_main", storeVar(a.mainStore))
+	m.all.Set("store_sessions", storeVar(a.sessionStore))
+	return m
+}
+
+// storeVar reports a store's size, compactions and write counters.
+func storeVar(st *storage.Store) expvar.Func {
+	return func() any {
+		s := st.Stats()
+		var last string
+		if !s.LastCompaction.IsZero() {
+			last = s.LastCompaction.UTC().Format(time.RFC3339)
+		}
+		failed := st.Err() != nil
+		return map[string]any{
+			"file_bytes": s.FileBytes, "live_records": s.LiveRecords, "dead_records": s.DeadRecords,
+			"commits": s.Commits, "fsyncs": s.Fsyncs, "bytes_written": s.BytesWritten,
+			"compactions": s.Compactions, "last_compaction": last, "failed": failed,
+		}
+	}
+}
+
+// observe counts one finished request (httpx.Config.Observe).
+func (m *metrics) observe(pattern string, status int) {
+	m.requests.Add(strconv.Itoa(status/100)+"xx", 1)
+	if pattern != loginPattern {
+		return
+	}
+	switch {
+	case status == http.StatusOK:
+		m.logins.Add("ok", 1)
+	case status == http.StatusTooManyRequests:
+		m.logins.Add("throttled", 1)
+	case status == http.StatusUnauthorized:
+		m.logins.Add("failed", 1)
+	}
+}
+
+// handler serves every metric as JSON, in the envelope for the admin route.
+func (m *metrics) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpx.One(w, r, "metrics.read", rawJSON(m.all.String()))
+	})
+}
+
+// plain serves the metrics object alone, for METRICS_ADDR scrapers.
+func (m *metrics) plain() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintln(w, m.all.String())
+	})
+}
+
+// rawJSON is JSON text written as it is by encoding/json.
+type rawJSON string
+
+func (j rawJSON) MarshalJSON() ([]byte, error) { return []byte(j), nil }
