@@ -35,11 +35,7 @@ func TestRawMessage(t *testing.T) {
 	}
 
 	atLimit := base64.RawURLEncoding.EncodedLen(MaxMessageSize)
-	big := make([]byte, atLimit+2)
-	big[0], big[len(big)-1] = '"', '"'
-	for i := 1; i < len(big)-1; i++ {
-		big[i] = 'A'
-	}
+	big := append(append([]byte{'"'}, bytes.Repeat([]byte{'A'}, atLimit)...), '"')
 	var r rawMessage
 	if err := r.UnmarshalJSON(big); err != nil || len(r) != MaxMessageSize {
 		t.Errorf("exactly %d bytes: got %d, %v; want them", MaxMessageSize, len(r), err)

@@ -487,3 +487,56 @@ func TestHostilePayloads(t *testing.T) {
 		t.Errorf("downloadEmail without emailId: got %v, want ErrInvalidPayload", err)
 	}
 }
+
+// standalone builds an instance on a gmailtest server of its own, with a
+// token that never expires: the setup for benchmarks.
+func standalone(tb testing.TB, opts gmailtest.Options, known func(string) bool) (*gmailtest.Server, integrations.Integration) {
+	tb.Helper()
+	api := gmailtest.New(tb, opts)
+	in, err := gmail.Definition().New(integrations.Env{
+		Credentials: api.Credentials(),
+		Provider:    api.Provider(tb),
+		Client:      api.Client(),
+		Known:       known,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return api, in
+}
+
+func TestStandaloneFake(t *testing.T) {
+	st := newStore()
+	api, in := standalone(t, gmailtest.Options{Messages: 7}, st.known)
+	if err := st.sync(context.Background(), in); err != nil || len(st.items) != 7 {
+		t.Fatalf("got %d items, %v; want 7", len(st.items), err)
+	}
+	wrong, err := gmail.Definition().New(integrations.Env{
+		Credentials: integrations.Credentials{AccessToken: "wrong"},
+		Provider:    api.Provider(t),
+		Client:      api.Client(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = wrong.RunTask(context.Background(), integrations.Task{Type: integrations.TaskGetEmailList})
+	var ae *integrations.APIError
+	if !errors.As(err, &ae) || !ae.Unauthorized() {
+		t.Errorf("wrong token: got %v, want Unauthorized", err)
+	}
+}
+
+// BenchmarkSync measures a first sync of 1,000 messages over loopback
+// HTTP: list pages, downloads, base64 and MIME parsing.
+func BenchmarkSync(b *testing.B) {
+	const n = 1000
+	b.ReportAllocs()
+	for b.Loop() {
+		st := newStore()
+		_, in := standalone(b, gmailtest.Options{Messages: n}, st.known)
+		if err := st.sync(context.Background(), in); err != nil || len(st.items) != n {
+			b.Fatalf("got %d items, %v", len(st.items), err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/message")
+}

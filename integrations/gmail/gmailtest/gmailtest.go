@@ -53,6 +53,7 @@ type Server struct {
 	// URL is the API base address, for GMAIL_API_BASE_URL.
 	URL string
 	// AccessToken is the token accepted when Options.Authorized is nil.
+	// It is read by the handlers: do not change it.
 	AccessToken string
 
 	opts   Options
