@@ -245,3 +245,15 @@ func TestRunTellsSystemd(t *testing.T) {
 	}
 	read("STOPPING=1")
 }
+
+// TestSecondServerRefused: a second process on the same DATA_DIR must not
+// open the stores; its error names the holder.
+func TestSecondServerRefused(t *testing.T) {
+	env := testEnv(t.TempDir())
+	startRun(t, env)
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"searchsvc"}, func(k string) string { return env[k] }, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "open main store") || !strings.Contains(err.Error(), "pid") {
+		t.Errorf("second server: got %v, want a lock error naming the holder", err)
+	}
+}

@@ -316,12 +316,21 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		CSRF:           c.CSRFTokens,
 		Logger:         log.With("component", "sessions"),
 	})
-	if err := a.mainStore.Open(); err != nil {
-		return nil, fmt.Errorf("open main store: %w", err)
-	}
-	if err := a.sessionStore.Open(); err != nil {
-		a.mainStore.Close()
-		return nil, fmt.Errorf("open session store: %w", err)
+	// The two logs replay side by side: start-up after a power cut is the
+	// time to open both, and each decodes on every core it can get.
+	var sessErr error
+	done := make(chan struct{})
+	go func() { defer close(done); sessErr = a.sessionStore.Open() }()
+	mainErr := a.mainStore.Open()
+	<-done
+	if mainErr != nil || sessErr != nil {
+		if mainErr == nil {
+			a.mainStore.Close()
+		}
+		if sessErr == nil {
+			a.sessionStore.Close()
+		}
+		return nil, errors.Join(wrapErr("open main store", mainErr), wrapErr("open session store", sessErr))
 	}
 	a.auth = auth.NewHandlers(auth.Config{
 		Sessions:     a.sessions,
@@ -378,6 +387,14 @@ func (a *app) ready() http.Handler {
 		}
 		httpx.One(w, r, "health.ready", map[string]string{"status": "ready"})
 	})
+}
+
+// wrapErr prefixes err with what failed, keeping nil nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // close flushes what is only in memory (sessions' lastAccessedAt) and
