@@ -143,14 +143,14 @@ func (m *mailbox) profile(ctx context.Context, creds integrations.Credentials) (
 		return false, fmt.Errorf("gmail profile: %w", err)
 	}
 	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	switch resp.StatusCode {
 	case http.StatusOK:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return true, nil
 	case http.StatusUnauthorized:
 		return false, nil
 	default:
-		return false, fmt.Errorf("gmail profile: provider answered %d", resp.StatusCode)
+		return false, fmt.Errorf("gmail profile: %w", m.apiError(resp))
 	}
 }
 
