@@ -10,6 +10,8 @@
 //	searchsvc verify          check the stores for damage
 //	searchsvc repair [--yes]  cut a damaged store at the damage, keeping the original
 //	searchsvc admin grant|revoke EMAIL
+//	searchsvc backup DIR      snapshot DATA_DIR while the server runs
+//	searchsvc restore DIR     put a snapshot back into an empty DATA_DIR
 //	searchsvc help            list commands and configuration variables
 package main
 
@@ -79,6 +81,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return repairCmd(getenv, args[2:], stdout)
 	case "admin":
 		return adminCmd(getenv, args[2:], stdout)
+	case "backup":
+		return backupCmd(getenv, args[2:], stdout)
+	case "restore":
+		return restoreCmd(getenv, args[2:], stdout)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return nil
@@ -99,6 +105,9 @@ Commands:
              stopped server; the original file is kept beside it
   admin grant|revoke EMAIL
              give or take the admin role (recovery; the server must be stopped)
+  backup DIR take a consistent snapshot of DATA_DIR into DIR while serving
+  restore DIR
+             put a backup into an empty DATA_DIR (server stopped)
   help       this text
 
 Configuration (environment; secrets also as NAME_FILE=path or a file in

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// itemsDir holds the sealed content files of synced items under DATA_DIR.
+const itemsDir = "items"
+
+// backupCmd copies a consistent snapshot of DATA_DIR into dst while the
+// server runs. Each store's log is append-only, so its first ValidBytes
+// bytes (every complete, checksummed line, as Verify found them) never
+// change: copying exactly those bytes from an open descriptor gives the
+// store as of one commit, even if a compaction replaces the file meanwhile.
+// The main store is copied before the item files, so every item it names
+// had its sealed content written already. Secrets are not copied: keep
+// CREDENTIALS_KEY apart from the backup, which is useless without it.
+func backupCmd(getenv func(string) string, args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: searchsvc backup DIR")
+	}
+	src, dst := dataDir(getenv), args[0]
+	if entries, err := os.ReadDir(dst); err == nil && len(entries) > 0 {
+		return fmt.Errorf("backup: %s is not empty", dst)
+	}
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	manifest := map[string]any{"version": version, "createdAt": time.Now().UTC().Format(time.RFC3339)}
+	for _, name := range []string{mainStoreDir, sessionStoreDir} {
+		rep, err := copyStore(filepath.Join(src, name), filepath.Join(dst, name))
+		if err != nil {
+			return fmt.Errorf("backup %s: %w", name, err)
+		}
+		manifest[name] = map[string]any{"file": filepath.Base(rep.File), "bytes": rep.ValidBytes, "records": rep.Ops}
+		fmt.Fprintf(stdout, "%s: %d records, %d bytes\n", name, rep.Ops, rep.ValidBytes)
+	}
+	n, err := copyFiles(filepath.Join(src, itemsDir), filepath.Join(dst, itemsDir))
+	if err != nil {
+		return fmt.Errorf("backup items: %w", err)
+	}
+	manifest["itemFiles"] = n
+	fmt.Fprintf(stdout, "items: %d sealed files\n", n)
+	b, _ := json.MarshalIndent(manifest, "", "  ")
+	if err := writeFileSync(filepath.Join(dst, "backup.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	return syncDir(dst)
+}
+
+// copyStore copies the valid prefix of the store's newest log into dst.
+func copyStore(src, dst string) (storage.Report, error) {
+	for attempt := 0; ; attempt++ {
+		rep, err := storage.Verify(nil, src)
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && rep.File == "") {
+			return rep, os.MkdirAll(dst, 0o700) // a store not created yet
+		}
+		if err != nil {
+			return rep, err
+		}
+		f, err := os.Open(rep.File)
+		if errors.Is(err, fs.ErrNotExist) && attempt < 5 {
+			continue // compacted between Verify and Open: look again
+		}
+		if err != nil {
+			return rep, err
+		}
+		defer f.Close()
+		if err := os.MkdirAll(dst, 0o700); err != nil {
+			return rep, err
+		}
+		return rep, copyFile(io.LimitReader(f, rep.ValidBytes), filepath.Join(dst, filepath.Base(rep.File)), rep.ValidBytes)
+	}
+}
+
+// copyFile writes exactly n bytes of r to a new 0600 file and fsyncs it.
+func copyFile(r io.Reader, path string, n int64) error {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	written, err := io.Copy(out, r)
+	if err == nil && n >= 0 && written != n {
+		err = fmt.Errorf("%s: copied %d bytes, want %d", path, written, n)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// copyFiles copies every regular file under src to dst (0600 files, 0700
+// directories), skipping temporary files, and returns how many it copied.
+// A file removed while the walk runs (an item deleted meanwhile) is
+// skipped.
+func copyFiles(src, dst string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o700)
+		}
+		if !d.Type().IsRegular() || filepath.Ext(path) == ".tmp" {
+			return nil
+		}
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		n++
+		return copyFile(f, target, -1)
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, syncTree(dst)
+}
+
+// syncTree fsyncs every directory under root, so the new entries survive
+// a power cut.
+func syncTree(root string) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return syncDir(path)
+	})
+}
+
+func syncDir(path string) error {
+	d, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// restoreCmd puts a backup into DATA_DIR. It refuses to overwrite stores
+// that hold data (move DATA_DIR aside first), copies everything in, and
+// then opens both stores once, which checks every record of the copy.
+func restoreCmd(getenv func(string) string, args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: searchsvc restore DIR")
+	}
+	src, dst := args[0], dataDir(getenv)
+	if _, err := os.Stat(filepath.Join(src, "backup.json")); err != nil {
+		return fmt.Errorf("restore: %s is not a searchsvc backup (no backup.json)", src)
+	}
+	for _, name := range []string{mainStoreDir, sessionStoreDir, itemsDir} {
+		if entries, err := os.ReadDir(filepath.Join(dst, name)); err == nil && len(entries) > 0 {
+			return fmt.Errorf("restore: %s already holds data; move DATA_DIR aside first", filepath.Join(dst, name))
+		}
+	}
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	for _, name := range []string{mainStoreDir, sessionStoreDir, itemsDir} {
+		n, err := copyFiles(filepath.Join(src, name), filepath.Join(dst, name))
+		if err != nil {
+			return fmt.Errorf("restore %s: %w", name, err)
+		}
+		fmt.Fprintf(stdout, "%s: %d files\n", name, n)
+	}
+	if err := syncDir(dst); err != nil {
+		return err
+	}
+	for _, name := range []string{mainStoreDir, sessionStoreDir} {
+		st := storage.New(filepath.Join(dst, name), storage.Options{})
+		if err := st.Open(); err != nil {
+			return fmt.Errorf("restore: the restored %s store does not open: %w", name, err)
+		}
+		if err := st.Close(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(stdout, "restored; start the server")
+	return nil
+}
