@@ -75,7 +75,10 @@ type Hasher struct {
 	sem    chan struct{}
 	dummy  string // a hash of nothing, for unknown emails
 
-	derivations atomic.Int64 // Argon2 runs, for tests
+	// For tests: Argon2 runs so far, and the most that ran at once.
+	derivations atomic.Int64
+	running     atomic.Int64
+	peak        atomic.Int64
 }
 
 // NewHasher returns a Hasher for p that runs at most concurrency hashes at
@@ -150,6 +153,10 @@ func (h *Hasher) derive(ctx context.Context, password string, salt []byte, p Par
 	}
 	defer func() { <-h.sem }()
 	h.derivations.Add(1)
+	n := h.running.Add(1)
+	defer h.running.Add(-1)
+	for old := h.peak.Load(); n > old && !h.peak.CompareAndSwap(old, n); old = h.peak.Load() {
+	}
 	return argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, p.KeyLen), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -170,4 +171,26 @@ func FuzzParsePHC(f *testing.F) {
 			t.Fatalf("round trip: got %q, want %q", back, s)
 		}
 	})
+}
+
+// A burst of hashes never runs more than the limit at once.
+func TestHasherBoundsConcurrency(t *testing.T) {
+	p := tinyParams
+	p.Memory = 1024
+	h := newTestHasher(t, p, 3)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			if _, err := h.Hash(context.Background(), "burst burst"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := h.peak.Load(); got < 1 || got > 3 {
+		t.Fatalf("peak concurrent hashes %d, want 1..3", got)
+	}
+	if got := h.derivations.Load(); got != 32 {
+		t.Fatalf("%d derivations, want 32", got)
+	}
 }

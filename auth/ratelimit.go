@@ -63,7 +63,7 @@ func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
 				return false, max(time.Duration(wait), time.Second)
 			}
 		}
-		a = &attempts{t: make([]int64, 0, l.limit)}
+		a = &attempts{t: make([]int64, 0, min(l.limit, 8))} // grows to limit at most
 		l.keys[key] = a
 		l.earliestOut = min(l.earliestOut, n+l.window)
 	}
