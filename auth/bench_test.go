@@ -245,4 +245,3 @@ func runtimeBytes() int64 {
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64())
 }
-

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -331,19 +332,29 @@ func TestLoginRateLimit(t *testing.T) {
 	e.send(request{method: "POST", path: "/v1/auth/login", ip: "203.0.113.9", body: good}).wantStatus(t, http.StatusOK)
 }
 
+// Through the real chain, with a small cap so that it runs quickly under
+// -race; TestLimiterSweepsAndCaps floods the default cap of 10,000.
 func TestLoginRateLimitFloodOfAddresses(t *testing.T) {
 	e := newEnv(t)
+	const max = 300
+	e.h.logins = newLimiter[netip.Addr](DefaultRateLimit, DefaultRateWindow, max)
 	e.register("ada@example.com", "Ada")
 	body := `{"email":"","password":""}` // cheap: 400 after counting
-	for i := range defaultMaxTracked + 500 {
+	for i := range max + 200 {
 		ip := "10." + itoa(i>>16&255) + "." + itoa(i>>8&255) + "." + itoa(i&255)
 		r := e.send(request{method: "POST", path: "/v1/auth/login", ip: ip, body: body})
-		if i < defaultMaxTracked && r.status != http.StatusBadRequest || i >= defaultMaxTracked && r.status != http.StatusTooManyRequests {
+		if i < max && r.status != http.StatusBadRequest {
 			t.Fatalf("address %d: status %d", i, r.status)
 		}
+		if i >= max {
+			r.wantError(t, http.StatusTooManyRequests, "too many login attempts")
+			if r.header.Get("Retry-After") != "60" {
+				t.Fatalf("Retry-After %q, want 60", r.header.Get("Retry-After"))
+			}
+		}
 	}
-	if got := e.h.logins.tracked(); got != defaultMaxTracked {
-		t.Fatalf("tracking %d addresses, want the cap %d", got, defaultMaxTracked)
+	if got := e.h.logins.tracked(); got != max {
+		t.Fatalf("tracking %d addresses, want the cap %d", got, max)
 	}
 	e.clock.Add(2 * time.Minute)
 	e.send(request{method: "POST", path: "/v1/auth/login", ip: "192.0.2.200",

@@ -33,7 +33,7 @@ func TestLimiterWindow(t *testing.T) {
 }
 
 func TestLimiterSweepsAndCaps(t *testing.T) {
-	const max = 1000
+	const max = defaultMaxTracked
 	l := newLimiter[netip.Addr](5, time.Minute, max)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
