@@ -213,17 +213,22 @@ func (r *rawMessage) UnmarshalJSON(b []byte) error {
 		s = []byte(str)
 	}
 	s = bytes.TrimRight(s, "=")
-	n := base64.RawURLEncoding.DecodedLen(len(s))
-	if n > MaxMessageSize {
+	if tooLarge(len(s)) {
 		return ErrMessageTooLarge
 	}
-	out := make([]byte, n)
+	out := make([]byte, base64.RawURLEncoding.DecodedLen(len(s)))
 	n, err := base64.RawURLEncoding.Decode(out, s)
 	if err != nil {
 		return fmt.Errorf("raw is not base64url: %w", err)
 	}
 	*r = out[:n]
 	return nil
+}
+
+// tooLarge reports whether n characters of unpadded base64 can decode to
+// more than MaxMessageSize bytes.
+func tooLarge(n int) bool {
+	return base64.RawURLEncoding.DecodedLen(n) > MaxMessageSize
 }
 
 // internalDate reads messages.get's internalDate, the time Gmail received

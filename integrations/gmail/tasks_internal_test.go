@@ -35,14 +35,13 @@ func TestRawMessage(t *testing.T) {
 	}
 
 	atLimit := base64.RawURLEncoding.EncodedLen(MaxMessageSize)
-	big := append(append([]byte{'"'}, bytes.Repeat([]byte{'A'}, atLimit)...), '"')
-	var r rawMessage
-	if err := r.UnmarshalJSON(big); err != nil || len(r) != MaxMessageSize {
-		t.Errorf("exactly %d bytes: got %d, %v; want them", MaxMessageSize, len(r), err)
+	if tooLarge(atLimit) || !tooLarge(atLimit+1) {
+		t.Errorf("tooLarge(%d), tooLarge(%d): got %v, %v; want false, true", atLimit, atLimit+1, tooLarge(atLimit), tooLarge(atLimit+1))
 	}
-	big = append(big[:len(big)-1], "AAAA\""...)
-	if err := r.UnmarshalJSON(big); !errors.Is(err, ErrMessageTooLarge) {
-		t.Errorf("%d bytes: got %v, want ErrMessageTooLarge", MaxMessageSize+3, err)
+	big := append(append([]byte{'"'}, bytes.Repeat([]byte{'A'}, atLimit+4)...), '"')
+	var r rawMessage
+	if err := r.UnmarshalJSON(big); !errors.Is(err, ErrMessageTooLarge) || r != nil {
+		t.Errorf("%d bytes: got %d, %v; want ErrMessageTooLarge", MaxMessageSize+3, len(r), err)
 	}
 }
 
