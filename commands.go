@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"searchsvc/auth"
+	"searchsvc/integrations"
 	"searchsvc/storage"
 )
 
@@ -135,5 +136,45 @@ func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error
 		return err
 	}
 	fmt.Fprintf(stdout, "%s is now %s\n", strings.ToLower(args[1]), role)
+	return nil
+}
+
+// rotateKeyCmd re-seals every credential sealed under a key in
+// CREDENTIALS_KEY_PREVIOUS with CREDENTIALS_KEY. Like admin, it needs the
+// server stopped. Once it reports nothing left, the previous keys can go.
+func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
+	c, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if !c.SessionSecure {
+		if err := c.devSecrets(); err != nil {
+			return err
+		}
+	}
+	if len(c.CredentialsKeyPrevious) == 0 {
+		return errors.New("rotate-key: set CREDENTIALS_KEY to the new key and CREDENTIALS_KEY_PREVIOUS to the old one(s)")
+	}
+	vault, err := integrations.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(c.DataDir, mainStoreDir)
+	st := storage.New(dir, storage.Options{})
+	records := integrations.NewRecords(st, vault, nil)
+	if err := st.Open(); err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
+		}
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	n, err := records.RotateKeys()
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("rotate-key: %d re-sealed before: %w", n, err)
+	}
+	fmt.Fprintf(stdout, "re-sealed %d integration credentials under key %s\n", n, vault.KeyID())
 	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"searchsvc/integrations"
+	"searchsvc/storage"
 )
 
 const testFeed = `<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>
@@ -105,5 +110,64 @@ func copyDevSecrets(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(filepath.Join(to, "dev-secrets.json"), b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRotateKey(t *testing.T) {
+	feedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, testFeed)
+	}))
+	defer feedSrv.Close()
+	oldKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
+	newKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32))
+	env := testEnv(t.TempDir())
+	env["CREDENTIALS_KEY"] = oldKey
+	srv := startRun(t, env)
+	c := newClient(t, srv.URL)
+	c.do("POST", "/v1/auth/register", map[string]string{"email": "a@example.org", "password": "a long enough password", "name": "A"})
+	if status, body, _ := c.do("POST", "/v1/user-integrations/feed/credentials", map[string]any{"fields": map[string]string{"url": feedSrv.URL}}); status != 201 {
+		t.Fatalf("connect feed: %d %v", status, body)
+	}
+	if _, err := runCmd(t, env, "rotate-key"); err == nil || !strings.Contains(err.Error(), "CREDENTIALS_KEY_PREVIOUS") {
+		t.Errorf("rotate-key without a previous key: got %v", err)
+	}
+	env["CREDENTIALS_KEY"], env["CREDENTIALS_KEY_PREVIOUS"] = newKey, oldKey
+	if _, err := runCmd(t, env, "rotate-key"); err == nil || !strings.Contains(err.Error(), "stop the server first") {
+		t.Errorf("rotate-key beside a running server: got %v", err)
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCmd(t, env, "rotate-key")
+	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials") {
+		t.Fatalf("rotate-key: %v %q", err, out)
+	}
+	if out, _ := runCmd(t, env, "rotate-key"); !strings.Contains(out, "re-sealed 0") {
+		t.Errorf("second rotate-key: %q, want nothing left", out)
+	}
+
+	// The new key alone now opens the credentials.
+	key, _ := base64.StdEncoding.DecodeString(newKey)
+	vault, err := integrations.NewVault(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storage.New(filepath.Join(env["DATA_DIR"], mainStoreDir), storage.Options{Sync: storage.SyncNone})
+	records := integrations.NewRecords(st, vault, nil)
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	records.All(func(r integrations.Record) bool {
+		creds, err := records.Credentials(r)
+		if err != nil || creds.Fields["url"] != feedSrv.URL {
+			t.Errorf("record %s under the new key alone: %v, %v", r.ID, creds, err)
+		}
+		n++
+		return true
+	})
+	if n != 1 {
+		t.Errorf("records: got %d, want 1", n)
 	}
 }

@@ -67,7 +67,11 @@ func startRun(t *testing.T, env map[string]string) *server {
 	logs := &syncBuffer{}
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	getenv := func(k string) string { return env[k] }
+	own := make(map[string]string, len(env)) // the test may change env later
+	for k, v := range env {
+		own[k] = v
+	}
+	getenv := func(k string) string { return own[k] }
 	go func() {
 		err := run(ctx, []string{"searchsvc"}, getenv, io.Discard, io.MultiWriter(logs, pw))
 		pw.CloseWithError(io.EOF)

@@ -10,6 +10,7 @@
 //	searchsvc verify          check the stores for damage
 //	searchsvc repair [--yes]  cut a damaged store at the damage, keeping the original
 //	searchsvc admin grant|revoke EMAIL
+//	searchsvc rotate-key      re-seal credentials under the new CREDENTIALS_KEY
 //	searchsvc backup DIR      snapshot DATA_DIR while the server runs
 //	searchsvc restore DIR     put a snapshot back into an empty DATA_DIR
 //	searchsvc help            list commands and configuration variables
@@ -81,6 +82,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return repairCmd(getenv, args[2:], stdout)
 	case "admin":
 		return adminCmd(getenv, args[2:], stdout)
+	case "rotate-key":
+		return rotateKeyCmd(getenv, stdout)
 	case "backup":
 		return backupCmd(getenv, args[2:], stdout)
 	case "restore":
@@ -105,6 +108,8 @@ Commands:
              stopped server; the original file is kept beside it
   admin grant|revoke EMAIL
              give or take the admin role (recovery; the server must be stopped)
+  rotate-key re-seal credentials under CREDENTIALS_KEY that are still under
+             a CREDENTIALS_KEY_PREVIOUS key (server stopped)
   backup DIR take a consistent snapshot of DATA_DIR into DIR while serving
   restore DIR
              put a backup into an empty DATA_DIR (server stopped)
