@@ -72,7 +72,7 @@ type Server struct {
 }
 
 // New starts a fake provider, closed by t.Cleanup.
-func New(t *testing.T, opts Options) *Server {
+func New(t testing.TB, opts Options) *Server {
 	t.Helper()
 	s := &Server{
 		Mux:     http.NewServeMux(),
@@ -93,7 +93,7 @@ func New(t *testing.T, opts Options) *Server {
 // authorization page, which approves at once, and returns the code from
 // the redirect back. It fails the test if the page refuses the request or
 // the redirect does not carry the state.
-func (s *Server) Authorize(t *testing.T, authURL string) string {
+func (s *Server) Authorize(t testing.TB, authURL string) string {
 	t.Helper()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Get(authURL)
