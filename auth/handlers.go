@@ -38,7 +38,8 @@ type Config struct {
 	Hasher *Hasher
 	// Now is the clock. nil: time.Now.
 	Now func() time.Time
-	// Logger receives security events. nil: discard.
+	// Logger receives security events; the caller names the component.
+	// nil: discard.
 	Logger *slog.Logger
 	// OnUserDelete returns extra ops committed atomically with a user's
 	// soft delete, e.g. deleting their integration records. May be nil.
@@ -99,7 +100,7 @@ func NewHandlers(cfg Config) *Handlers {
 		logins:       newLimiter[netip.Addr](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
 		pwChanges:    newLimiter[string](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
 		now:          func() time.Time { return cfg.Now().UTC() },
-		log:          cfg.Logger.With("component", "auth"),
+		log:          cfg.Logger,
 		onUserDelete: cfg.OnUserDelete,
 	}
 }
