@@ -4,7 +4,6 @@ import (
 	"expvar"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"searchsvc/httpx"
@@ -54,9 +53,13 @@ func storeVar(st *storage.Store) expvar.Func {
 	}
 }
 
+var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
+
 // observe counts one finished request (httpx.Config.Observe).
 func (m *metrics) observe(pattern string, status int) {
-	m.requests.Add(strconv.Itoa(status/100)+"xx", 1)
+	if c := status / 100; c >= 1 && c <= 5 {
+		m.requests.Add(statusClasses[c-1], 1)
+	}
 	if pattern != loginPattern {
 		return
 	}

@@ -34,6 +34,9 @@ func Many[T any](w http.ResponseWriter, r *http.Request, op string, results []T)
 	Write(w, r, http.StatusOK, op, F("results", results), F("count", len(results)))
 }
 
+// jsonContentType is shared by every response; net/http never changes it.
+var jsonContentType = []string{"application/json"}
+
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Write writes a JSON response in the envelope: requestId, timestamp,
@@ -72,8 +75,8 @@ func Write(w http.ResponseWriter, r *http.Request, status int, op string, fields
 	}
 	buf.WriteString("}\n")
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
@@ -83,9 +86,20 @@ func writeInternal(w http.ResponseWriter, r *http.Request, op string) {
 	Write(w, r, e.Status, op, F("error", errorBody{Code: e.Code, Message: e.Message}))
 }
 
+// writeJSONString writes s as a JSON string. Keys and operation names are
+// plain ASCII and are written as they are; anything else goes through
+// encoding/json.
 func writeJSONString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // a string always marshals
-	buf.Write(b)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always marshals
+			buf.Write(b)
+			return
+		}
+	}
+	buf.WriteByte('"')
+	buf.WriteString(s)
+	buf.WriteByte('"')
 }
 
 type errorBody struct {

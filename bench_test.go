@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"searchsvc/httpx"
+)
+
+// BenchmarkProfileOverHTTP measures what a client sees: an authenticated
+// GET /v1/user/profile over a loopback connection, through the real chain
+// (httpx.Handler with the production access log, the mux, auth's Require,
+// the session and user lookups, the envelope), against a bare handler on
+// the same kind of server that writes the very same bytes. The two are
+// timed in alternating blocks within one run, so machine noise hits both;
+// ratio is bare time over chain time (1.0: the chain costs nothing).
+func BenchmarkProfileOverHTTP(b *testing.B) {
+	b.Run("sequential", func(b *testing.B) { profileOverHTTP(b, false) })
+	b.Run("parallel", func(b *testing.B) { profileOverHTTP(b, true) })
+}
+
+func profileOverHTTP(b *testing.B, parallel bool) {
+	dir := b.TempDir()
+	env := testEnv(dir)
+	c, err := loadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.devSecrets(); err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil)) // formats every line, as in production
+	a, err := openApp(c, func(k string) string { return env[k] }, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.close(log)
+	mux := http.NewServeMux()
+	addRoutes(mux, a)
+	chain := httptest.NewServer(httpx.Handler(mux, httpx.Config{Logger: log, Observe: a.metrics.observe}))
+	defer chain.Close()
+
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	resp, err := client.Post(chain.URL+"/v1/auth/register", "application/json",
+		strings.NewReader(`{"email":"bench@example.org","password":"a long enough password","name":"Bench"}`))
+	if err != nil || resp.StatusCode != 201 {
+		b.Fatalf("register: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	get := func(url string) []byte {
+		resp, err := client.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
+		}
+		return body
+	}
+	same := get(chain.URL + "/v1/user/profile")
+	var profile struct {
+		Result struct {
+			ID        string    `json:"id"`
+			Email     string    `json:"email"`
+			Name      string    `json:"name"`
+			Role      string    `json:"role"`
+			CreatedAt time.Time `json:"createdAt"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(same, &profile); err != nil {
+		b.Fatal(err)
+	}
+	// The bare handler builds the same JSON document per request (its own
+	// request id, timestamp and duration, the same user) with the same
+	// encoder, and nothing else: no middleware, routing or session.
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpx.One(w, r, "user.readOne", profile.Result)
+	}))
+	defer bare.Close()
+	if got := get(bare.URL + "/"); !bytes.Equal(stripVolatile(got), stripVolatile(same)) {
+		b.Fatalf("the bare handler does not write the same JSON:\n%s\n%s", got, same)
+	}
+
+	if parallel {
+		// Throughput with 16 concurrent clients: both servers saturate the
+		// two cores, so the ratio is one of CPU cost per request. Rounds
+		// alternate between the two so that noise from the machine hits
+		// both alike.
+		var chainTime, bareTime time.Duration
+		hammer := func(url string, n int) time.Duration {
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := w; i < n; i += 16 {
+						get(url)
+					}
+				}()
+			}
+			wg.Wait()
+			return time.Since(start)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i += 1000 {
+			n := min(1000, b.N-i)
+			chainTime += hammer(chain.URL+"/v1/user/profile", n)
+			bareTime += hammer(bare.URL+"/", n)
+		}
+		b.ReportMetric(float64(chainTime.Nanoseconds())/float64(b.N), "chain-ns/req")
+		b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/req")
+		b.ReportMetric(float64(bareTime)/float64(chainTime), "ratio")
+		return
+	}
+	const block = 50
+	var chainTime, bareTime time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += block {
+		n := min(block, b.N-i)
+		start := time.Now()
+		for range n {
+			get(chain.URL + "/v1/user/profile")
+		}
+		chainTime += time.Since(start)
+		start = time.Now()
+		for range n {
+			get(bare.URL + "/")
+		}
+		bareTime += time.Since(start)
+	}
+	b.ReportMetric(float64(chainTime.Nanoseconds())/float64(b.N), "chain-ns/req")
+	b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/req")
+	b.ReportMetric(float64(bareTime)/float64(chainTime), "ratio")
+}
+
+// stripVolatile blanks what differs between any two responses: the
+// request id, timestamp and duration.
+func stripVolatile(body []byte) []byte {
+	var m map[string]any
+	json.Unmarshal(body, &m)
+	delete(m, "requestId")
+	delete(m, "timestamp")
+	delete(m, "duration")
+	out, _ := json.Marshal(m)
+	return out
+}
