@@ -90,7 +90,8 @@ var envVars = [][2]string{
 	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
 	{"STORE_SYNC", "fsync or none (fsync)"},
 	{"METRICS_ADDR", "separate address serving /metrics (none; admins: GET /v1/admin/metrics)"},
-	{"TLS_CERT_FILE, TLS_KEY_FILE", "serve HTTPS with this certificate, reloaded on SIGHUP (none)"},
+	{"TLS_CERT_FILE", "serve HTTPS with this certificate (PEM), reloaded on SIGHUP (none)"},
+	{"TLS_KEY_FILE", "the certificate's private key (PEM) (none)"},
 	{"LOG_LEVEL", "debug, info, warn, error (info)"},
 	{"LOG_FORMAT", "text or json (text)"},
 }
