@@ -1,0 +1,585 @@
+package integrations
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// Defaults of SyncConfig.
+const (
+	DefaultPollInterval  = 15 * time.Minute
+	DefaultSyncWorkers   = 2
+	DefaultShutdownGrace = 10 * time.Second
+)
+
+// Limits of a sync session: how long one worker keeps one record before
+// the others get their turn, and how long one task may run.
+const (
+	sessionTasks = 500
+	taskTimeout  = 5 * time.Minute
+	// maxWait bounds the scheduler's sleep, so that a clock that jumps
+	// (a Pi that syncs NTP late) is noticed within a minute.
+	maxWait = time.Minute
+	// disconnectHold is how long a disconnect in progress holds back a
+	// record's commits if the disconnect itself never lands.
+	disconnectHold = time.Minute
+)
+
+// SyncConfig configures a Syncer.
+type SyncConfig struct {
+	Records  *Records
+	Registry *Registry
+	// DataDir is DATA_DIR: item content goes to DataDir/items.
+	DataDir string
+	// Getenv reads the OAuth client configuration, as for Handlers.
+	Getenv func(string) string
+	// Client makes the integrations' outbound requests. Nil: a client
+	// with a 30-second timeout.
+	Client *http.Client
+	// PollInterval is the time between two runs of a connected record
+	// (POLL_INTERVAL). 0: DefaultPollInterval.
+	PollInterval time.Duration
+	// Workers is how many records sync at once (SYNC_WORKERS); each runs
+	// one task at a time. 0: DefaultSyncWorkers.
+	Workers int
+	// ShutdownGrace is how long in-flight tasks may finish once Run's
+	// context is done; then they are cancelled and stay queued. 0:
+	// DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// Now is the clock. Nil: time.Now.
+	Now func() time.Time
+	// Rand returns a uniform number in [0, n), for backoff jitter. Nil:
+	// crypto/rand.
+	Rand func(n int64) int64
+	// Logger receives the syncer's events. Nil: discard.
+	Logger *slog.Logger
+}
+
+// Syncer runs the integrations' tasks: it schedules a start for every
+// connected record each PollInterval, runs the tasks and their follow-ups
+// with a small pool of workers, stores the items they produce, and keeps
+// each record's status, lastError, lastSyncAt and itemsSynced.
+//
+// Its queue is the main store's tasks table, so a restart resumes where it
+// stopped. A record's tasks run one at a time on one worker, which also
+// does any token refresh they need: a refresh never races a task, or
+// another refresh, of the same record.
+type Syncer struct {
+	cfg     SyncConfig
+	records *Records
+	st      *storage.Store
+	tasks   *storage.Table[QueuedTask]
+	items   *storage.Table[ItemRecord]
+	content *contentStore
+	log     *slog.Logger
+	now     func() time.Time
+	rand    func(int64) int64
+	wake    chan struct{}
+
+	seqMu     sync.Mutex
+	seq       int64
+	seqLoaded bool
+
+	mu      sync.Mutex
+	started bool
+	busy    map[string]bool  // records a worker holds
+	served  map[string]int64 // when each record was last handed to a worker, in dispatches
+	turns   int64
+	gates   map[string]*sync.Mutex // per record: held while its sync commits
+	closing map[string]time.Time   // records being disconnected, since when
+}
+
+// NewSyncer registers the tasks and items tables on the records' store,
+// which must not be open yet, and returns the syncer. Start it with Run
+// once the store is open.
+func NewSyncer(cfg SyncConfig) (*Syncer, error) {
+	if cfg.Records == nil || cfg.Registry == nil {
+		return nil, errors.New("sync: Records and Registry are required")
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("sync: DataDir is required")
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: defaultTimeout}
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultSyncWorkers
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = cryptoRand
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st := cfg.Records.Store()
+	return &Syncer{
+		cfg:     cfg,
+		records: cfg.Records,
+		st:      st,
+		tasks:   registerTasks(st),
+		items:   registerItems(st),
+		content: newContentStore(filepath.Join(cfg.DataDir, "items"), cfg.Records.Vault()),
+		log:     log.With("component", "sync"),
+		now:     cfg.Now,
+		rand:    cfg.Rand,
+		wake:    make(chan struct{}, 1),
+		busy:    make(map[string]bool),
+		served:  make(map[string]int64),
+		gates:   make(map[string]*sync.Mutex),
+		closing: make(map[string]time.Time),
+	}, nil
+}
+
+// ErrNeedsReauth is returned by SyncNow for a record whose authorization
+// was refused: the user must connect it again before it can sync.
+var ErrNeedsReauth = errors.New("integration needs to be reconnected")
+
+// SyncNow queues a start for the live record now, unless it has tasks
+// pending already, and wakes the scheduler.
+func (s *Syncer) SyncNow(recordID string) error {
+	rec, ok := s.records.Get(recordID)
+	if !ok {
+		return ErrRecordNotFound
+	}
+	if rec.Status == StatusNeedsReauth {
+		return ErrNeedsReauth
+	}
+	defer s.signal()
+	if s.Pending(recordID) > 0 {
+		return nil
+	}
+	return s.queueStart(rec)
+}
+
+// Connected queues a first sync of a record that was just connected or
+// reconnected; it has the shape of HandlersConfig.OnConnect.
+func (s *Syncer) Connected(rec Record) {
+	if err := s.SyncNow(rec.ID); err != nil {
+		s.log.Warn("queue first sync", "record_id", rec.ID, "err", err)
+	}
+}
+
+// Pending returns the number of tasks queued for the record.
+func (s *Syncer) Pending(recordID string) int {
+	return len(s.tasks.Find(taskIndexRecord, recordID))
+}
+
+// queueStart inserts a start task for rec. A start already queued is not
+// an error.
+func (s *Syncer) queueStart(rec Record) error {
+	t, err := s.newTask(&rec, Task{Type: TaskStart}, s.now())
+	if err != nil {
+		return err
+	}
+	err = s.st.Commit(s.tasks.Insert(t))
+	if errors.Is(err, storage.ErrUnique) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("queue sync: %w", err)
+	}
+	return nil
+}
+
+// DisconnectOps returns the ops that soft-delete the record's items (their
+// personal fields cleared) and delete its queued tasks, for the disconnect
+// handler to commit in the same log line as the record's own soft delete
+// (HandlersConfig.OnDisconnect). From this call on, a sync in progress for
+// the record commits nothing more, so the ops cannot conflict with it. The
+// items' content files are removed by the scheduler once the disconnect is
+// committed (and at the next start, whatever happens).
+func (s *Syncer) DisconnectOps(rec Record) []storage.Op {
+	g := s.gate(rec.ID)
+	g.Lock()
+	defer g.Unlock()
+	s.mu.Lock()
+	s.closing[rec.ID] = s.now()
+	s.mu.Unlock()
+	defer s.signal()
+	now := s.now().UTC()
+	var ops []storage.Op
+	for _, t := range s.tasks.Find(taskIndexRecord, rec.ID) {
+		ops = append(ops, s.tasks.Delete(t.ID))
+	}
+	for _, it := range s.items.Find(itemIndexRecord, rec.ID) {
+		if it.Live() {
+			ops = append(ops, s.items.Update(it.ID, func(it *ItemRecord) error {
+				scrub(it, now)
+				return nil
+			}))
+		}
+	}
+	return ops
+}
+
+// gate returns the lock held while the record's sync commits.
+func (s *Syncer) gate(recordID string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gates[recordID]
+	if g == nil {
+		g = new(sync.Mutex)
+		s.gates[recordID] = g
+	}
+	return g
+}
+
+// commitFor commits ops of the record's sync, unless the record is being
+// disconnected.
+func (s *Syncer) commitFor(recordID string, ops ...storage.Op) error {
+	g := s.gate(recordID)
+	g.Lock()
+	defer g.Unlock()
+	s.mu.Lock()
+	_, closing := s.closing[recordID]
+	s.mu.Unlock()
+	if closing {
+		return ErrRecordNotFound
+	}
+	return s.st.Commit(ops...)
+}
+
+func (s *Syncer) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run schedules and runs tasks until ctx is done. Then it takes no new
+// task, gives those in flight ShutdownGrace to finish, cancels the rest
+// (they stay queued for the next start), shuts the instances down and
+// returns nil.
+func (s *Syncer) Run(ctx context.Context) error {
+	return s.loop(ctx, false)
+}
+
+// RunOnce runs one scheduling pass, then every task that is due and the
+// follow-ups that become due, on up to Workers workers, until none is
+// due; it returns without waiting for anything in the future. It is the
+// scheduler's loop without its clock, for tests and tools.
+func (s *Syncer) RunOnce(ctx context.Context) error {
+	return s.loop(ctx, true)
+}
+
+func (s *Syncer) loop(ctx context.Context, once bool) error {
+	s.mu.Lock()
+	first := !s.started
+	s.started = true
+	s.mu.Unlock()
+	if first {
+		s.sweep()
+	}
+	// Tasks run under hard, which outlives ctx by the grace period.
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	stopGrace := context.AfterFunc(ctx, func() {
+		time.AfterFunc(s.cfg.ShutdownGrace, cancelHard)
+	})
+	defer stopGrace()
+
+	done := make(chan string, s.cfg.Workers)
+	running := 0
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for pass := 0; ; pass++ {
+		due, next := s.pass(!once || pass == 0)
+		for _, id := range due {
+			if running == s.cfg.Workers || ctx.Err() != nil {
+				break
+			}
+			s.claim(id)
+			running++
+			go func() {
+				defer func() { done <- id }()
+				s.session(ctx, hard, id)
+			}()
+		}
+		if once && running == 0 {
+			return nil
+		}
+		wait := maxWait
+		if !next.IsZero() {
+			wait = min(max(next.Sub(s.now()), 0), maxWait)
+		}
+		timer.Reset(wait)
+		var timeout <-chan time.Time
+		if !once {
+			timeout = timer.C
+		}
+		select {
+		case id := <-done:
+			s.release(id)
+			running--
+		case <-s.wake:
+		case <-timeout:
+		case <-ctx.Done():
+			for ; running > 0; running-- {
+				s.release(<-done)
+			}
+			return nil
+		}
+		timer.Stop()
+	}
+}
+
+func (s *Syncer) claim(id string) {
+	s.mu.Lock()
+	s.busy[id] = true
+	s.turns++
+	s.served[id] = s.turns
+	s.mu.Unlock()
+}
+
+func (s *Syncer) release(id string) {
+	s.mu.Lock()
+	delete(s.busy, id)
+	s.mu.Unlock()
+}
+
+// pass is one look at the queue: it removes what disconnected or
+// re-authorization-needing records left behind, queues the starts that
+// are due (when schedule is set), and returns the records whose next task
+// is due and that no worker holds, least recently served first, and when
+// the next one will be due.
+func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
+	now := s.now()
+	s.purge(now)
+
+	type head struct {
+		task  QueuedTask
+		count int
+	}
+	heads := make(map[string]*head)
+	s.tasks.Scan(func(t QueuedTask) bool {
+		h := heads[t.RecordID]
+		if h == nil {
+			heads[t.RecordID] = &head{task: t, count: 1}
+			return true
+		}
+		h.count++
+		if t.Seq < h.task.Seq {
+			h.task = t
+		}
+		return true
+	})
+
+	var recs []Record
+	s.records.Table().Scan(func(r Record) bool {
+		recs = append(recs, r)
+		return true
+	})
+	byID := make(map[string]*Record, len(recs))
+	for i := range recs {
+		byID[recs[i].ID] = &recs[i]
+	}
+
+	s.mu.Lock()
+	busy := make(map[string]bool, len(s.busy))
+	for id := range s.busy {
+		busy[id] = true
+	}
+	s.mu.Unlock()
+
+	soon := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	var orphans []storage.Op
+	for id, h := range heads {
+		rec := byID[id]
+		if rec == nil || !rec.Live() || rec.Status == StatusNeedsReauth {
+			if !busy[id] {
+				for _, t := range s.tasks.Find(taskIndexRecord, id) {
+					orphans = append(orphans, s.tasks.Delete(t.ID))
+				}
+			}
+			continue
+		}
+		if busy[id] {
+			continue
+		}
+		if h.task.NotBefore.After(now) {
+			soon(h.task.NotBefore)
+			continue
+		}
+		due = append(due, id)
+	}
+	if len(orphans) > 0 {
+		if err := s.st.Commit(orphans...); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			s.log.Error("drop tasks of disconnected records", "err", err)
+		}
+	}
+
+	if schedule {
+		for i := range recs {
+			rec := &recs[i]
+			if heads[rec.ID] != nil || busy[rec.ID] {
+				continue
+			}
+			ok, at := s.startDue(rec, now)
+			if !ok {
+				if !at.IsZero() {
+					soon(at)
+				}
+				continue
+			}
+			if err := s.queueStart(*rec); err != nil {
+				s.log.Error("schedule sync", "record_id", rec.ID, "err", err)
+				continue
+			}
+			due = append(due, rec.ID)
+		}
+	}
+
+	s.mu.Lock()
+	slices.SortFunc(due, func(a, b string) int { return cmp.Compare(s.served[a], s.served[b]) })
+	s.mu.Unlock()
+	return due, next
+}
+
+// startDue reports whether a start of rec is due, and if not, when it
+// will be (zero: not while its status stays).
+func (s *Syncer) startDue(rec *Record, now time.Time) (bool, time.Time) {
+	if !rec.Live() || (rec.Status != StatusConnected && rec.Status != StatusError) {
+		return false, time.Time{}
+	}
+	if rec.LastSyncAt == nil && rec.Status == StatusConnected {
+		return true, time.Time{}
+	}
+	base := rec.ConnectedAt
+	if rec.LastSyncAt != nil {
+		base = *rec.LastSyncAt
+	}
+	// A failed run waits a whole interval from its failure.
+	if rec.Status == StatusError && rec.UpdatedAt.After(base) {
+		base = rec.UpdatedAt
+	}
+	at := base.Add(s.cfg.PollInterval)
+	// A base in the future means the clock went back (a Pi before NTP):
+	// do not wait for it to catch up.
+	if !now.Before(at) || base.After(now.Add(s.cfg.PollInterval)) {
+		return true, time.Time{}
+	}
+	return false, at
+}
+
+// purge finishes disconnects: the content directories of records that
+// are no longer live are removed, after their items' soft delete (which
+// the disconnect itself committed, or is committed here).
+func (s *Syncer) purge(now time.Time) {
+	s.mu.Lock()
+	for id, since := range s.closing {
+		if _, live := s.records.Get(id); !live || now.Sub(since) > disconnectHold {
+			delete(s.closing, id)
+		}
+	}
+	busy := make(map[string]bool, len(s.busy))
+	for id := range s.busy {
+		busy[id] = true
+	}
+	s.mu.Unlock()
+	names, err := listDir(s.content.dir)
+	if err != nil {
+		s.log.Error("list item content", "err", err)
+		return
+	}
+	for _, id := range names {
+		if busy[id] {
+			continue
+		}
+		if _, ok := s.records.Get(id); ok {
+			continue
+		}
+		if err := s.dropItems(id, now); err != nil {
+			s.log.Error("soft-delete items of a disconnected record", "record_id", id, "err", err)
+			continue
+		}
+		if err := s.content.removeRecord(id); err != nil {
+			s.log.Error("remove item content of a disconnected record", "record_id", id, "err", err)
+		}
+	}
+}
+
+// dropItems soft-deletes the live items of a record that is gone.
+func (s *Syncer) dropItems(recordID string, now time.Time) error {
+	now = now.UTC()
+	var ops []storage.Op
+	for _, it := range s.items.Find(itemIndexRecord, recordID) {
+		if it.Live() {
+			ops = append(ops, s.items.Update(it.ID, func(it *ItemRecord) error {
+				scrub(it, now)
+				return nil
+			}))
+		}
+	}
+	return s.st.Commit(ops...)
+}
+
+// sweep runs once before the first pass: it removes content files that no
+// live item names (a crash between writing them and committing their
+// metadata, or between a soft delete and the files' removal) and reports
+// live items whose file is missing.
+func (s *Syncer) sweep() {
+	now := s.now()
+	s.purge(now)
+	names, err := listDir(s.content.dir)
+	if err != nil {
+		s.log.Error("sweep item content", "err", err)
+		return
+	}
+	removed, missing := 0, 0
+	for _, recID := range names {
+		files, err := listDir(s.content.recordDir(recID))
+		if err != nil {
+			s.log.Error("sweep item content", "record_id", recID, "err", err)
+			continue
+		}
+		have := make(map[string]bool, len(files))
+		for _, name := range files {
+			it, ok := s.items.Get(name)
+			if !ok || !it.Live() || it.RecordID != recID {
+				os.Remove(filepath.Join(s.content.recordDir(recID), name))
+				removed++
+				continue
+			}
+			have[name] = true
+		}
+		for _, it := range s.items.Find(itemIndexRecord, recID) {
+			if it.Live() && !have[it.ID] {
+				missing++
+			}
+		}
+	}
+	if removed > 0 {
+		s.log.Info("removed orphaned item content files", "files", removed)
+	}
+	if missing > 0 {
+		s.log.Warn("items without a content file", "items", missing)
+	}
+}

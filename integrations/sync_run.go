@@ -1,0 +1,545 @@
+package integrations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// A batch of finished tasks is committed, with the items and follow-ups
+// they produced, when it holds batchTasks tasks or batchBytes of content,
+// when a task queued follow-ups, or when the session ends. Batching spares
+// the SD card: a batch costs one fsync per content file, one directory
+// fsync and one log line, where committing each task alone would cost a
+// directory fsync and a log line per item. A crash loses at most one
+// batch's work, which runs again.
+const (
+	batchTasks = 32
+	batchBytes = 8 << 20
+)
+
+// errCredentialsChanged means the record's credentials changed under a
+// running sync (the user reconnected): the sync stops and leaves them be.
+var errCredentialsChanged = errors.New("credentials changed during sync")
+
+// errStoreContent wraps a failure to write item content on this server.
+var errStoreContent = errors.New("store item content")
+
+// run is one worker's hold on one record: the instance built from its
+// credentials and the finished tasks not yet committed.
+type run struct {
+	s    *Syncer
+	rec  Record
+	def  Definition
+	log  *slog.Logger
+	inst Integration
+
+	// refreshed is set once a refresh was forced after the provider
+	// refused an access token that had not expired.
+	refreshed bool
+	// broken is set once a commit failed: nothing more is committed.
+	broken bool
+	stored int64 // items stored by this session
+
+	mu     sync.Mutex  // Save and Known may be called from the instance's goroutines
+	sealed string      // the record's sealed credentials as last seen or saved
+	creds  Credentials // the newest credentials, opened or refreshed
+	opened bool        // creds holds them
+	b      batch
+}
+
+// batch is the finished work not yet committed.
+type batch struct {
+	done  []string     // ids of finished tasks
+	add   []QueuedTask // their follow-ups
+	items []ItemRecord
+	files []staged
+	bytes int64
+	seen  map[string]bool // provider ids of items
+}
+
+// session runs the due tasks of one record, in order, until none is due,
+// sessionTasks have run, or stop is done. Tasks run under hard.
+func (s *Syncer) session(stop, hard context.Context, recordID string) {
+	rec, ok := s.records.Get(recordID)
+	if !ok || rec.Status == StatusNeedsReauth {
+		return
+	}
+	queue := s.recordTasks(recordID)
+	if len(queue) == 0 || queue[0].NotBefore.After(s.now()) {
+		return
+	}
+	r := &run{
+		s: s, rec: rec, sealed: rec.Credentials,
+		log: s.log.With("record_id", rec.ID, "integration", rec.Integration),
+		b:   batch{seen: make(map[string]bool)},
+	}
+	defer r.shutdown(hard)
+	if err := r.open(hard, false); err != nil {
+		r.fail(hard, queue[0], err)
+		return
+	}
+	ran := 0
+	for len(queue) > 0 && ran < sessionTasks && stop.Err() == nil && !r.broken {
+		t := queue[0]
+		if t.NotBefore.After(s.now()) {
+			break
+		}
+		res, err := r.runTask(hard, t)
+		ran++
+		if err != nil {
+			var ae *APIError
+			if errors.As(err, &ae) && ae.Unauthorized() && !r.refreshed && r.def.OAuth != nil {
+				// The provider refused an access token that had not
+				// expired (revoked, or rotated elsewhere): refresh once
+				// and run the task again before giving up on it.
+				if err = r.flush(false); err == nil {
+					if err = r.open(hard, true); err == nil {
+						continue
+					}
+				}
+			}
+			if r.flush(false) != nil {
+				break
+			}
+			if r.fail(hard, t, err) {
+				break
+			}
+			queue = queue[1:]
+			continue
+		}
+		follow, err := r.stage(t, res)
+		if err != nil {
+			r.discard()
+			r.fail(hard, t, err)
+			break
+		}
+		queue = append(queue[1:], follow...)
+		if len(follow) > 0 || len(r.b.done) >= batchTasks || r.b.bytes >= batchBytes {
+			r.flush(len(queue) == 0)
+		}
+	}
+	if ran > 0 {
+		r.flush(len(queue) == 0)
+	}
+	if r.stored > 0 {
+		r.log.Info("items synced", "items", r.stored, "tasks", ran, "pending", len(queue))
+	}
+}
+
+// open builds the record's instance and initializes it, which refreshes
+// an access token about to expire. With force it makes the instance
+// refresh the token whatever its expiry says.
+func (r *run) open(ctx context.Context, force bool) error {
+	r.shutdown(ctx)
+	def, ok := r.s.cfg.Registry.Get(r.rec.Integration)
+	if !ok {
+		return fmt.Errorf("integration %q is not in this build: %w", r.rec.Integration, ErrUnsupportedTask)
+	}
+	r.def = def
+	if force {
+		r.refreshed = true
+	}
+	r.mu.Lock()
+	if !r.opened {
+		creds, err := r.s.records.Credentials(r.rec)
+		if err != nil {
+			r.mu.Unlock()
+			return fmt.Errorf("open credentials: %w", err)
+		}
+		r.creds, r.opened = creds, true
+	}
+	creds := r.creds
+	r.mu.Unlock()
+	if force {
+		if creds.RefreshToken == "" {
+			return fmt.Errorf("access token refused: %w", ErrReauthRequired)
+		}
+		creds.ExpiresAt = r.s.now().Add(-time.Second)
+	}
+	env := Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known}
+	if def.OAuth != nil {
+		p, err := NewProvider(def, r.s.cfg.Getenv, r.s.cfg.Client)
+		if err != nil {
+			return err
+		}
+		p.Now = r.s.now
+		env.Provider = p
+	}
+	inst, err := safeNew(def, env)
+	if err != nil {
+		return err
+	}
+	r.inst = inst
+	ctx, cancel := context.WithTimeout(ctx, taskTimeout)
+	defer cancel()
+	return r.guard("initialize", func() error { return inst.Initialize(ctx) })
+}
+
+func safeNew(def Definition, env Env) (inst Integration, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("build %s instance: panic: %v", def.Manifest.Domain, p)
+		}
+	}()
+	inst, err = def.New(env)
+	if err == nil && inst == nil {
+		err = fmt.Errorf("build %s instance: %w", def.Manifest.Domain, ErrUnsupportedTask)
+	}
+	return inst, err
+}
+
+// guard runs fn, turning a panic in an integration into an error, so that
+// one provider's bug does not take the service down.
+func (r *run) guard(what string, fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("integration panicked", "in", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("%s panicked", what)
+		}
+	}()
+	return fn()
+}
+
+func (r *run) runTask(ctx context.Context, t QueuedTask) (res TaskResult, err error) {
+	ctx, cancel := context.WithTimeout(ctx, taskTimeout)
+	defer cancel()
+	task, err := r.s.task(&t)
+	if err != nil {
+		return TaskResult{}, err
+	}
+	err = r.guard("task "+t.Type, func() error {
+		var err error
+		res, err = r.inst.RunTask(ctx, task)
+		return err
+	})
+	return res, err
+}
+
+// shutdown releases the instance, if any.
+func (r *run) shutdown(ctx context.Context) {
+	if r.inst == nil {
+		return
+	}
+	inst := r.inst
+	r.inst = nil
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.guard("shutdown", func() error { return inst.Shutdown(ctx) }); err != nil {
+		r.log.Warn("shutdown integration", "err", err)
+	}
+}
+
+// save stores credentials the instance refreshed, sealed to the record,
+// unless the record's credentials changed since this run read them: a
+// reconnect during a sync must not be overwritten with the old grant.
+func (r *run) save(_ context.Context, c Credentials) error {
+	sealed, err := r.s.records.Vault().SealCredentials(r.rec.AAD(), c)
+	if err != nil {
+		return fmt.Errorf("seal credentials: %w", err)
+	}
+	r.mu.Lock()
+	prev := r.sealed
+	r.mu.Unlock()
+	now := r.s.now().UTC()
+	err = r.s.commitFor(r.rec.ID, r.s.records.Table().Update(r.rec.ID, func(cur *Record) error {
+		if !cur.Live() {
+			return ErrRecordNotFound
+		}
+		if cur.Credentials != prev {
+			return errCredentialsChanged
+		}
+		cur.Credentials, cur.UpdatedAt = sealed, now
+		return nil
+	}))
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.sealed, r.creds = sealed, c
+	r.mu.Unlock()
+	return nil
+}
+
+// known reports whether the record holds, or this batch stages, the item
+// with providerID.
+func (r *run) known(providerID string) bool {
+	r.mu.Lock()
+	seen := r.b.seen[providerID]
+	r.mu.Unlock()
+	if seen {
+		return true
+	}
+	_, ok := r.s.items.Lookup(itemIndexKey, itemKey(r.rec.ID, providerID))
+	return ok
+}
+
+// stage writes the content of a finished task's new items and adds the
+// task, its items and its follow-ups to the batch. It returns the
+// follow-ups.
+func (r *run) stage(t QueuedTask, res TaskResult) ([]QueuedTask, error) {
+	now := r.s.now()
+	for i := range res.Output {
+		out := &res.Output[i]
+		if out.ProviderID == "" || len(out.ProviderID) > maxProviderID {
+			r.log.Warn("item without a usable provider id skipped", "task", t.Type)
+			continue
+		}
+		if r.known(out.ProviderID) {
+			continue
+		}
+		it, err := newItem(r.s.records.Vault(), &r.rec, out, now)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errStoreContent, err)
+		}
+		f, err := r.s.content.stage(&it, out.Text, out.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errStoreContent, err)
+		}
+		r.mu.Lock()
+		r.b.seen[out.ProviderID] = true
+		r.mu.Unlock()
+		r.b.items = append(r.b.items, it)
+		r.b.files = append(r.b.files, f)
+		r.b.bytes += int64(len(out.Raw) + len(out.Text))
+		out.Raw, out.Text = nil, "" // sealed and on disk: let them go
+	}
+	r.b.done = append(r.b.done, t.ID)
+	follow := make([]QueuedTask, 0, len(res.Tasks))
+	for _, ft := range res.Tasks {
+		if ft.Type == "" {
+			continue
+		}
+		q, err := r.s.newTask(&r.rec, ft, now)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errStoreContent, err)
+		}
+		follow = append(follow, q)
+	}
+	r.b.add = append(r.b.add, follow...)
+	return follow, nil
+}
+
+// discard forgets the batch and removes its files.
+func (r *run) discard() {
+	r.s.content.remove(r.b.files)
+	r.reset()
+}
+
+func (r *run) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.b.seen)
+	r.b = batch{seen: r.b.seen}
+}
+
+// flush commits the batch in one log line: the finished tasks deleted,
+// their follow-ups and items inserted (their files made durable first),
+// the record's progress updated and, with final (the record has no task
+// left), its lastSyncAt set.
+func (r *run) flush(final bool) error {
+	if r.broken {
+		return errors.New("sync commit failed earlier")
+	}
+	b := &r.b
+	if len(b.done) == 0 && !final {
+		return nil
+	}
+	if err := r.s.content.publish(b.files); err != nil {
+		r.log.Error("publish item content", "err", err)
+		r.discard()
+		r.broken = true
+		return err
+	}
+	now := r.s.now().UTC()
+	ops := make([]storage.Op, 0, len(b.done)+len(b.add)+len(b.items)+1)
+	for _, id := range b.done {
+		ops = append(ops, r.s.tasks.Delete(id))
+	}
+	for _, t := range b.add {
+		ops = append(ops, r.s.tasks.Insert(t))
+	}
+	for _, it := range b.items {
+		ops = append(ops, r.s.items.Insert(it))
+	}
+	n, success := int64(len(b.items)), len(b.done) > 0
+	ops = append(ops, r.s.records.Table().Update(r.rec.ID, func(cur *Record) error {
+		if !cur.Live() {
+			return ErrRecordNotFound
+		}
+		if success {
+			cur.Status, cur.LastError = StatusConnected, ""
+		}
+		cur.ItemsSynced += n
+		if final {
+			cur.LastSyncAt = &now
+		}
+		cur.UpdatedAt = now
+		return nil
+	}))
+	err := r.s.commitFor(r.rec.ID, ops...)
+	if err != nil {
+		// After a write error the line may be on disk: leave the files
+		// for the start-up sweep to judge against what was committed.
+		if !errors.Is(err, storage.ErrFailed) {
+			r.s.content.remove(b.files)
+		}
+		r.reset()
+		r.broken = true
+		if !errors.Is(err, ErrRecordNotFound) {
+			r.log.Error("commit sync progress", "err", err)
+		}
+		return err
+	}
+	r.stored += n
+	r.reset()
+	return nil
+}
+
+// fail records a task's failure and reports whether the session must stop.
+func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
+	f := classify(err, r.rec.Integration, hard.Err() != nil)
+	now := r.s.now().UTC()
+	log := r.log.With("task", t.Type, "task_id", t.ID, "err", err)
+	r.mu.Lock()
+	prev := r.sealed
+	r.mu.Unlock()
+	setStatus := func(status, msg string) storage.Op {
+		return r.s.records.Table().Update(r.rec.ID, func(cur *Record) error {
+			if !cur.Live() {
+				return ErrRecordNotFound
+			}
+			if status == StatusNeedsReauth && cur.Credentials != prev {
+				return errCredentialsChanged // reconnected meanwhile: the new grant gets its chance
+			}
+			cur.Status, cur.LastError, cur.UpdatedAt = status, msg, now
+			return nil
+		})
+	}
+	var ops []storage.Op
+	switch f.class {
+	case failPark:
+		log.Debug("task parked")
+		return true
+	case failReauth:
+		log.Warn("authorization refused; the record needs to be reconnected")
+		ops = append(ops, setStatus(StatusNeedsReauth, f.msg))
+		for _, q := range r.s.tasks.Find(taskIndexRecord, r.rec.ID) {
+			ops = append(ops, r.s.tasks.Delete(q.ID))
+		}
+		stop = true
+	case failGone:
+		log.Info("item gone at the provider; task dropped")
+		ops = append(ops, r.s.tasks.Delete(t.ID))
+	default:
+		attempts, limit := t.Attempts+1, maxAttempts
+		if f.class == failTemporary {
+			limit = maxTemporaryAttempts
+		}
+		if f.drop {
+			limit = 1
+		}
+		if attempts >= limit {
+			log.Warn("task dropped", "attempts", attempts)
+			ops = append(ops, r.s.tasks.Delete(t.ID))
+		} else {
+			wait := max(f.retryAfter, backoff(attempts, r.s.rand))
+			log.Warn("task failed; will retry", "attempts", attempts, "retry_in", wait)
+			ops = append(ops, r.s.tasks.Update(t.ID, func(q *QueuedTask) error {
+				q.Attempts, q.NotBefore = attempts, now.Add(wait)
+				return nil
+			}))
+			stop = true
+		}
+		ops = append(ops, setStatus(StatusError, f.msg))
+	}
+	if err := r.s.commitFor(r.rec.ID, ops...); err != nil {
+		r.broken = true
+		if !errors.Is(err, ErrRecordNotFound) && !errors.Is(err, errCredentialsChanged) && !errors.Is(err, storage.ErrNotFound) {
+			r.log.Error("record sync failure", "err", err)
+		}
+		return true
+	}
+	return stop
+}
+
+type failClass int
+
+const (
+	failPark      failClass = iota // shutdown, or the record changed: leave the task as it is
+	failReauth                     // the provider refused the authorization
+	failTemporary                  // 429, 5xx, network: retry after a backoff
+	failPermanent                  // retry a few times, then drop
+	failGone                       // the item went away at the provider: drop the task
+)
+
+// failure is what classify makes of a task's error. msg is the record's
+// lastError: a short sentence safe to show the user, built from statuses
+// and codes, never from a provider's text or a token.
+type failure struct {
+	class      failClass
+	msg        string
+	retryAfter time.Duration
+	drop       bool // do not retry at all
+}
+
+// classify sorts a task's (or an initialization's) error. shutdown says
+// the task's context was cancelled because the service is stopping.
+func classify(err error, domain string, shutdown bool) failure {
+	var (
+		te *TokenError
+		ae *APIError
+		nc *NotConfiguredError
+		ne net.Error
+	)
+	reauth := failure{class: failReauth, msg: domain + " refused the stored authorization; connect it again"}
+	unreachable := failure{class: failTemporary, msg: "could not reach " + domain + "; will retry"}
+	switch {
+	case shutdown && errors.Is(err, context.Canceled),
+		errors.Is(err, errCredentialsChanged), errors.Is(err, ErrRecordNotFound),
+		errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed):
+		return failure{class: failPark}
+	case errors.Is(err, ErrReauthRequired), errors.Is(err, ErrNoRefreshToken), errors.Is(err, ErrCannotOpen):
+		return reauth
+	case errors.As(err, &te):
+		switch {
+		case revokedCodes[te.Code], te.Code == "invalid_client", te.Code == "unauthorized_client",
+			te.Status == 400, te.Status == 401:
+			return reauth
+		}
+		return failure{class: failTemporary, msg: fmt.Sprintf("%s's token endpoint answered %d; will retry", domain, te.Status)}
+	case errors.As(err, &ae):
+		switch {
+		case ae.Unauthorized():
+			return reauth
+		case ae.Temporary():
+			return failure{class: failTemporary, retryAfter: ae.RetryAfter,
+				msg: fmt.Sprintf("%s answered %d; will retry", domain, ae.Status)}
+		case ae.Status == 404 || ae.Status == 410:
+			return failure{class: failGone}
+		}
+		return failure{class: failPermanent, msg: fmt.Sprintf("%s answered %d", domain, ae.Status)}
+	case errors.As(err, &nc):
+		return failure{class: failTemporary, msg: nc.Error() + " on this server"}
+	case errors.Is(err, ErrUnknownKey):
+		return failure{class: failTemporary, msg: "the stored credentials were sealed with a key this server does not hold"}
+	case errors.Is(err, ErrUnsupportedTask):
+		return failure{class: failPermanent, drop: true, msg: domain + " cannot sync yet"}
+	case errors.Is(err, errStoreContent):
+		return failure{class: failTemporary, msg: "could not store the synced items on this server; will retry"}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return unreachable
+	}
+	return failure{class: failPermanent, msg: "a sync step with " + domain + " failed"}
+}
