@@ -98,7 +98,7 @@ func newSyncFixture(t *testing.T, workers int) *syncFixture {
 // open opens the store and a new syncer on the fixture's DATA_DIR.
 func (f *syncFixture) open() {
 	f.t.Helper()
-	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone})
+	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now})
 	f.records = NewRecords(f.st, f.vault, f.clock.Now)
 	s, err := NewSyncer(SyncConfig{
 		Records: f.records, Registry: f.reg, DataDir: f.dir,
