@@ -18,10 +18,10 @@ import (
 // A batch of finished tasks is committed, with the items and follow-ups
 // they produced, when it holds batchTasks tasks or batchBytes of content,
 // when a task queued follow-ups, or when the session ends. Batching spares
-// the SD card: a batch costs one fsync per content file, one directory
-// fsync and one log line, where committing each task alone would cost a
-// directory fsync and a log line per item. A crash loses at most one
-// batch's work, which runs again.
+// the SD card: a batch's content files are fsynced together (so their
+// journal commits are shared), then one directory fsync and one log line,
+// where committing each task alone would cost all three per item. A crash
+// loses at most one batch's work, which runs again.
 const (
 	batchTasks = 32
 	batchBytes = 8 << 20

@@ -1,0 +1,251 @@
+package integrations
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// The figures of the sync: how long 5,000 messages take to sync from a
+// Gmail-like API over HTTP and the peak resident memory meanwhile, and
+// the memory 50,000 stored items cost once the store is open. Resident
+// memory is read from /proc/self/status (VmRSS; VmHWM, the peak, after
+// resetting it through /proc/self/clear_refs), so the figures are Linux's;
+// elsewhere they are reported as -1. Both benchmarks hold real files in a
+// temporary directory: the sync fsyncs as in production.
+
+// procStatus returns a field of /proc/self/status in bytes, or -1.
+func procStatus(field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), field+":")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+		if err != nil {
+			return -1
+		}
+		return kb << 10
+	}
+	return -1
+}
+
+// resetPeakRSS makes VmHWM start again from the current VmRSS.
+func resetPeakRSS() bool {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+func benchVault(b *testing.B, fill byte) *Vault {
+	v, err := NewVault(bytes.Repeat([]byte{fill}, KeySize))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v
+}
+
+func mb(n int64) float64 {
+	if n < 0 {
+		return -1
+	}
+	return float64(n) / (1 << 20)
+}
+
+// fakeBody is a message body of about n bytes of varied words, so that it
+// compresses like text rather than like a repeated string.
+func fakeBody(k, n int) string {
+	words := []string{"meeting", "invoice", "tomorrow", "report", "attached", "please", "review", "thanks",
+		"regards", "project", "schedule", "update", "question", "budget", "draft", "deadline", "call",
+		"weekend", "family", "photos", "travel", "booking", "confirmation", "password", "account"}
+	var b strings.Builder
+	x := uint32(k*2654435761 + 1)
+	for b.Len() < n {
+		x = x*1664525 + 1013904223
+		b.WriteString(words[x>>16%uint32(len(words))])
+		if x&7 == 0 {
+			fmt.Fprintf(&b, " %d", x>>20)
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// BenchmarkSync5000 syncs a mailbox of 5,000 messages (bodies of about
+// 4 KiB) from the fake Gmail-like API over httptest, with the static-token
+// fake integration (the Gmail integration's tasks are not written yet),
+// two workers, pages of 100 and fsync on.
+func BenchmarkSync5000(b *testing.B) {
+	const messages = 5000
+	for b.Loop() {
+		b.StopTimer()
+		dir := b.TempDir()
+		m := newFakeMail(b, nil)
+		m.pageSize = 100
+		m.fill("box", messages, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+		for i := range m.boxes["box"] {
+			m.boxes["box"][i].Body = fakeBody(i, 4096)
+		}
+		reg, err := NewRegistry(fakeManualDefinition(m))
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := storage.New(filepath.Join(dir, "main"), storage.Options{})
+		records := NewRecords(st, benchVault(b, 3), nil)
+		s, err := NewSyncer(SyncConfig{Records: records, Registry: reg, DataDir: dir, Workers: 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Open(); err != nil {
+			b.Fatal(err)
+		}
+		rec, err := records.Connect("u1", fakeManualDomain, Credentials{Fields: map[string]string{"mailbox": "box"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		debug.FreeOSMemory()
+		before := procStatus("VmRSS")
+		resetPeakRSS()
+		b.StartTimer()
+
+		start := time.Now()
+		if err := s.RunOnce(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		elapsed := time.Since(start)
+
+		b.StopTimer()
+		peak := procStatus("VmHWM")
+		got, _ := records.Get(rec.ID)
+		if got.ItemsSynced != messages || got.Status != StatusConnected {
+			b.Fatalf("synced %d items, status %s, want %d", got.ItemsSynced, got.Status, messages)
+		}
+		stats := st.Stats()
+		b.ReportMetric(elapsed.Seconds(), "s/sync")
+		b.ReportMetric(mb(peak), "peak-RSS-MB")
+		b.ReportMetric(mb(peak-before), "peak-RSS-growth-MB")
+		b.ReportMetric(float64(stats.Batches), "log-lines")
+		b.ReportMetric(float64(stats.BytesWritten)/messages, "log-B/msg")
+		b.ReportMetric(float64(dirSize(filepath.Join(dir, "items")))/messages, "content-B/msg")
+		st.Close()
+		b.StartTimer()
+	}
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// BenchmarkOpen50000Items opens a main store holding 50,000 items of one
+// record and reports the time, the heap the items hold, and the process's
+// resident memory after the open.
+func BenchmarkOpen50000Items(b *testing.B) {
+	const items = 50000
+	dir := b.TempDir()
+	vault := benchVault(b, 4)
+	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
+	records := NewRecords(st, vault, nil)
+	s, err := NewSyncer(SyncConfig{Records: records, Registry: &Registry{}, DataDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Open(); err != nil {
+		b.Fatal(err)
+	}
+	rec, err := records.Connect("6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", "gmail", Credentials{AccessToken: "a", RefreshToken: "r"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var ops []storage.Op
+	for i := range items {
+		it, err := newItem(vault, &rec, &Item{
+			ProviderID: fmt.Sprintf("18c%013x", i*7919),
+			Title:      fmt.Sprintf("Re: %s about the %s, week %d", fakeBody(i, 20), fakeBody(i+1, 12), i%52),
+			From:       fmt.Sprintf("Sender Name %d <sender%d@example.com>", i%300, i%300),
+			To:         []string{"me@example.com"},
+			Date:       now.Add(-time.Duration(i) * time.Minute),
+			Size:       int64(4000 + i%50000),
+		}, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops = append(ops, s.items.Insert(it))
+		if len(ops) == 1000 {
+			if err := st.Commit(ops...); err != nil {
+				b.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	fileBytes := dirSize(dir)
+
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		debug.FreeOSMemory()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heapBefore, rssBefore := ms.HeapAlloc, procStatus("VmRSS")
+		resetPeakRSS()
+		b.StartTimer()
+
+		start := time.Now()
+		st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
+		records := NewRecords(st, vault, nil)
+		s, err := NewSyncer(SyncConfig{Records: records, Registry: &Registry{}, DataDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Open(); err != nil {
+			b.Fatal(err)
+		}
+		elapsed := time.Since(start)
+
+		b.StopTimer()
+		peak := procStatus("VmHWM")
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		heapAfter := ms.HeapAlloc
+		debug.FreeOSMemory()
+		rssAfter := procStatus("VmRSS")
+		if n := s.items.Len(); n != items {
+			b.Fatalf("open found %d items, want %d", n, items)
+		}
+		b.ReportMetric(elapsed.Seconds(), "s/open")
+		b.ReportMetric(float64(int64(heapAfter)-int64(heapBefore))/items, "heap-B/item")
+		b.ReportMetric(mb(rssAfter), "RSS-after-open-MB")
+		b.ReportMetric(mb(rssAfter-rssBefore), "RSS-growth-MB")
+		b.ReportMetric(mb(peak), "peak-RSS-MB")
+		b.ReportMetric(float64(fileBytes)/items, "log-B/item")
+		st.Close()
+		b.StartTimer()
+	}
+}
+
