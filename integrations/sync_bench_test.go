@@ -248,4 +248,3 @@ func BenchmarkOpen50000Items(b *testing.B) {
 		b.StartTimer()
 	}
 }
-
