@@ -1,0 +1,100 @@
+package integrations
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestContentEncoding(t *testing.T) {
+	for _, tc := range []struct{ text, raw string }{
+		{"", ""},
+		{"hello", ""},
+		{"", "raw only"},
+		{strings.Repeat("text ", 10000), strings.Repeat("Subject: x\r\n\r\nbody ", 5000)},
+	} {
+		p := encodeContent(tc.text, []byte(tc.raw))
+		text, raw, err := decodeContent(p, true)
+		if err != nil || text != tc.text || string(raw) != tc.raw {
+			t.Errorf("round trip of %d+%d bytes: got %d+%d bytes, %v", len(tc.text), len(tc.raw), len(text), len(raw), err)
+		}
+		text, raw, err = decodeContent(p, false)
+		if err != nil || text != tc.text || raw != nil {
+			t.Errorf("text only: got %d bytes and raw %v, %v", len(text), raw != nil, err)
+		}
+	}
+	if _, _, err := decodeContent([]byte{9, 1, 2}, false); err == nil {
+		t.Error("an unknown version decoded")
+	}
+}
+
+func TestContentFiles(t *testing.T) {
+	v := testVault(t, 5)
+	c := newContentStore(t.TempDir(), v)
+	mk := func(id string) *ItemRecord {
+		return &ItemRecord{ID: id, UserID: "u1", RecordID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", Integration: "gmail", Date: time.Now()}
+	}
+	a, b := mk("0a1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"), mk("0b1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b")
+	const secret = "the secret text of a private message"
+	var files []staged
+	for _, it := range []*ItemRecord{a, b} {
+		s, err := c.stage(it, secret, []byte("raw "+secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, s)
+	}
+	if _, err := c.readText(a); !errors.Is(err, errContentMissing) {
+		t.Errorf("read before publish: got %v, want errContentMissing", err)
+	}
+	if err := c.publish(files); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := c.readText(a); err != nil || text != secret {
+		t.Fatalf("read: got %q, %v", text, err)
+	}
+	sealed, err := os.ReadFile(c.path(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed, []byte("secret")) {
+		t.Error("content file holds plain text")
+	}
+
+	// Another item's file in a's place does not open, nor does an altered one.
+	other, _ := os.ReadFile(c.path(b))
+	os.WriteFile(c.path(a), other, 0o600)
+	if _, err := c.readText(a); err == nil || errors.Is(err, errContentMissing) {
+		t.Errorf("b's content under a's name: got %v, want an error", err)
+	}
+	altered := bytes.Clone(sealed)
+	altered[len(altered)/2] ^= 'A' ^ 'B'
+	os.WriteFile(c.path(a), altered, 0o600)
+	if _, err := c.readText(a); err == nil || errors.Is(err, errContentMissing) {
+		t.Errorf("altered content: got %v, want an error", err)
+	}
+
+	c.remove(files)
+	if err := c.removeRecord(a.RecordID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.recordDir(a.RecordID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("record directory after removeRecord: %v", err)
+	}
+}
+
+func TestCursor(t *testing.T) {
+	c := Cursor{Date: time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC), ID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"}
+	got, err := ParseCursor(c.String())
+	if err != nil || !got.Date.Equal(c.Date) || got.ID != c.ID {
+		t.Fatalf("round trip: got %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "!!", "YWJj", c.String() + "x", strings.Repeat("A", 300)} {
+		if _, err := ParseCursor(bad); !errors.Is(err, ErrBadCursor) {
+			t.Errorf("ParseCursor(%q): got %v, want ErrBadCursor", bad, err)
+		}
+	}
+}
