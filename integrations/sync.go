@@ -281,7 +281,8 @@ func (s *Syncer) Run(ctx context.Context) error {
 // RunOnce runs one scheduling pass, then every task that is due and the
 // follow-ups that become due, on up to Workers workers, until none is
 // due; it returns without waiting for anything in the future. It is the
-// scheduler's loop without its clock, for tests and tools.
+// scheduler's loop without its clock, for tests and tools. Run and RunOnce
+// must not run at the same time.
 func (s *Syncer) RunOnce(ctx context.Context) error {
 	return s.loop(ctx, true)
 }
@@ -370,20 +371,11 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 	now := s.now()
 	s.purge(now)
 
-	type head struct {
-		task  QueuedTask
-		count int
-	}
-	heads := make(map[string]*head)
+	// Each record's head: its first task, which holds back the others.
+	heads := make(map[string]QueuedTask)
 	s.tasks.Scan(func(t QueuedTask) bool {
-		h := heads[t.RecordID]
-		if h == nil {
-			heads[t.RecordID] = &head{task: t, count: 1}
-			return true
-		}
-		h.count++
-		if t.Seq < h.task.Seq {
-			h.task = t
+		if h, ok := heads[t.RecordID]; !ok || t.Seq < h.Seq {
+			heads[t.RecordID] = t
 		}
 		return true
 	})
@@ -424,8 +416,8 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 		if busy[id] {
 			continue
 		}
-		if h.task.NotBefore.After(now) {
-			soon(h.task.NotBefore)
+		if h.NotBefore.After(now) {
+			soon(h.NotBefore)
 			continue
 		}
 		due = append(due, id)
@@ -439,7 +431,7 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 	if schedule {
 		for i := range recs {
 			rec := &recs[i]
-			if heads[rec.ID] != nil || busy[rec.ID] {
+			if _, queued := heads[rec.ID]; queued || busy[rec.ID] {
 				continue
 			}
 			ok, at := s.startDue(rec, now)

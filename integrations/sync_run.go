@@ -102,11 +102,14 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 				// The provider refused an access token that had not
 				// expired (revoked, or rotated elsewhere): refresh once
 				// and run the task again before giving up on it.
-				if err = r.flush(false); err == nil {
-					if err = r.open(hard, true); err == nil {
-						continue
-					}
+				if r.flush(false) != nil {
+					break
 				}
+				if err = r.open(hard, true); err == nil {
+					continue
+				}
+				r.fail(hard, t, err) // without an instance, the session ends here
+				break
 			}
 			if r.flush(false) != nil {
 				break
