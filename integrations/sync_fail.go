@@ -1,0 +1,154 @@
+package integrations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// What a failed task does to its record and its queue.
+
+// fail records a task's failure and reports whether the session must stop.
+func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
+	f := classify(err, r.rec.Integration, hard.Err() != nil)
+	now := r.s.now().UTC()
+	log := r.log.With("task", t.Type, "task_id", t.ID, "err", err)
+	r.mu.Lock()
+	prev := r.sealed
+	r.mu.Unlock()
+	setStatus := func(status, msg string) storage.Op {
+		return r.s.records.Table().Update(r.rec.ID, func(cur *Record) error {
+			if !cur.Live() {
+				return ErrRecordNotFound
+			}
+			if status == StatusNeedsReauth && cur.Credentials != prev {
+				return errCredentialsChanged // reconnected meanwhile: the new grant gets its chance
+			}
+			cur.Status, cur.LastError, cur.UpdatedAt = status, msg, now
+			return nil
+		})
+	}
+	var ops []storage.Op
+	switch f.class {
+	case failPark:
+		log.Debug("task parked")
+		return true
+	case failReauth:
+		log.Warn("authorization refused; the record needs to be reconnected")
+		ops = append(ops, setStatus(StatusNeedsReauth, f.msg))
+		for _, q := range r.s.tasks.Find(taskIndexRecord, r.rec.ID) {
+			ops = append(ops, r.s.tasks.Delete(q.ID))
+		}
+		stop = true
+	case failGone:
+		log.Info("item gone at the provider; task dropped")
+		ops = append(ops, r.s.tasks.Delete(t.ID))
+	default:
+		attempts, limit := t.Attempts+1, maxAttempts
+		if f.class == failTemporary {
+			limit = maxTemporaryAttempts
+		}
+		if f.drop {
+			limit = 1
+		}
+		if attempts >= limit {
+			log.Warn("task dropped", "attempts", attempts)
+			ops = append(ops, r.s.tasks.Delete(t.ID))
+		} else {
+			wait := max(f.retryAfter, backoff(attempts, r.s.rand))
+			log.Warn("task failed; will retry", "attempts", attempts, "retry_in", wait)
+			ops = append(ops, r.s.tasks.Update(t.ID, func(q *QueuedTask) error {
+				q.Attempts, q.NotBefore = attempts, now.Add(wait)
+				return nil
+			}))
+			stop = true
+		}
+		ops = append(ops, setStatus(StatusError, f.msg))
+	}
+	if err := r.s.commitFor(r.rec.ID, ops...); err != nil {
+		r.broken = true
+		if !errors.Is(err, ErrRecordNotFound) && !errors.Is(err, errCredentialsChanged) && !errors.Is(err, storage.ErrNotFound) {
+			r.log.Error("record sync failure", "err", err)
+		}
+		return true
+	}
+	return stop
+}
+
+type failClass int
+
+const (
+	failPark      failClass = iota // shutdown, or the record changed: leave the task as it is
+	failReauth                     // the provider refused the authorization
+	failTemporary                  // 429, 5xx, network: retry after a backoff
+	failPermanent                  // retry a few times, then drop
+	failGone                       // the item went away at the provider: drop the task
+)
+
+// failure is what classify makes of a task's error. msg is the record's
+// lastError: a short sentence safe to show the user, built from statuses
+// and codes, never from a provider's text or a token.
+type failure struct {
+	class      failClass
+	msg        string
+	retryAfter time.Duration
+	drop       bool // do not retry at all
+}
+
+// classify sorts a task's (or an initialization's) error. shutdown says
+// the task's context was cancelled because the service is stopping.
+func classify(err error, domain string, shutdown bool) failure {
+	var (
+		te *TokenError
+		ae *APIError
+		nc *NotConfiguredError
+		ne net.Error
+	)
+	reauth := failure{class: failReauth, msg: domain + " refused the stored authorization; connect it again"}
+	unreachable := failure{class: failTemporary, msg: "could not reach " + domain + "; will retry"}
+	switch {
+	case shutdown && errors.Is(err, context.Canceled),
+		errors.Is(err, errCredentialsChanged), errors.Is(err, ErrRecordNotFound),
+		errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed):
+		return failure{class: failPark}
+	case errors.Is(err, ErrReauthRequired), errors.Is(err, ErrNoRefreshToken), errors.Is(err, ErrCannotOpen):
+		return reauth
+	case errors.As(err, &te):
+		switch {
+		case revokedCodes[te.Code], te.Code == "invalid_client", te.Code == "unauthorized_client",
+			te.Status == 400, te.Status == 401:
+			return reauth
+		}
+		return failure{class: failTemporary, msg: fmt.Sprintf("%s's token endpoint answered %d; will retry", domain, te.Status)}
+	case errors.As(err, &ae):
+		switch {
+		case ae.Unauthorized():
+			return reauth
+		case ae.Temporary():
+			return failure{class: failTemporary, retryAfter: ae.RetryAfter,
+				msg: fmt.Sprintf("%s answered %d; will retry", domain, ae.Status)}
+		case ae.Status == 404 || ae.Status == 410:
+			return failure{class: failGone}
+		}
+		return failure{class: failPermanent, msg: fmt.Sprintf("%s answered %d", domain, ae.Status)}
+	case errors.As(err, &nc):
+		return failure{class: failTemporary, msg: nc.Error() + " on this server"}
+	case errors.Is(err, ErrUnknownKey):
+		return failure{class: failTemporary, msg: "the stored credentials were sealed with a key this server does not hold"}
+	case errors.Is(err, ErrUnsupportedTask):
+		return failure{class: failPermanent, drop: true, msg: domain + " cannot sync yet"}
+	case errors.Is(err, errStoreContent):
+		return failure{class: failTemporary, msg: "could not store the synced items on this server; will retry"}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return unreachable
+	}
+	return failure{class: failPermanent, msg: "a sync step with " + domain + " failed"}
+}

@@ -1,0 +1,229 @@
+package integrations
+
+import (
+	"cmp"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// The scheduler's passes over the queue, and the clean-up of what
+// disconnected records leave behind.
+
+// pass is one look at the queue: it removes what disconnected or
+// re-authorization-needing records left behind, queues the starts that
+// are due (when schedule is set), and returns the records whose next task
+// is due and that no worker holds, least recently served first, and when
+// the next one will be due.
+func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
+	now := s.now()
+	s.purge(now)
+
+	// Each record's head: its first task, which holds back the others.
+	heads := make(map[string]QueuedTask)
+	s.tasks.Scan(func(t QueuedTask) bool {
+		if h, ok := heads[t.RecordID]; !ok || t.Seq < h.Seq {
+			heads[t.RecordID] = t
+		}
+		return true
+	})
+
+	var recs []Record
+	s.records.Table().Scan(func(r Record) bool {
+		recs = append(recs, r)
+		return true
+	})
+	byID := make(map[string]*Record, len(recs))
+	for i := range recs {
+		byID[recs[i].ID] = &recs[i]
+	}
+
+	s.mu.Lock()
+	busy := make(map[string]bool, len(s.busy))
+	for id := range s.busy {
+		busy[id] = true
+	}
+	s.mu.Unlock()
+
+	soon := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	var orphans []storage.Op
+	for id, h := range heads {
+		rec := byID[id]
+		if rec == nil || !rec.Live() || rec.Status == StatusNeedsReauth {
+			if !busy[id] {
+				for _, t := range s.tasks.Find(taskIndexRecord, id) {
+					orphans = append(orphans, s.tasks.Delete(t.ID))
+				}
+			}
+			continue
+		}
+		if busy[id] {
+			continue
+		}
+		if h.NotBefore.After(now) {
+			soon(h.NotBefore)
+			continue
+		}
+		due = append(due, id)
+	}
+	if len(orphans) > 0 {
+		if err := s.st.Commit(orphans...); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			s.log.Error("drop tasks of disconnected records", "err", err)
+		}
+	}
+
+	if schedule {
+		for i := range recs {
+			rec := &recs[i]
+			if _, queued := heads[rec.ID]; queued || busy[rec.ID] {
+				continue
+			}
+			ok, at := s.startDue(rec, now)
+			if !ok {
+				if !at.IsZero() {
+					soon(at)
+				}
+				continue
+			}
+			if err := s.queueStart(*rec); err != nil {
+				s.log.Error("schedule sync", "record_id", rec.ID, "err", err)
+				continue
+			}
+			due = append(due, rec.ID)
+		}
+	}
+
+	s.mu.Lock()
+	slices.SortFunc(due, func(a, b string) int { return cmp.Compare(s.served[a], s.served[b]) })
+	s.mu.Unlock()
+	return due, next
+}
+
+// startDue reports whether a start of rec is due, and if not, when it
+// will be (zero: not while its status stays).
+func (s *Syncer) startDue(rec *Record, now time.Time) (bool, time.Time) {
+	if !rec.Live() || (rec.Status != StatusConnected && rec.Status != StatusError) {
+		return false, time.Time{}
+	}
+	if rec.LastSyncAt == nil && rec.Status == StatusConnected {
+		return true, time.Time{}
+	}
+	base := rec.ConnectedAt
+	if rec.LastSyncAt != nil {
+		base = *rec.LastSyncAt
+	}
+	// A failed run waits a whole interval from its failure.
+	if rec.Status == StatusError && rec.UpdatedAt.After(base) {
+		base = rec.UpdatedAt
+	}
+	at := base.Add(s.cfg.PollInterval)
+	// A base in the future means the clock went back (a Pi before NTP):
+	// do not wait for it to catch up.
+	if !now.Before(at) || base.After(now.Add(s.cfg.PollInterval)) {
+		return true, time.Time{}
+	}
+	return false, at
+}
+
+// purge finishes disconnects: the content directories of records that
+// are no longer live are removed, after their items' soft delete (which
+// the disconnect itself committed, or is committed here).
+func (s *Syncer) purge(now time.Time) {
+	s.mu.Lock()
+	for id, since := range s.closing {
+		if _, live := s.records.Get(id); !live || now.Sub(since) > disconnectHold {
+			delete(s.closing, id)
+		}
+	}
+	busy := make(map[string]bool, len(s.busy))
+	for id := range s.busy {
+		busy[id] = true
+	}
+	s.mu.Unlock()
+	names, err := listDir(s.content.dir)
+	if err != nil {
+		s.log.Error("list item content", "err", err)
+		return
+	}
+	for _, id := range names {
+		if busy[id] {
+			continue
+		}
+		if _, ok := s.records.Get(id); ok {
+			continue
+		}
+		if err := s.dropItems(id, now); err != nil {
+			s.log.Error("soft-delete items of a disconnected record", "record_id", id, "err", err)
+			continue
+		}
+		if err := s.content.removeRecord(id); err != nil {
+			s.log.Error("remove item content of a disconnected record", "record_id", id, "err", err)
+		}
+	}
+}
+
+// dropItems soft-deletes the live items of a record that is gone.
+func (s *Syncer) dropItems(recordID string, now time.Time) error {
+	now = now.UTC()
+	var ops []storage.Op
+	for _, it := range s.items.Find(itemIndexRecord, recordID) {
+		if it.Live() {
+			ops = append(ops, s.items.Update(it.ID, func(it *ItemRecord) error {
+				scrub(it, now)
+				return nil
+			}))
+		}
+	}
+	return s.st.Commit(ops...)
+}
+
+// sweep runs once before the first pass: it removes content files that no
+// live item names (a crash between writing them and committing their
+// metadata, or between a soft delete and the files' removal) and reports
+// live items whose file is missing.
+func (s *Syncer) sweep() {
+	now := s.now()
+	s.purge(now)
+	names, err := listDir(s.content.dir)
+	if err != nil {
+		s.log.Error("sweep item content", "err", err)
+		return
+	}
+	removed, missing := 0, 0
+	for _, recID := range names {
+		files, err := listDir(s.content.recordDir(recID))
+		if err != nil {
+			s.log.Error("sweep item content", "record_id", recID, "err", err)
+			continue
+		}
+		have := make(map[string]bool, len(files))
+		for _, name := range files {
+			it, ok := s.items.Get(name)
+			if !ok || !it.Live() || it.RecordID != recID {
+				os.Remove(filepath.Join(s.content.recordDir(recID), name))
+				removed++
+				continue
+			}
+			have[name] = true
+		}
+		for _, it := range s.items.Find(itemIndexRecord, recID) {
+			if it.Live() && !have[it.ID] {
+				missing++
+			}
+		}
+	}
+	if removed > 0 {
+		s.log.Info("removed orphaned item content files", "files", removed)
+	}
+	if missing > 0 {
+		s.log.Warn("items without a content file", "items", missing)
+	}
+}
