@@ -26,7 +26,7 @@ import (
 // temporary directory: the sync fsyncs as in production.
 
 // procStatus returns a field of /proc/self/status in bytes, or -1.
-func procStatus(field string) int64 {
+func benchProcStatus(field string) int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return -1
@@ -48,7 +48,7 @@ func procStatus(field string) int64 {
 }
 
 // resetPeakRSS makes VmHWM start again from the current VmRSS.
-func resetPeakRSS() bool {
+func benchResetPeakRSS() bool {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 }
 
@@ -60,7 +60,7 @@ func benchVault(b *testing.B, fill byte) *Vault {
 	return v
 }
 
-func mb(n int64) float64 {
+func benchMB(n int64) float64 {
 	if n < 0 {
 		return -1
 	}
@@ -120,8 +120,8 @@ func BenchmarkSync5000(b *testing.B) {
 		}
 		runtime.GC()
 		debug.FreeOSMemory()
-		before := procStatus("VmRSS")
-		resetPeakRSS()
+		before := benchProcStatus("VmRSS")
+		benchResetPeakRSS()
 		b.StartTimer()
 
 		start := time.Now()
@@ -131,24 +131,24 @@ func BenchmarkSync5000(b *testing.B) {
 		elapsed := time.Since(start)
 
 		b.StopTimer()
-		peak := procStatus("VmHWM")
+		peak := benchProcStatus("VmHWM")
 		got, _ := records.Get(rec.ID)
 		if got.ItemsSynced != messages || got.Status != StatusConnected {
 			b.Fatalf("synced %d items, status %s, want %d", got.ItemsSynced, got.Status, messages)
 		}
 		stats := st.Stats()
 		b.ReportMetric(elapsed.Seconds(), "s/sync")
-		b.ReportMetric(mb(peak), "peak-RSS-MB")
-		b.ReportMetric(mb(peak-before), "peak-RSS-growth-MB")
+		b.ReportMetric(benchMB(peak), "peak-RSS-MB")
+		b.ReportMetric(benchMB(peak-before), "peak-RSS-growth-MB")
 		b.ReportMetric(float64(stats.Batches), "log-lines")
 		b.ReportMetric(float64(stats.BytesWritten)/messages, "log-B/msg")
-		b.ReportMetric(float64(dirSize(filepath.Join(dir, "items")))/messages, "content-B/msg")
+		b.ReportMetric(float64(benchDirSize(filepath.Join(dir, "items")))/messages, "content-B/msg")
 		st.Close()
 		b.StartTimer()
 	}
 }
 
-func dirSize(dir string) int64 {
+func benchDirSize(dir string) int64 {
 	var n int64
 	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() {
@@ -204,7 +204,7 @@ func BenchmarkOpen50000Items(b *testing.B) {
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}
-	fileBytes := dirSize(dir)
+	fileBytes := benchDirSize(dir)
 
 	for b.Loop() {
 		b.StopTimer()
@@ -212,8 +212,8 @@ func BenchmarkOpen50000Items(b *testing.B) {
 		debug.FreeOSMemory()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		heapBefore, rssBefore := ms.HeapAlloc, procStatus("VmRSS")
-		resetPeakRSS()
+		heapBefore, rssBefore := ms.HeapAlloc, benchProcStatus("VmRSS")
+		benchResetPeakRSS()
 		b.StartTimer()
 
 		start := time.Now()
@@ -229,20 +229,20 @@ func BenchmarkOpen50000Items(b *testing.B) {
 		elapsed := time.Since(start)
 
 		b.StopTimer()
-		peak := procStatus("VmHWM")
+		peak := benchProcStatus("VmHWM")
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
 		heapAfter := ms.HeapAlloc
 		debug.FreeOSMemory()
-		rssAfter := procStatus("VmRSS")
+		rssAfter := benchProcStatus("VmRSS")
 		if n := s.items.Len(); n != items {
 			b.Fatalf("open found %d items, want %d", n, items)
 		}
 		b.ReportMetric(elapsed.Seconds(), "s/open")
 		b.ReportMetric(float64(int64(heapAfter)-int64(heapBefore))/items, "heap-B/item")
-		b.ReportMetric(mb(rssAfter), "RSS-after-open-MB")
-		b.ReportMetric(mb(rssAfter-rssBefore), "RSS-growth-MB")
-		b.ReportMetric(mb(peak), "peak-RSS-MB")
+		b.ReportMetric(benchMB(rssAfter), "RSS-after-open-MB")
+		b.ReportMetric(benchMB(rssAfter-rssBefore), "RSS-growth-MB")
+		b.ReportMetric(benchMB(peak), "peak-RSS-MB")
 		b.ReportMetric(float64(fileBytes)/items, "log-B/item")
 		st.Close()
 		b.StartTimer()

@@ -226,11 +226,11 @@ func TestItemsHandlerFilters(t *testing.T) {
 	ids := []string{r.body.Results[0].ID, r.body.Results[1].ID, r.body.Results[2].ID}
 
 	r = syncDo(t, h, "GET", "/v1/items?inIds="+strings.Join(ids, ","), "alice")
-	if got := itemIDs(r.body.Results); len(got) != 3 || !slices.Equal(got, ids) {
+	if got := syncItemIDs(r.body.Results); len(got) != 3 || !slices.Equal(got, ids) {
 		t.Errorf("inIds: got %v, want %v", got, ids)
 	}
 	r = syncDo(t, h, "GET", "/v1/items?limit=200&integrationId="+small.ID+"&ninIds="+ids[0], "alice")
-	if got := itemIDs(r.body.Results); len(got) != 19 || slices.Contains(got, ids[0]) {
+	if got := syncItemIDs(r.body.Results); len(got) != 19 || slices.Contains(got, ids[0]) {
 		t.Errorf("ninIds: got %d items, containing the excluded one: %v", len(got), slices.Contains(got, ids[0]))
 	}
 	r = syncDo(t, h, "GET", "/v1/items?limit=200&integrationId="+big.ID+","+small.ID, "alice")
@@ -244,7 +244,7 @@ func TestItemsHandlerFilters(t *testing.T) {
 	}
 	r = syncDo(t, h, "GET", "/v1/items?integrationId="+small.ID+"&inIds="+ids[0], "bob")
 	if len(r.body.Results) != 0 {
-		t.Errorf("bob sees alice's items: %v", itemIDs(r.body.Results))
+		t.Errorf("bob sees alice's items: %v", syncItemIDs(r.body.Results))
 	}
 
 	for _, q := range []struct{ query, field string }{
@@ -259,7 +259,7 @@ func TestItemsHandlerFilters(t *testing.T) {
 	}
 }
 
-func itemIDs(items []ItemView) []string {
+func syncItemIDs(items []ItemView) []string {
 	var ids []string
 	for _, it := range items {
 		ids = append(ids, it.ID)

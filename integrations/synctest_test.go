@@ -140,7 +140,7 @@ func (m *fakeMail) authorize(w http.ResponseWriter, r *http.Request, kind string
 			if f.retryAfter != "" {
 				w.Header().Set("Retry-After", f.retryAfter)
 			}
-			writeAPIError(w, f.status, "scripted")
+			fakeAPIError(w, f.status, "scripted")
 			return false
 		}
 	}
@@ -151,12 +151,12 @@ func (m *fakeMail) authorize(w http.ResponseWriter, r *http.Request, kind string
 		ok = m.oauth.Bearer(r) && !rejected
 	}
 	if !ok {
-		writeAPIError(w, http.StatusUnauthorized, "unauthenticated")
+		fakeAPIError(w, http.StatusUnauthorized, "unauthenticated")
 	}
 	return ok
 }
 
-func writeAPIError(w http.ResponseWriter, status int, reason string) {
+func fakeAPIError(w http.ResponseWriter, status int, reason string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, `{"error":{"code":%d,"status":%q}}`, status, reason)
@@ -176,7 +176,7 @@ func (m *fakeMail) list(w http.ResponseWriter, r *http.Request) {
 	if token != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(token, "p"))
 		if err != nil {
-			writeAPIError(w, http.StatusBadRequest, "bad page token")
+			fakeAPIError(w, http.StatusBadRequest, "bad page token")
 			return
 		}
 		from = n
@@ -225,7 +225,7 @@ func (m *fakeMail) get(w http.ResponseWriter, r *http.Request) {
 	i := slices.IndexFunc(m.boxes[box], func(msg fakeMsg) bool { return msg.ID == id })
 	if i < 0 {
 		m.mu.Unlock()
-		writeAPIError(w, http.StatusNotFound, "not found")
+		fakeAPIError(w, http.StatusNotFound, "not found")
 		return
 	}
 	msg := m.boxes[box][i]
