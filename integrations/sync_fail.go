@@ -14,6 +14,14 @@ import (
 
 // What a failed task does to its record and its queue.
 
+// ErrSkip marks a task error that trying again cannot fix and that does
+// not mean the sync is failing: one message too large to fetch, a payload
+// that cannot be valid. An integration wraps it (fmt.Errorf("%w: %w",
+// integrations.ErrSkip, err)); the scheduler drops the task at once, logs
+// it, and leaves the record's status alone. Other errors that are neither
+// temporary nor an authorization refusal are retried a few times.
+var ErrSkip = errors.New("task skipped")
+
 // fail records a task's failure and reports whether the session must stop.
 func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 	f := classify(err, r.rec.Integration, hard.Err() != nil)
@@ -47,7 +55,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		}
 		stop = true
 	case failGone:
-		log.Info("item gone at the provider; task dropped")
+		log.Info("task skipped: the item is gone at the provider or cannot be fetched")
 		ops = append(ops, r.s.tasks.Delete(t.ID))
 	default:
 		attempts, limit := t.Attempts+1, maxAttempts
@@ -88,7 +96,7 @@ const (
 	failReauth                     // the provider refused the authorization
 	failTemporary                  // 429, 5xx, network: retry after a backoff
 	failPermanent                  // retry a few times, then drop
-	failGone                       // the item went away at the provider: drop the task
+	failGone                       // the item went away at the provider, or ErrSkip: drop the task
 )
 
 // failure is what classify makes of a task's error. msg is the record's
@@ -119,6 +127,8 @@ func classify(err error, domain string, shutdown bool) failure {
 		return failure{class: failPark}
 	case errors.Is(err, ErrReauthRequired), errors.Is(err, ErrNoRefreshToken), errors.Is(err, ErrCannotOpen):
 		return reauth
+	case errors.Is(err, ErrSkip):
+		return failure{class: failGone}
 	case errors.As(err, &te):
 		switch {
 		case revokedCodes[te.Code], te.Code == "invalid_client", te.Code == "unauthorized_client",

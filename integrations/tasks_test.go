@@ -50,6 +50,7 @@ func TestClassify(t *testing.T) {
 		{"API 429", &APIError{Status: 429, RetryAfter: time.Minute}, false, failTemporary, "acme answered 429; will retry", time.Minute},
 		{"API 500", fmt.Errorf("list: %w", &APIError{Status: 500}), false, failTemporary, "acme answered 500", 0},
 		{"API 404", &APIError{Status: 404}, false, failGone, "", 0},
+		{"skip", fmt.Errorf("gmail downloadEmail: %w: %w", ErrSkip, errors.New("too large")), false, failGone, "", 0},
 		{"API 403", &APIError{Status: 403, Code: "forbidden"}, false, failPermanent, "acme answered 403", 0},
 		{"network", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, false, failTemporary, "could not reach acme", 0},
 		{"task timeout", context.DeadlineExceeded, false, failTemporary, "could not reach acme", 0},
