@@ -654,3 +654,40 @@ func TestSyncSweepsOrphans(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncRunWakesOnSyncNow(t *testing.T) {
+	f := newSyncFixture(t, 2)
+	f.mail.fill("lou", 2, f.clock.Now())
+	rec := f.connectManual("u1", "lou")
+	f.runOnce() // synced: the next start is an interval away
+
+	f.mail.fill("lou", 3, f.clock.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	gets := 0
+	f.mail.onGet = func(*http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if gets++; gets == 3 {
+			cancel() // the last new message: stop once it is stored
+		}
+	}
+	done := make(chan error)
+	go func() { done <- f.syncer.Run(ctx) }()
+	if err := f.syncer.SyncNow(rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Run did not sync after SyncNow\nlog:\n%s", f.logs)
+	}
+	got := f.wantStatus(rec, StatusConnected, "")
+	if got.ItemsSynced != 5 || f.syncer.Pending(rec.ID) != 0 {
+		t.Errorf("after SyncNow: itemsSynced %d, pending %d; want 5, 0", got.ItemsSynced, f.syncer.Pending(rec.ID))
+	}
+}
