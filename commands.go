@@ -159,9 +159,17 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	reg, err := registry()
+	if err != nil {
+		return err
+	}
 	dir := filepath.Join(c.DataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{})
 	records := integrations.NewRecords(st, vault, nil)
+	syncer, err := integrations.NewSyncer(integrations.SyncConfig{Records: records, Registry: reg, DataDir: c.DataDir})
+	if err != nil {
+		return err
+	}
 	if err := st.Open(); err != nil {
 		if errors.Is(err, storage.ErrLocked) {
 			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
@@ -169,12 +177,16 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
 	n, err := records.RotateKeys()
+	var items int
+	if err == nil {
+		items, err = syncer.RotateKeys()
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("rotate-key: %d re-sealed before: %w", n, err)
+		return fmt.Errorf("rotate-key: %d credentials and %d items re-sealed before: %w", n, items, err)
 	}
-	fmt.Fprintf(stdout, "re-sealed %d integration credentials under key %s\n", n, vault.KeyID())
+	fmt.Fprintf(stdout, "re-sealed %d integration credentials and %d items under key %s\n", n, items, vault.KeyID())
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"searchsvc/integrations"
 	"searchsvc/storage"
@@ -44,6 +45,7 @@ func TestBackupRestoreWhileServing(t *testing.T) {
 		t.Fatalf("connect feed: %d %v", status, body)
 	}
 	recordID := body["result"].(map[string]any)["id"].(string)
+	items := waitItems(t, alice, 2)
 
 	// Registrations keep coming while the backup runs.
 	var wg sync.WaitGroup
@@ -96,6 +98,13 @@ func TestBackupRestoreWhileServing(t *testing.T) {
 	if status != 200 || body["result"].(map[string]any)["status"] != "connected" {
 		t.Errorf("integration after restore: %d %v", status, body)
 	}
+	for _, it := range items {
+		id := it.(map[string]any)["id"].(string)
+		status, body, _ := alice.do("GET", "/v1/items/"+id, nil)
+		if status != 200 || !strings.Contains(jsonString(body["result"]), "body text") {
+			t.Errorf("item %s after restore: %d %v", id, status, body)
+		}
+	}
 	c := newClient(t, srv.URL)
 	if status, body, _ := c.do("POST", "/v1/auth/login", map[string]string{"email": "alice@example.org", "password": "a long enough password"}); status != 200 {
 		t.Errorf("login after restore: %d %v", status, body)
@@ -128,6 +137,7 @@ func TestRotateKey(t *testing.T) {
 	if status, body, _ := c.do("POST", "/v1/user-integrations/feed/credentials", map[string]any{"fields": map[string]string{"url": feedSrv.URL}}); status != 201 {
 		t.Fatalf("connect feed: %d %v", status, body)
 	}
+	waitItems(t, c, 2)
 	if _, err := runCmd(t, env, "rotate-key"); err == nil || !strings.Contains(err.Error(), "CREDENTIALS_KEY_PREVIOUS") {
 		t.Errorf("rotate-key without a previous key: got %v", err)
 	}
@@ -139,14 +149,28 @@ func TestRotateKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := runCmd(t, env, "rotate-key")
-	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials") {
+	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials and 2 items") {
 		t.Fatalf("rotate-key: %v %q", err, out)
 	}
 	if out, _ := runCmd(t, env, "rotate-key"); !strings.Contains(out, "re-sealed 0") {
 		t.Errorf("second rotate-key: %q, want nothing left", out)
 	}
 
-	// The new key alone now opens the credentials.
+	// The new key alone now opens the items' content…
+	delete(env, "CREDENTIALS_KEY_PREVIOUS")
+	srv = startRun(t, env)
+	c.base = srv.URL
+	c.do("POST", "/v1/auth/login", map[string]string{"email": "a@example.org", "password": "a long enough password"})
+	for _, it := range waitItems(t, c, 2) {
+		id := it.(map[string]any)["id"].(string)
+		if status, body, _ := c.do("GET", "/v1/items/"+id, nil); status != 200 || !strings.Contains(jsonString(body), "body text") {
+			t.Errorf("item %s under the new key alone: %d %v", id, status, body)
+		}
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// …and the credentials.
 	key, _ := base64.StdEncoding.DecodeString(newKey)
 	vault, err := integrations.NewVault(key)
 	if err != nil {
@@ -169,5 +193,25 @@ func TestRotateKey(t *testing.T) {
 	})
 	if n != 1 {
 		t.Errorf("records: got %d, want 1", n)
+	}
+}
+
+// waitItems polls GET /v1/items until the background sync has stored n
+// items (bounded), and returns them.
+func waitItems(t *testing.T, c *client, n int) []any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, body, _ := c.do("GET", "/v1/items", nil)
+		if status != 200 {
+			t.Fatalf("items: %d %v", status, body)
+		}
+		if got := body["results"].([]any); len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("items: got %v after 30 s, want %d", body["results"], n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -165,8 +165,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	defer a.close(log)
 	bg, stopBackground := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); a.sessions.Run(bg) }()
+	go func() {
+		defer wg.Done()
+		if err := a.syncer.Run(bg); err != nil {
+			log.Error("sync stopped", "err", err)
+		}
+	}()
 	defer func() { stopBackground(); wg.Wait() }()
 
 	mux := http.NewServeMux()
@@ -271,6 +277,8 @@ type app struct {
 	records      *integrations.Records
 	integrations *integrations.Handlers
 	oauth        *oauth.Handlers
+	syncer       *integrations.Syncer
+	sync         *integrations.SyncHandlers
 	metrics      *metrics
 }
 
@@ -320,6 +328,20 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	}
 	a.users = auth.NewUsers(a.mainStore)
 	a.records = integrations.NewRecords(a.mainStore, vault, nil)
+	client := &http.Client{Timeout: outboundTimeout}
+	a.syncer, err = integrations.NewSyncer(integrations.SyncConfig{
+		Records:      a.records,
+		Registry:     reg,
+		DataDir:      c.DataDir,
+		Getenv:       providerEnv,
+		Client:       client,
+		PollInterval: c.PollInterval,
+		Workers:      c.SyncWorkers,
+		Logger:       log.With("component", "sync"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	a.sessions = sessions.New(a.sessionStore, sessions.Config{
 		MaxAge:         c.SessionMaxAge,
 		IdleTimeout:    c.SessionIdleTimeout,
@@ -355,19 +377,22 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		RateLimit:    c.LoginRateLimit,
 		RateWindow:   c.LoginRateWindow,
 		Logger:       log.With("component", "auth"),
-		OnUserDelete: a.records.DisconnectOps,
+		OnUserDelete: a.userDeleteOps,
 	})
-	client := &http.Client{Timeout: outboundTimeout}
 	a.integrations = integrations.NewHandlers(integrations.HandlersConfig{
-		Registry: reg,
-		Records:  a.records,
-		Getenv:   providerEnv,
-		Client:   client,
-		UserID: func(r *http.Request) (string, bool) {
-			u, ok := auth.UserFrom(r.Context())
-			return u.ID, ok
-		},
-		Logger: log.With("component", "integrations"),
+		Registry:     reg,
+		Records:      a.records,
+		Getenv:       providerEnv,
+		Client:       client,
+		UserID:       userID,
+		Logger:       log.With("component", "integrations"),
+		OnConnect:    a.syncer.Connected,
+		OnDisconnect: a.syncer.DisconnectOps,
+	})
+	a.sync = integrations.NewSyncHandlers(integrations.SyncHandlersConfig{
+		Syncer: a.syncer,
+		UserID: userID,
+		Logger: log.With("component", "sync"),
 	})
 	a.oauth = oauth.NewHandlers(oauth.Config{
 		Registry:     reg,
@@ -379,9 +404,27 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		FrontendURL:  c.FrontendURL,
 		Secure:       c.SessionSecure,
 		Logger:       log.With("component", "oauth"),
+		OnConnect:    a.syncer.Connected,
 	})
 	a.metrics = newMetrics(a)
 	return a, nil
+}
+
+// userID is the authenticated caller's id, for the packages that must not
+// import auth.
+func userID(r *http.Request) (string, bool) {
+	u, ok := auth.UserFrom(r.Context())
+	return u.ID, ok
+}
+
+// userDeleteOps soft-deletes a user's integration records, their items and
+// pending tasks in the same log line as the user.
+func (a *app) userDeleteOps(userID string) []storage.Op {
+	ops := a.records.DisconnectOps(userID)
+	for _, r := range a.records.ForUser(userID) {
+		ops = append(ops, a.syncer.DisconnectOps(r)...)
+	}
+	return ops
 }
 
 // healthy reports whether both stores take writes: a store in its failed
@@ -470,4 +513,8 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("GET /v1/user-integrations/{id}", au.Require(ui.Get()))
 	mux.Handle("DELETE /v1/user-integrations/{id}", au.Require(ui.Delete()))
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", au.Require(ui.SubmitCredentials()))
+	sh := a.sync
+	mux.Handle("POST /v1/user-integrations/{id}/sync", au.Require(sh.SyncNow()))
+	mux.Handle("GET /v1/items", au.Require(sh.ListItems()))
+	mux.Handle("GET /v1/items/{id}", au.Require(sh.GetItem()))
 }

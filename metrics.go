@@ -33,6 +33,7 @@ func newMetrics(a *app) *metrics {
 	m.all.Set("sessions_active", expvar.Func(func() any { return a.sessionStore.Stats().LiveRecords }))
 	m.all.Set("store_main", storeVar(a.mainStore))
 	m.all.Set("store_sessions", storeVar(a.sessionStore))
+	m.all.Set("sync_tasks", expvar.Func(func() any { return a.syncer.Outcomes() }))
 	return m
 }
 

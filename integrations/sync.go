@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"searchsvc/storage"
@@ -95,6 +96,20 @@ type Syncer struct {
 	turns   int64
 	gates   map[string]*sync.Mutex // per record: held while its sync commits
 	closing map[string]time.Time   // records being disconnected, since when
+
+	outcomes struct{ ok, retried, dropped, skipped, reauth, parked atomic.Int64 }
+}
+
+// Outcomes counts the tasks run since start by how they ended: ok,
+// retried (failed, will run again), dropped (failed for good), skipped
+// (the item is gone), reauth (the record needs reconnecting), parked
+// (stopped by shutdown, resumed at the next start).
+func (s *Syncer) Outcomes() map[string]int64 {
+	o := &s.outcomes
+	return map[string]int64{
+		"ok": o.ok.Load(), "retried": o.retried.Load(), "dropped": o.dropped.Load(),
+		"skipped": o.skipped.Load(), "reauth": o.reauth.Load(), "parked": o.parked.Load(),
+	}
 }
 
 // NewSyncer registers the tasks and items tables on the records' store,

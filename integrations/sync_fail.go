@@ -45,9 +45,11 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 	var ops []storage.Op
 	switch f.class {
 	case failPark:
+		r.s.outcomes.parked.Add(1)
 		log.Debug("task parked")
 		return true
 	case failReauth:
+		r.s.outcomes.reauth.Add(1)
 		log.Warn("authorization refused; the record needs to be reconnected")
 		ops = append(ops, setStatus(StatusNeedsReauth, f.msg))
 		for _, q := range r.s.tasks.Find(taskIndexRecord, r.rec.ID) {
@@ -55,6 +57,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		}
 		stop = true
 	case failGone:
+		r.s.outcomes.skipped.Add(1)
 		log.Info("task skipped: the item is gone at the provider or cannot be fetched")
 		ops = append(ops, r.s.tasks.Delete(t.ID))
 	default:
@@ -66,9 +69,11 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 			limit = 1
 		}
 		if attempts >= limit {
+			r.s.outcomes.dropped.Add(1)
 			log.Warn("task dropped", "attempts", attempts)
 			ops = append(ops, r.s.tasks.Delete(t.ID))
 		} else {
+			r.s.outcomes.retried.Add(1)
 			wait := max(f.retryAfter, backoff(attempts, r.s.rand))
 			log.Warn("task failed; will retry", "attempts", attempts, "retry_in", wait)
 			ops = append(ops, r.s.tasks.Update(t.ID, func(q *QueuedTask) error {

@@ -407,6 +407,9 @@ func TestSyncRevokedRefreshToken(t *testing.T) {
 	f.clock.Advance(2 * time.Hour) // the access token expired too
 	f.runOnce()
 	got := f.wantStatus(rec, StatusNeedsReauth, "connect it again")
+	if o := f.syncer.Outcomes(); o["reauth"] != 1 {
+		t.Errorf("outcomes: got %v, want one reauth", o)
+	}
 	if strings.Contains(got.LastError, creds.RefreshToken) {
 		t.Errorf("lastError holds the refresh token")
 	}
@@ -494,6 +497,9 @@ func TestSyncRetryAfter(t *testing.T) {
 	got := f.wantStatus(rec, StatusConnected, "")
 	if got.ItemsSynced != 3 || f.syncer.Pending(rec.ID) != 0 || got.LastSyncAt == nil {
 		t.Errorf("after the retry: itemsSynced %d, pending %d, lastSyncAt %v", got.ItemsSynced, f.syncer.Pending(rec.ID), got.LastSyncAt)
+	}
+	if o := f.syncer.Outcomes(); o["retried"] != 1 || o["ok"] == 0 || o["dropped"] != 0 || o["reauth"] != 0 {
+		t.Errorf("outcomes: got %v, want one retried, some ok, none dropped or reauth", o)
 	}
 }
 
