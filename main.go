@@ -388,6 +388,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Logger:       log.With("component", "integrations"),
 		OnConnect:    a.syncer.Connected,
 		OnDisconnect: a.syncer.DisconnectOps,
+		Pending:      a.syncer.Pending,
 	})
 	a.sync = integrations.NewSyncHandlers(integrations.SyncHandlersConfig{
 		Syncer: a.syncer,

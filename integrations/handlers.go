@@ -45,6 +45,18 @@ type HandlersConfig struct {
 	// reconnected, for example to queue a first sync. It must return
 	// quickly and must not run tasks itself. May be nil.
 	OnConnect func(Record)
+	// Pending counts a record's queued sync tasks, shown as pendingTasks.
+	// May be nil (none shown as 0).
+	Pending func(recordID string) int
+}
+
+// view is what clients see of rec: the record and its sync progress.
+func (h *Handlers) view(rec Record) SyncView {
+	v := SyncView{RecordView: rec.View()}
+	if h.cfg.Pending != nil {
+		v.PendingTasks = h.cfg.Pending(rec.ID)
+	}
+	return v
 }
 
 // Handlers serves the integration catalogue and the user-integration
@@ -173,10 +185,10 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	var out []RecordView
+	var out []SyncView
 	for _, rec := range recs {
 		if f.Match(rec.ID) {
-			out = append(out, rec.View())
+			out = append(out, h.view(rec))
 		}
 	}
 	httpx.Many(w, r, opList, out)
@@ -192,7 +204,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	httpx.One(w, r, opGet, rec.View())
+	httpx.One(w, r, opGet, h.view(rec))
 }
 
 // Delete serves DELETE /v1/user-integrations/{id}: it soft-deletes the
@@ -333,7 +345,7 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) {
 	if existed {
 		status = http.StatusOK
 	}
-	httpx.Write(w, r, status, opCreate, httpx.F("result", rec.View()))
+	httpx.Write(w, r, status, opCreate, httpx.F("result", h.view(rec)))
 }
 
 // invalid turns validation errors into a 400 whose details name the form

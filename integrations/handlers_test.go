@@ -212,6 +212,7 @@ func newFixture(t *testing.T) *fixture {
 			}
 			return ops
 		},
+		Pending: func(recordID string) int { return len(recordID) % 7 },
 		OnConnect: func(rec integrations.Record) {
 			f.mu.Lock()
 			f.connected = append(f.connected, rec.ID)
@@ -548,8 +549,9 @@ func TestListGetFilters(t *testing.T) {
 	const op = "userIntegration.readOne"
 	r := f.do("GET", "/v1/user-integrations/"+a.ID, "u1", nil)
 	r.want(t, http.StatusOK, op, "", "")
-	if res, _ := r.body["result"].(map[string]any); res["id"] != a.ID || res["integration"] != "acme" || res["credentials"] != nil {
-		t.Errorf("get: got %v", res)
+	if res, _ := r.body["result"].(map[string]any); res["id"] != a.ID || res["integration"] != "acme" || res["credentials"] != nil ||
+		res["pendingTasks"] != float64(len(a.ID)%7) {
+		t.Errorf("get: got %v, want the record with pendingTasks %d", res, len(a.ID)%7)
 	}
 	for _, s := range secrets {
 		if strings.Contains(r.raw, s) {
