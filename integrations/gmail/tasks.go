@@ -38,10 +38,12 @@ const (
 var (
 	// ErrMessageTooLarge fails a downloadEmail of a message larger than
 	// MaxMessageSize. Retrying does not help.
-	ErrMessageTooLarge = errors.New("gmail: message larger than 25 MiB")
+	// It wraps integrations.ErrSkip: trying again cannot help, so the
+	// scheduler drops the task at once.
+	ErrMessageTooLarge = fmt.Errorf("gmail: message larger than 25 MiB: %w", integrations.ErrSkip)
 	// ErrInvalidPayload fails a task whose emailId or pageToken cannot
 	// have come from Gmail; no request is made.
-	ErrInvalidPayload = errors.New("gmail: invalid task payload")
+	ErrInvalidPayload = fmt.Errorf("gmail: invalid task payload: %w", integrations.ErrSkip)
 )
 
 // Bounds on answers and payloads.
