@@ -159,7 +159,7 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reg, err := registry()
+	reg, err := registry(nil) // rotate-key connects nowhere
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,10 @@ type config struct {
 	LogLevel  slog.Level
 	LogFormat string
 
+	// AllowPrivateTargets lets users point manual integrations (a feed
+	// URL, an IMAP host) at loopback and private-network addresses.
+	AllowPrivateTargets bool
+
 	MetricsAddr string // a separate listener for /metrics; empty: none
 	TLSCertFile string // with TLSKeyFile: serve HTTPS, reloaded on SIGHUP
 	TLSKeyFile  string
@@ -86,6 +90,7 @@ var envVars = [][2]string{
 	{"CREDENTIALS_KEY_PREVIOUS", "comma-separated old keys still accepted for decryption"},
 	{"<DOMAIN>_OAUTH_CLIENT_ID, _SECRET", "OAuth client per integration (gmail, slack, dropbox)"},
 	{"<DOMAIN>_OAUTH_AUTH_URL, _TOKEN_URL, <DOMAIN>_API_BASE_URL", "provider URL overrides"},
+	{"ALLOW_PRIVATE_TARGETS", "let feed URLs and IMAP hosts be loopback or private-network addresses (false)"},
 	{"POLL_INTERVAL", "seconds between sync runs of one integration (900)"},
 	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
 	{"STORE_SYNC", "fsync or none (fsync)"},
@@ -139,6 +144,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		SessionRenewThreshold: p.seconds("SESSION_RENEW_THRESHOLD", 86400),
 		SessionBindIP:         p.boolean("SESSION_BIND_IP", false),
 		CSRFTokens:            p.boolean("CSRF_TOKENS", false),
+		AllowPrivateTargets:   p.boolean("ALLOW_PRIVATE_TARGETS", false),
 		LoginRateLimit:        p.integer("LOGIN_RATE_LIMIT", 5, 1, 1_000_000),
 		LoginRateWindow:       p.seconds("LOGIN_RATE_WINDOW", 60),
 		PollInterval:          p.seconds("POLL_INTERVAL", 900),

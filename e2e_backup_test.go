@@ -35,6 +35,7 @@ func TestBackupRestoreWhileServing(t *testing.T) {
 
 	env := testEnv(t.TempDir())
 	env["STORE_SYNC"] = "fsync"
+	env["ALLOW_PRIVATE_TARGETS"] = "true" // the test feed is on 127.0.0.1
 	srv := startRun(t, env)
 	alice := newClient(t, srv.URL)
 	if status, body, _ := alice.do("POST", "/v1/auth/register", map[string]string{"email": "alice@example.org", "password": "a long enough password", "name": "Alice"}); status != 201 {
@@ -79,6 +80,7 @@ func TestBackupRestoreWhileServing(t *testing.T) {
 
 	fresh := testEnv(t.TempDir())
 	fresh["STORE_SYNC"] = "fsync"
+	fresh["ALLOW_PRIVATE_TARGETS"] = "true"
 	// The same keys as the original: the dev secrets live in DATA_DIR, and
 	// are deliberately not part of a backup.
 	copyDevSecrets(t, env["DATA_DIR"], fresh["DATA_DIR"])
@@ -131,6 +133,7 @@ func TestRotateKey(t *testing.T) {
 	newKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32))
 	env := testEnv(t.TempDir())
 	env["CREDENTIALS_KEY"] = oldKey
+	env["ALLOW_PRIVATE_TARGETS"] = "true"
 	srv := startRun(t, env)
 	c := newClient(t, srv.URL)
 	c.do("POST", "/v1/auth/register", map[string]string{"email": "a@example.org", "password": "a long enough password", "name": "A"})
@@ -213,5 +216,40 @@ func waitItems(t *testing.T, c *client, n int) []any {
 			t.Fatalf("items: got %v after 30 s, want %d", body["results"], n)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestManualTargetsMustBePublic: a user cannot point a feed or an IMAP
+// login at the server's own network unless ALLOW_PRIVATE_TARGETS is set;
+// nothing is stored and the internal server is never reached.
+func TestManualTargetsMustBePublic(t *testing.T) {
+	hits := 0
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		fmt.Fprint(w, testFeed)
+	}))
+	defer internal.Close()
+	srv := startRun(t, testEnv(t.TempDir()))
+	c := newClient(t, srv.URL)
+	c.do("POST", "/v1/auth/register", map[string]string{"email": "m@example.org", "password": "a long enough password", "name": "M"})
+	for _, form := range []map[string]any{
+		{"url": internal.URL + "/feed"},
+		{"url": "http://localhost:" + internal.URL[strings.LastIndex(internal.URL, ":")+1:] + "/feed"},
+	} {
+		status, body, _ := c.do("POST", "/v1/user-integrations/feed/credentials", map[string]any{"fields": form})
+		if status != 400 || !strings.Contains(jsonString(body), "this address is not on the public internet") {
+			t.Errorf("feed %v: got %d %v", form, status, body)
+		}
+	}
+	status, body, _ := c.do("POST", "/v1/user-integrations/imap/credentials", map[string]any{"fields": map[string]any{
+		"host": "127.0.0.1", "port": 993, "username": "u", "password": "p"}})
+	if status != 400 || !strings.Contains(jsonString(body), "this host is not on the public internet") {
+		t.Errorf("imap on 127.0.0.1: got %d %v", status, body)
+	}
+	if status, body, _ := c.do("GET", "/v1/user-integrations", nil); status != 200 || body["count"] != 0.0 {
+		t.Errorf("records: got %d %v, want none stored", status, body)
+	}
+	if hits != 0 {
+		t.Errorf("the internal server was reached %d times", hits)
 	}
 }

@@ -282,13 +282,15 @@ type app struct {
 	metrics      *metrics
 }
 
-// registry is the catalogue of integrations the service ships.
-func registry() (*integrations.Registry, error) {
+// registry is the catalogue of integrations the service ships. The IMAP
+// host is the user's choice, so its connections are vetted by control
+// (nil: any address).
+func registry(control func(network, address string, c syscall.RawConn) error) (*integrations.Registry, error) {
 	return integrations.NewRegistry(
 		gmail.Definition(),
 		slack.Definition(),
 		dropbox.Definition(),
-		imap.Definition(),
+		imap.Dialer{Control: control}.Definition(),
 		feed.Definition(),
 	)
 }
@@ -299,7 +301,13 @@ const outboundTimeout = 30 * time.Second
 // openApp opens both stores under DATA_DIR and builds the packages on
 // them. Tables are registered before each store opens (replay needs them).
 func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, error) {
-	reg, err := registry()
+	// Users choose the targets of manual integrations; unless the
+	// administrator allows it, those may not be this server's own network.
+	control, manualClient := integrations.PublicOnly, integrations.PublicClient(outboundTimeout)
+	if c.AllowPrivateTargets {
+		control, manualClient = nil, &http.Client{Timeout: outboundTimeout}
+	}
+	reg, err := registry(control)
 	if err != nil {
 		return nil, err
 	}
@@ -335,6 +343,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		DataDir:      c.DataDir,
 		Getenv:       providerEnv,
 		Client:       client,
+		ManualClient: manualClient,
 		PollInterval: c.PollInterval,
 		Workers:      c.SyncWorkers,
 		Logger:       log.With("component", "sync"),
@@ -384,6 +393,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Records:      a.records,
 		Getenv:       providerEnv,
 		Client:       client,
+		ManualClient: manualClient,
 		UserID:       userID,
 		Logger:       log.With("component", "integrations"),
 		OnConnect:    a.syncer.Connected,

@@ -33,6 +33,10 @@ type HandlersConfig struct {
 	// Client makes the outbound requests: revocations and manual form
 	// checks. Nil means a client with a 30-second timeout.
 	Client *http.Client
+	// ManualClient makes the requests of manual integrations, whose
+	// targets users choose (a feed URL); nil: Client. Production passes a
+	// PublicClient so users cannot reach the server's own network.
+	ManualClient *http.Client
 	// UserID returns the id of the authenticated caller; main passes a
 	// func over auth's context, which this package does not import.
 	UserID func(*http.Request) (string, bool)
@@ -316,7 +320,11 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), manualTimeout)
-	creds, err := def.ValidateManual(ctx, fields, h.cfg.Client)
+	client := h.cfg.ManualClient
+	if client == nil {
+		client = h.cfg.Client
+	}
+	creds, err := def.ValidateManual(ctx, fields, client)
 	cancel()
 	var ve *ValidationError
 	switch {

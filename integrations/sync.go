@@ -45,6 +45,9 @@ type SyncConfig struct {
 	// Client makes the integrations' outbound requests. Nil: a client
 	// with a 30-second timeout.
 	Client *http.Client
+	// ManualClient makes the requests of manual integrations (a feed URL
+	// a user typed); nil: Client. See HandlersConfig.ManualClient.
+	ManualClient *http.Client
 	// PollInterval is the time between two runs of a connected record
 	// (POLL_INTERVAL). 0: DefaultPollInterval.
 	PollInterval time.Duration
@@ -127,6 +130,9 @@ func NewSyncer(cfg SyncConfig) (*Syncer, error) {
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: defaultTimeout}
+	}
+	if cfg.ManualClient == nil {
+		cfg.ManualClient = cfg.Client
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval

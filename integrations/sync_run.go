@@ -168,6 +168,9 @@ func (r *run) open(ctx context.Context, force bool) error {
 		creds.ExpiresAt = r.s.now().Add(-time.Second)
 	}
 	env := Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known}
+	if def.OAuth == nil {
+		env.Client = r.s.cfg.ManualClient // a target the user chose
+	}
 	if def.OAuth != nil {
 		p, err := NewProvider(def, r.s.cfg.Getenv, r.s.cfg.Client)
 		if err != nil {

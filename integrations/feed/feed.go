@@ -102,6 +102,8 @@ func explain(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &se):
 		v.Message = fmt.Sprintf("the server answered %d %s", se.Code, http.StatusText(se.Code))
+	case errors.Is(err, integrations.ErrPrivateAddress):
+		v.Message = "this address is not on the public internet"
 	case errors.Is(err, ErrTooLarge):
 		v.Message = "the feed is larger than 5 MiB"
 	case errors.Is(err, ErrNotFeed):

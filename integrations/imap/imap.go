@@ -195,6 +195,8 @@ func explain(ctx context.Context, a Account, err error) error {
 		if errors.As(err, &se) && se.Text != "" {
 			v.Message += " (" + se.Text + ")"
 		}
+	case errors.Is(err, integrations.ErrPrivateAddress):
+		v.Message = "this host is not on the public internet"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		v.Message = "the server did not answer in time"
 	case errors.As(err, &dnsErr):

@@ -386,3 +386,20 @@ func TestAccountRedacts(t *testing.T) {
 		}
 	}
 }
+
+// TestControlRefusesPrivateHosts: with integrations.PublicOnly as Control,
+// as the service runs it, a user cannot point the login at the server's
+// own network; the fake server on 127.0.0.1 is never reached.
+func TestControlRefusesPrivateHosts(t *testing.T) {
+	reached := false
+	fields, d := server(t, func(c *conn) { reached = true })
+	d.Control = integrations.PublicOnly
+	_, err := d.Definition().ValidateManual(context.Background(), fields, nil)
+	if err == nil || !errors.Is(err, integrations.ErrPrivateAddress) {
+		t.Errorf("login to 127.0.0.1 with PublicOnly: got %v, want ErrPrivateAddress", err)
+	}
+	assertValidation(t, err, "host", "this host is not on the public internet")
+	if reached {
+		t.Error("the server on 127.0.0.1 was reached")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -46,6 +47,9 @@ type Dialer struct {
 	TLSConfig *tls.Config
 	// Timeout bounds a whole login exchange; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Control, when set, vets every address before connecting (see
+	// integrations.PublicOnly): the server host is chosen by the user.
+	Control func(network, address string, c syscall.RawConn) error
 }
 
 // Login connects to the account's server, reads its greeting, logs in with
@@ -77,7 +81,7 @@ func (d Dialer) login(ctx context.Context, a Account) error {
 		cfg.ServerName = a.Host
 	}
 	cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
-	td := &tls.Dialer{Config: cfg}
+	td := &tls.Dialer{NetDialer: &net.Dialer{Control: d.Control}, Config: cfg}
 	conn, err := td.DialContext(ctx, "tcp", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)))
 	if err != nil {
 		return fmt.Errorf("imap: connect: %w", err)

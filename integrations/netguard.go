@@ -1,0 +1,71 @@
+package integrations
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+)
+
+// ErrPrivateAddress refuses a connection to an address that is not on the
+// public internet.
+var ErrPrivateAddress = errors.New("not a public internet address")
+
+// nonPublic are the ranges a user-supplied host (a feed URL, an IMAP
+// server) may not reach unless the administrator allows it: without this,
+// anyone who can register could make the server probe its own network.
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("10.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
+	netip.MustParsePrefix("127.0.0.0/8"),
+	netip.MustParsePrefix("169.254.0.0/16"), // link-local, cloud metadata
+	netip.MustParsePrefix("172.16.0.0/12"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.168.0.0/16"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("224.0.0.0/3"), // multicast and reserved
+	netip.MustParsePrefix("::/128"),
+	netip.MustParsePrefix("::1/128"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach private IPv4
+	netip.MustParsePrefix("fc00::/7"),     // unique local
+	netip.MustParsePrefix("fe80::/10"),    // link-local
+	netip.MustParsePrefix("ff00::/8"),     // multicast
+}
+
+// PublicOnly is a net.Dialer Control function that refuses any address in
+// the ranges above. It runs after name resolution, for every connection a
+// client makes (redirects included), so neither a DNS name that resolves
+// to 127.0.0.1 nor a redirect to an internal host gets through.
+func PublicOnly(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %s", ErrPrivateAddress, address)
+	}
+	a := ap.Addr().Unmap()
+	for _, p := range nonPublic {
+		if p.Contains(a) {
+			return fmt.Errorf("%w: %s", ErrPrivateAddress, a)
+		}
+	}
+	return nil
+}
+
+// PublicClient returns an HTTP client for user-supplied URLs: it connects
+// only to public addresses, uses no proxy from the environment, and gives
+// up after timeout.
+func PublicClient(timeout time.Duration) *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second, Control: PublicOnly}
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			DialContext:         d.DialContext,
+			TLSHandshakeTimeout: 10 * time.Second,
+			MaxIdleConns:        8,
+			IdleConnTimeout:     60 * time.Second,
+		},
+	}
+}
