@@ -19,8 +19,11 @@ const minSweepInterval = time.Second
 // limiter allows at most limit attempts per key in any sliding window:
 // it keeps the times of the last limit attempts of each key. Memory is
 // bounded: keys whose attempts have all left the window are swept once per
-// window, and when max keys are tracked a new key is refused (as if it were
-// over its limit) until a sweep frees room, rather than the map growing.
+// window, and when max keys are tracked a new key pushes out an arbitrary
+// tracked one rather than the map growing. Refusing new keys instead would
+// let a flood from many addresses lock every other client out of login;
+// evicting only forgets some counts, which a client with that many
+// addresses could spread its attempts over anyway.
 type limiter[K comparable] struct {
 	mu     sync.Mutex
 	limit  int
@@ -58,9 +61,11 @@ func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
 			if n >= l.earliestOut && n-l.lastSweep >= int64(minSweepInterval) {
 				l.sweep(n, cutoff)
 			}
-			if len(l.keys) >= l.max {
-				wait := max(l.earliestOut, l.lastSweep+int64(minSweepInterval)) - n
-				return false, max(time.Duration(wait), time.Second)
+			for k := range l.keys { // map order: an arbitrary victim, O(1)
+				if len(l.keys) < l.max {
+					break
+				}
+				delete(l.keys, k)
 			}
 		}
 		a = &attempts{t: make([]int64, 0, min(l.limit, 8))} // grows to limit at most
