@@ -131,6 +131,15 @@ func (h *Handlers) authenticate(r *http.Request) (*principal, bool, error) {
 		h.log.Info("session of a missing user deleted", "user_id", s.UserID)
 		return nil, false, errSessionUserGone
 	}
+	if u.PasswordChangedAt != nil && s.CreatedAt.Before(*u.PasswordChangedAt) {
+		// Older than the last password change: the change deletes such
+		// sessions, and this one survived only a failure between the stores.
+		if err := h.sessions.Delete(s.ID); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+			return nil, false, fmt.Errorf("delete session older than a password change: %w", err)
+		}
+		h.log.Warn("session older than the password change refused", "user_id", u.ID)
+		return nil, false, ErrInvalidSession
+	}
 	return &principal{user: u, session: s}, renewed, nil
 }
 

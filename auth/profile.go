@@ -87,7 +87,7 @@ func (h *Handlers) changePassword(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := h.store.Commit(h.users.setHashOp(u.ID, u.PasswordHash, hash, h.now())); err != nil {
+	if err := h.store.Commit(h.users.changePasswordOp(u.ID, u.PasswordHash, hash, h.now().UTC())); err != nil {
 		if errors.Is(err, errHashChanged) {
 			// Changed meanwhile by another request: what we checked is no
 			// longer the current password.

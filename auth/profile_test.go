@@ -106,3 +106,26 @@ func TestChangePasswordRateLimited(t *testing.T) {
 	e.clock.Add(time.Minute)
 	c.do("PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "a brand new one"}).wantStatus(t, http.StatusOK)
 }
+
+// TestPasswordChangeEndsOlderSessionsEvenIfTheirDeleteWasLost: the new
+// hash and the change time are one commit in the main store, the session
+// deletes another in the session store. If the process dies between the
+// two, sessions from before the change must still be refused.
+func TestPasswordChangeEndsOlderSessionsEvenIfTheirDeleteWasLost(t *testing.T) {
+	e := newEnv(t)
+	old := e.register("ada@example.com", "Ada")
+	e.clock.Add(time.Minute)
+	u, _ := e.users.byEmail("ada@example.com")
+	// The first half of a password change, as a crash would leave it.
+	if err := e.mainStore.Commit(e.users.changePasswordOp(u.ID, u.PasswordHash, u.PasswordHash, e.clock.Now())); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(time.Minute)
+	old.do("GET", "/v1/user/profile", nil).wantError(t, http.StatusUnauthorized, "invalid session")
+	if _, ok := e.sm.Get(old.cookie); ok {
+		t.Error("the refused session is still stored")
+	}
+	// A session made after the change works.
+	fresh := e.login("ada@example.com", testPassword)
+	fresh.do("GET", "/v1/user/profile", nil).wantStatus(t, http.StatusOK)
+}

@@ -30,6 +30,11 @@ type User struct {
 	CreatedAt    time.Time  `json:"createdAt"`
 	UpdatedAt    time.Time  `json:"updatedAt"`
 	DeletedAt    *time.Time `json:"deletedAt,omitempty"` // set by a soft delete
+	// PasswordChangedAt is when the password was last changed: sessions
+	// created before it are refused, so a change ends every older session
+	// even if deleting them in the session store did not happen (a crash
+	// between the two stores).
+	PasswordChangedAt *time.Time `json:"passwordChangedAt,omitempty"`
 }
 
 // LogValue keeps the email and the password hash out of logs.
@@ -147,6 +152,16 @@ var errHashChanged = errors.New("auth: password hash changed concurrently")
 // and the user is still live, so that a login's re-hash of the old password
 // can never undo a password change made meanwhile.
 func (u *Users) setHashOp(id, old, hash string, now time.Time) storage.Op {
+	return u.setHash(id, old, hash, now, false)
+}
+
+// changePasswordOp is setHashOp for a password change: it also marks when,
+// which ends every session created before.
+func (u *Users) changePasswordOp(id, old, hash string, now time.Time) storage.Op {
+	return u.setHash(id, old, hash, now, true)
+}
+
+func (u *Users) setHash(id, old, hash string, now time.Time, changed bool) storage.Op {
 	return u.users.Update(id, func(v *User) error {
 		if !v.live() {
 			return ErrUserNotFound
@@ -156,6 +171,9 @@ func (u *Users) setHashOp(id, old, hash string, now time.Time) storage.Op {
 		}
 		v.PasswordHash = hash
 		v.UpdatedAt = now
+		if changed {
+			v.PasswordChangedAt = &now
+		}
 		return nil
 	})
 }
