@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -34,6 +35,9 @@ type Config struct {
 	// address. 0: DefaultRateLimit, DefaultRateWindow.
 	RateLimit  int
 	RateWindow time.Duration
+	// SignupRateLimit registrations are allowed per RateWindow per client
+	// address. 0: RateLimit.
+	SignupRateLimit int
 	// Hasher hashes passwords. nil: DefaultParams, runtime.NumCPU() at once.
 	Hasher *Hasher
 	// Now is the clock. nil: time.Now.
@@ -57,6 +61,7 @@ type Handlers struct {
 	hasher       *Hasher
 	logins       *limiter[netip.Addr] // login attempts per client address
 	pwChanges    *limiter[string]     // password change attempts per user
+	signups      *limiter[netip.Addr] // registration attempts per client address
 	now          func() time.Time
 	log          *slog.Logger
 	onUserDelete func(string) []storage.Op
@@ -99,6 +104,7 @@ func NewHandlers(cfg Config) *Handlers {
 		hasher:       cfg.Hasher,
 		logins:       newLimiter[netip.Addr](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
 		pwChanges:    newLimiter[string](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
+		signups:      newLimiter[netip.Addr](cmp.Or(cfg.SignupRateLimit, cfg.RateLimit), cfg.RateWindow, defaultMaxTracked),
 		now:          func() time.Time { return cfg.Now().UTC() },
 		log:          cfg.Logger,
 		onUserDelete: cfg.OnUserDelete,

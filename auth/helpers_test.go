@@ -65,7 +65,7 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	t.Helper()
 	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	s := &setup{
-		cfg:    Config{Registration: true},
+		cfg:    Config{Registration: true, SignupRateLimit: 1000}, // tests register many users from one address
 		sess:   sessions.Config{MaxAge: 7 * 24 * time.Hour, IdleTimeout: 24 * time.Hour, Secure: true, TouchInterval: time.Minute},
 		params: tinyParams,
 		sync:   storage.SyncNone,

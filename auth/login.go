@@ -42,6 +42,11 @@ func (h *Handlers) Register() http.Handler {
 }
 
 func (h *Handlers) register(w http.ResponseWriter, r *http.Request) error {
+	// Each registration costs a hash, a user record and a session: limited
+	// per address like logins, before any of that is spent.
+	if ok, wait := h.signups.allow(addrKey(httpx.InfoFrom(r).ClientIP), h.now()); !ok {
+		return &RateLimitError{Message: "too many registration attempts", RetryAfter: wait}
+	}
 	var req registerRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err

@@ -482,3 +482,28 @@ func reopenSessions(t *testing.T, e *testEnv) *sessions.Manager {
 	t.Cleanup(func() { st.Close() })
 	return m
 }
+
+// TestRegisterRateLimited: registrations from one address are limited like
+// logins (each costs a hash, a user and a session); another address is not
+// affected, and the window frees the first again.
+func TestRegisterRateLimited(t *testing.T) {
+	e := newEnv(t, func(s *setup) { s.cfg.SignupRateLimit = 3 })
+	for i := range 3 {
+		e.send(request{method: "POST", path: "/v1/auth/register", ip: "203.0.113.7",
+			body: regBody("u"+itoa(i)+"@example.com", "U", testPassword)}).wantStatus(t, http.StatusCreated)
+	}
+	r := e.send(request{method: "POST", path: "/v1/auth/register", ip: "203.0.113.7",
+		body: regBody("u9@example.com", "U", testPassword)})
+	r.wantError(t, http.StatusTooManyRequests, "too many registration attempts")
+	if r.header.Get("Retry-After") != "60" {
+		t.Errorf("Retry-After: got %q, want 60", r.header.Get("Retry-After"))
+	}
+	if _, ok := e.users.byEmail("u9@example.com"); ok {
+		t.Error("the refused registration was stored")
+	}
+	e.send(request{method: "POST", path: "/v1/auth/register", ip: "198.51.100.1",
+		body: regBody("other@example.com", "O", testPassword)}).wantStatus(t, http.StatusCreated)
+	e.clock.Add(61 * time.Second)
+	e.send(request{method: "POST", path: "/v1/auth/register", ip: "203.0.113.7",
+		body: regBody("u9@example.com", "U", testPassword)}).wantStatus(t, http.StatusCreated)
+}
