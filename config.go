@@ -268,29 +268,42 @@ func (c *config) devSecrets() error {
 	return nil
 }
 
-// writeFileSync creates path (0600) with b and fsyncs it before returning.
+// writeFileSync creates path (0600) with b, atomically: it writes a
+// temporary file, fsyncs it, renames it into place (failing if path
+// exists) and fsyncs the directory, so a power cut leaves either no file
+// or the whole one, never an empty file that stops every later start.
 func writeFileSync(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// A hard link fails if path exists, like O_EXCL: never overwrite.
+		err = os.Link(tmp, path)
+	}
+	os.Remove(tmp)
+	if err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return syncDir(filepath.Dir(path))
 }
 
+// isLoopback reports whether host is one decisions.md allows over plain
+// http: localhost, 127.0.0.1 or ::1, exactly.
 func isLoopback(host string) bool {
-	if host == "localhost" {
+	switch host {
+	case "localhost", "127.0.0.1", "::1":
 		return true
 	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.IsLoopback()
+	return false
 }
 
 // parser collects every configuration error, so one start-up reports all

@@ -48,6 +48,7 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"LISTEN_ADDR", "8080", "LISTEN_ADDR must be host:port"},
 		{"BASE_URL", "ftp://x", "BASE_URL must be an absolute http(s) URL"},
 		{"OAUTH_REDIRECT_BASE_URL", "http://search.example.org", "OAUTH_REDIRECT_BASE_URL must use https"},
+		{"OAUTH_REDIRECT_BASE_URL", "http://127.0.0.2:8080", "OAUTH_REDIRECT_BASE_URL must use https"},
 		{"SESSION_SECRET", "short", "SESSION_SECRET must be at least 32 bytes"},
 		{"CREDENTIALS_KEY", "bm90IDMyIGJ5dGVz", "CREDENTIALS_KEY must be base64 of exactly 32 bytes"},
 		{"CREDENTIALS_KEY_PREVIOUS", key + ",zzz", "CREDENTIALS_KEY_PREVIOUS must be base64"},
@@ -141,5 +142,13 @@ func TestCommands(t *testing.T) {
 	err = run(context.Background(), []string{"searchsvc"}, envFunc(map[string]string{"SESSION_MAX_AGE": "x"}), &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "SESSION_MAX_AGE") {
 		t.Errorf("bad config: got %v, want it to name SESSION_MAX_AGE", err)
+	}
+}
+
+func TestConfigPlainHTTPOnlyOnLoopback(t *testing.T) {
+	for _, base := range []string{"http://localhost:8080", "http://127.0.0.1:8080", "http://[::1]:8080", "https://search.example.org"} {
+		if _, err := loadConfig(envFunc(map[string]string{"SESSION_SECURE": "false", "OAUTH_REDIRECT_BASE_URL": base})); err != nil {
+			t.Errorf("OAUTH_REDIRECT_BASE_URL=%s: got %v, want it accepted", base, err)
+		}
 	}
 }

@@ -161,6 +161,10 @@ func TestCSRF(t *testing.T) {
 	send := func(method, path string, body any, header string) *response {
 		return e.send(request{method: method, path: path, body: body, cookie: c.cookie, csrfHeader: header})
 	}
+	// A page that reloads gets its own session's token back from the profile.
+	if got := send("GET", "/v1/user/profile", nil, "").body["csrfToken"]; got != c.csrf {
+		t.Errorf("profile csrfToken: got %v, want the session's %q", got, c.csrf)
+	}
 	for _, tc := range []struct {
 		name         string
 		method, path string

@@ -19,6 +19,12 @@ func (h *Handlers) profile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// With CSRF tokens on, the caller's own token comes along, so a page
+	// that reloads (the cookie is HttpOnly) can fetch it again.
+	if h.csrf {
+		httpx.One(w, r, "user.readOne", viewUser(p.user), httpx.F("csrfToken", p.session.CSRFToken))
+		return nil
+	}
 	httpx.One(w, r, "user.readOne", viewUser(p.user))
 	return nil
 }

@@ -25,6 +25,11 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) error {
 				Message: "invalid request body", Cause: fmt.Errorf("content type %q", ct)}
 		}
 	}
+	if r.ContentLength > MaxBodyBytes {
+		// Refused on its declared size, before a byte is parsed.
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
+			Message: "invalid request body", Cause: fmt.Errorf("Content-Length %d", r.ContentLength)}
+	}
 	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()

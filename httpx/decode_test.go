@@ -31,6 +31,7 @@ func TestDecode(t *testing.T) {
 		{"form post", `email=a`, "application/x-www-form-urlencoded", 415, "unsupported_media_type"},
 		{"text plain", `{"email":"a"}`, "text/plain", 415, "unsupported_media_type"},
 		{"too big", `{"email":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, "", 413, "body_too_large"},
+		{"too big garbage", strings.Repeat("}", 2*MaxBodyBytes), "", 413, "body_too_large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

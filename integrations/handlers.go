@@ -84,7 +84,7 @@ func NewHandlers(cfg HandlersConfig) *Handlers {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{cfg: cfg, log: log.With("component", "integrations")}
+	return &Handlers{cfg: cfg, log: log}
 }
 
 // Operation names of the envelope.

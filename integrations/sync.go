@@ -161,7 +161,7 @@ func NewSyncer(cfg SyncConfig) (*Syncer, error) {
 		tasks:   registerTasks(st),
 		items:   registerItems(st),
 		content: newContentStore(filepath.Join(cfg.DataDir, "items"), cfg.Records.Vault()),
-		log:     log.With("component", "sync"),
+		log:     log,
 		now:     cfg.Now,
 		rand:    cfg.Rand,
 		wake:    make(chan struct{}, 1),

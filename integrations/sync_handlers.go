@@ -34,7 +34,7 @@ func NewSyncHandlers(cfg SyncHandlersConfig) *SyncHandlers {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &SyncHandlers{cfg: cfg, log: log.With("component", "sync")}
+	return &SyncHandlers{cfg: cfg, log: log}
 }
 
 // Operation names of the envelope.

@@ -86,7 +86,7 @@ func NewHandlers(cfg Config) *Handlers {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{cfg: cfg, log: cfg.Logger.With("component", "oauth"), pending: newPendingSet(MaxPending)}
+	return &Handlers{cfg: cfg, log: cfg.Logger, pending: newPendingSet(MaxPending)}
 }
 
 // Operation names of the envelope.

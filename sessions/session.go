@@ -163,7 +163,7 @@ func New(st *storage.Store, cfg Config) *Manager {
 	m := &Manager{
 		store:   st,
 		cfg:     cfg,
-		log:     cfg.Logger.With("component", "sessions"),
+		log:     cfg.Logger,
 		entries: make(map[string]*entry),
 		tick: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTicker(d)
