@@ -8,7 +8,6 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/sessions"
-	"searchsvc/storage"
 )
 
 // Domain errors. Handlers return them; httpError turns them into what a
@@ -90,13 +89,13 @@ func httpError(err error) error {
 		return httpx.Forbidden("admin_required", "admin required")
 	case errors.Is(err, ErrCannotDeleteSelf):
 		return httpx.NewError(http.StatusConflict, "cannot_delete_self", "cannot delete your own account")
-	case errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed),
-		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		// The store refuses writes, or the request gave up while waiting
-		// for a password hash slot.
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The request gave up while waiting for a password hash slot.
 		return httpx.Unavailable(err)
 	}
-	return httpx.Internal(err)
+	// A store that refuses writes reports Unavailable and becomes 503 in
+	// httpx; anything else is a 500 whose cause is logged there.
+	return err
 }
 
 // errSessionUserGone is the request-authentication failure "the session's

@@ -235,7 +235,7 @@ func (h *Handlers) disconnect(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, ErrRecordNotFound) {
 			err = errRecordNotFound() // a concurrent disconnect won
 		}
-		httpx.WriteError(w, r, opDelete, storeError(err))
+		httpx.WriteError(w, r, opDelete, err)
 		return
 	}
 	h.log.Info("integration disconnected", "user_id", rec.UserID, "integration", rec.Integration, "record_id", rec.ID)
@@ -342,7 +342,7 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) {
 	_, existed := h.cfg.Records.Find(userID, domain)
 	rec, err := h.cfg.Records.Connect(userID, domain, creds)
 	if err != nil {
-		httpx.WriteError(w, r, opCreate, storeError(err))
+		httpx.WriteError(w, r, opCreate, err)
 		return
 	}
 	h.log.Info("integration connected", "user_id", userID, "integration", domain, "record_id", rec.ID, "auth", "manual")
@@ -401,13 +401,4 @@ func (h *Handlers) ownRecord(w http.ResponseWriter, r *http.Request, op string) 
 		return Record{}, false
 	}
 	return rec, true
-}
-
-// storeError maps a store that refuses writes to 503; anything else stays
-// a 500 whose cause is logged by httpx.
-func storeError(err error) error {
-	if errors.Is(err, storage.ErrFailed) || errors.Is(err, storage.ErrClosed) {
-		return httpx.Unavailable(err)
-	}
-	return err
 }

@@ -80,7 +80,7 @@ func (h *SyncHandlers) syncNow(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, r, opSync, errRecordNotFound())
 		return
 	case err != nil:
-		httpx.WriteError(w, r, opSync, storeError(err))
+		httpx.WriteError(w, r, opSync, err) // a failed store is 503 in httpx
 		return
 	}
 	rec, ok = h.cfg.Syncer.records.Get(id)

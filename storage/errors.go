@@ -20,10 +20,10 @@ var (
 	// ErrFailed is matched by the error of a store that refuses writes after
 	// a write, fsync, rename or truncate error. Only a restart, which
 	// recovers from what is on disk, clears it.
-	ErrFailed = errors.New("storage: failed, refusing writes")
+	ErrFailed error = &unavailableError{"storage: failed, refusing writes"}
 	// ErrClosed is returned by Commit and Compact on a store that is not
 	// open.
-	ErrClosed = errors.New("storage: closed")
+	ErrClosed error = &unavailableError{"storage: closed"}
 	// ErrLocked is matched by a *LockError: another process (or another
 	// Store in this one) holds the directory.
 	ErrLocked = errors.New("storage: locked")
@@ -74,3 +74,13 @@ func (e *LockError) Error() string {
 
 // Is makes errors.Is(err, ErrLocked) true for a *LockError.
 func (e *LockError) Is(target error) bool { return target == ErrLocked }
+
+// unavailableError is an error meaning "this store takes no writes now".
+// It reports Unavailable, which the HTTP layer answers with 503 without
+// storage knowing of HTTP.
+type unavailableError struct{ msg string }
+
+func (e *unavailableError) Error() string { return e.msg }
+
+// Unavailable reports true: the store cannot take writes now.
+func (e *unavailableError) Unavailable() bool { return true }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -392,5 +393,21 @@ func TestReadsDoNotAllocate(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations per call, want 0", tt.name, allocs)
 		}
+	}
+}
+
+// TestFailureErrorsReportUnavailable: the failed and closed states carry
+// Unavailable() through any wrapping, so the HTTP layer maps them to 503
+// in its one place.
+func TestFailureErrorsReportUnavailable(t *testing.T) {
+	for _, err := range []error{ErrFailed, ErrClosed, fmt.Errorf("%w: fsync: input/output error", ErrFailed)} {
+		var u interface{ Unavailable() bool }
+		if !errors.As(err, &u) || !u.Unavailable() {
+			t.Errorf("%v does not report Unavailable", err)
+		}
+	}
+	var u interface{ Unavailable() bool }
+	if errors.As(ErrNotFound, &u) {
+		t.Error("ErrNotFound reports Unavailable")
 	}
 }
