@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,12 +28,18 @@ import (
 // the same kind of server that writes the very same bytes. The two are
 // timed in alternating blocks within one run, so machine noise hits both;
 // ratio is bare time over chain time (1.0: the chain costs nothing).
+//
+// In "sequential" and "parallel" the client runs in this process, so its
+// own work and the garbage collector's are shared with the server's; in
+// "client-process" the client is a separate process (this test binary
+// again, as TestLoadClient), as a browser would be.
 func BenchmarkProfileOverHTTP(b *testing.B) {
-	b.Run("sequential", func(b *testing.B) { profileOverHTTP(b, false) })
-	b.Run("parallel", func(b *testing.B) { profileOverHTTP(b, true) })
+	b.Run("sequential", func(b *testing.B) { profileOverHTTP(b, "sequential") })
+	b.Run("parallel", func(b *testing.B) { profileOverHTTP(b, "parallel") })
+	b.Run("client-process", func(b *testing.B) { profileOverHTTP(b, "client-process") })
 }
 
-func profileOverHTTP(b *testing.B, parallel bool) {
+func profileOverHTTP(b *testing.B, mode string) {
 	dir := b.TempDir()
 	env := testEnv(dir)
 	c, err := loadConfig(func(k string) string { return env[k] })
@@ -93,7 +104,21 @@ func profileOverHTTP(b *testing.B, parallel bool) {
 		b.Fatalf("the bare handler does not write the same JSON:\n%s\n%s", got, same)
 	}
 
-	if parallel {
+	if mode == "client-process" {
+		var cookie string
+		for _, ck := range jar.Cookies(mustParseURL(b, chain.URL)) {
+			if ck.Name == "svc_session" {
+				cookie = ck.Value
+			}
+		}
+		b.ResetTimer()
+		chainTime, bareTime := runLoadClient(b, chain.URL+"/v1/user/profile", bare.URL+"/", cookie, b.N)
+		b.ReportMetric(float64(chainTime.Nanoseconds())/float64(b.N), "chain-ns/req")
+		b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/req")
+		b.ReportMetric(float64(bareTime)/float64(chainTime), "ratio")
+		return
+	}
+	if mode == "parallel" {
 		// Throughput with 16 concurrent clients: both servers saturate the
 		// two cores, so the ratio is one of CPU cost per request. Rounds
 		// alternate between the two so that noise from the machine hits
@@ -157,4 +182,80 @@ func stripVolatile(body []byte) []byte {
 	delete(m, "duration")
 	out, _ := json.Marshal(m)
 	return out
+}
+
+func mustParseURL(b *testing.B, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return u
+}
+
+// runLoadClient runs TestLoadClient in a child process against the two
+// URLs and returns the time it spent on each.
+func runLoadClient(b *testing.B, chainURL, bareURL, cookie string, n int) (chain, bare time.Duration) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLoadClient$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LOADCLIENT_CHAIN="+chainURL, "LOADCLIENT_BARE="+bareURL,
+		"LOADCLIENT_COOKIE="+cookie, "LOADCLIENT_N="+strconv.Itoa(n))
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("load client: %v\n%s", err, out)
+	}
+	var c, bb int64
+	if _, err := fmt.Sscanf(lastLine(string(out), "loadclient "), "loadclient %d %d", &c, &bb); err != nil {
+		b.Fatalf("load client output %q: %v", out, err)
+	}
+	return time.Duration(c), time.Duration(bb)
+}
+
+func lastLine(s, prefix string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			return line
+		}
+	}
+	return ""
+}
+
+// TestLoadClient is the client process of BenchmarkProfileOverHTTP's
+// client-process mode; it does nothing in a normal test run. It alternates
+// blocks of 50 requests between the two URLs over one keep-alive
+// connection each and prints the time spent on each.
+func TestLoadClient(t *testing.T) {
+	chainURL := os.Getenv("LOADCLIENT_CHAIN")
+	if chainURL == "" {
+		t.Skip("the client process of BenchmarkProfileOverHTTP")
+	}
+	n, _ := strconv.Atoi(os.Getenv("LOADCLIENT_N"))
+	bareURL, cookie := os.Getenv("LOADCLIENT_BARE"), os.Getenv("LOADCLIENT_COOKIE")
+	client := &http.Client{}
+	get := func(u string) {
+		req, _ := http.NewRequest("GET", u, nil)
+		req.AddCookie(&http.Cookie{Name: "svc_session", Value: cookie})
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", u, resp.StatusCode)
+		}
+	}
+	var chain, bare time.Duration
+	for i := 0; i < n; i += 50 {
+		k := min(50, n-i)
+		start := time.Now()
+		for range k {
+			get(chainURL)
+		}
+		chain += time.Since(start)
+		start = time.Now()
+		for range k {
+			get(bareURL)
+		}
+		bare += time.Since(start)
+	}
+	fmt.Printf("loadclient %d %d\n", chain.Nanoseconds(), bare.Nanoseconds())
 }
