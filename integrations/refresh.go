@@ -69,9 +69,10 @@ func (p *Provider) Refresh(ctx context.Context, creds Credentials) (Credentials,
 	return fresh, nil
 }
 
-// refreshMargin is how long before its expiry an access token is refreshed,
-// so that it does not expire in flight.
-const refreshMargin = time.Minute
+// refreshMargin is how long before its expiry an access token is
+// refreshed, so that it does not expire during a task (a page of a listing
+// can take a while on a slow link).
+const refreshMargin = 5 * time.Minute
 
 // Refresher hands out a connected instance's credentials, refreshing the
 // access token shortly before it expires and storing the result through
