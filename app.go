@@ -1,0 +1,234 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"searchsvc/auth"
+	"searchsvc/httpx"
+	"searchsvc/integrations"
+	"searchsvc/integrations/dropbox"
+	"searchsvc/integrations/feed"
+	"searchsvc/integrations/gmail"
+	"searchsvc/integrations/imap"
+	"searchsvc/integrations/slack"
+	"searchsvc/oauth"
+	"searchsvc/sessions"
+	"searchsvc/storage"
+)
+
+// app is the service's state: both stores and what is built on them.
+type app struct {
+	mainStore    *storage.Store
+	sessionStore *storage.Store
+	sessions     *sessions.Manager
+	users        *auth.Users
+	auth         *auth.Handlers
+	records      *integrations.Records
+	integrations *integrations.Handlers
+	oauth        *oauth.Handlers
+	syncer       *integrations.Syncer
+	sync         *integrations.SyncHandlers
+	metrics      *metrics
+}
+
+// registry is the catalogue of integrations the service ships. The IMAP
+// host is the user's choice, so its connections are vetted by control
+// (nil: any address).
+func registry(control func(network, address string, c syscall.RawConn) error) (*integrations.Registry, error) {
+	return integrations.NewRegistry(
+		gmail.Definition(),
+		slack.Definition(),
+		dropbox.Definition(),
+		imap.Dialer{Control: control}.Definition(),
+		feed.Definition(),
+	)
+}
+
+// outboundTimeout bounds every request to a provider.
+const outboundTimeout = 30 * time.Second
+
+// openApp opens both stores under DATA_DIR and builds the packages on
+// them. Tables are registered before each store opens (replay needs them).
+func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, error) {
+	// Users choose the targets of manual integrations; unless the
+	// administrator allows it, those may not be this server's own network.
+	control, manualClient := integrations.PublicOnly, integrations.PublicClient(outboundTimeout)
+	if c.AllowPrivateTargets {
+		control, manualClient = nil, &http.Client{Timeout: outboundTimeout}
+	}
+	reg, err := registry(control)
+	if err != nil {
+		return nil, err
+	}
+	vault, err := integrations.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	}
+	// Integration client secrets may come from files like every secret.
+	secret := secretEnv(getenv)
+	providerEnv := func(name string) string {
+		v, err := secret(name)
+		if err != nil {
+			log.Error("read configuration", "variable", name, "err", err)
+		}
+		return v
+	}
+	mode, err := storage.ParseSyncMode(c.StoreSync)
+	if err != nil {
+		return nil, fmt.Errorf("STORE_SYNC: %w", err)
+	}
+	a := &app{
+		mainStore: storage.New(filepath.Join(c.DataDir, mainStoreDir), storage.Options{
+			Sync: mode, Logger: log.With("component", "storage", "store", mainStoreDir)}),
+		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
+			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
+	}
+	a.users = auth.NewUsers(a.mainStore)
+	a.records = integrations.NewRecords(a.mainStore, vault, nil)
+	client := &http.Client{Timeout: outboundTimeout}
+	a.syncer, err = integrations.NewSyncer(integrations.SyncConfig{
+		Records:      a.records,
+		Registry:     reg,
+		DataDir:      c.DataDir,
+		Getenv:       providerEnv,
+		Client:       client,
+		ManualClient: manualClient,
+		PollInterval: c.PollInterval,
+		Workers:      c.SyncWorkers,
+		Logger:       log.With("component", "sync"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.sessions = sessions.New(a.sessionStore, sessions.Config{
+		MaxAge:         c.SessionMaxAge,
+		IdleTimeout:    c.SessionIdleTimeout,
+		Sliding:        c.SessionSliding,
+		RenewThreshold: c.SessionRenewThreshold,
+		Secure:         c.SessionSecure,
+		BindIP:         c.SessionBindIP,
+		CSRF:           c.CSRFTokens,
+		Logger:         log.With("component", "sessions"),
+	})
+	// The two logs replay side by side: start-up after a power cut is the
+	// time to open both, and each decodes on every core it can get.
+	var sessErr error
+	done := make(chan struct{})
+	go func() { defer close(done); sessErr = a.sessionStore.Open() }()
+	mainErr := a.mainStore.Open()
+	<-done
+	if mainErr != nil || sessErr != nil {
+		if mainErr == nil {
+			a.mainStore.Close()
+		}
+		if sessErr == nil {
+			a.sessionStore.Close()
+		}
+		return nil, errors.Join(wrapErr("open main store", mainErr), wrapErr("open session store", sessErr))
+	}
+	a.auth = auth.NewHandlers(auth.Config{
+		Sessions:     a.sessions,
+		Users:        a.users,
+		Store:        a.mainStore,
+		Registration: c.RegistrationOpen,
+		CSRF:         c.CSRFTokens,
+		RateLimit:    c.LoginRateLimit,
+		RateWindow:   c.LoginRateWindow,
+		Logger:       log.With("component", "auth"),
+		OnUserDelete: a.userDeleteOps,
+	})
+	a.integrations = integrations.NewHandlers(integrations.HandlersConfig{
+		Registry:     reg,
+		Records:      a.records,
+		Getenv:       providerEnv,
+		Client:       client,
+		ManualClient: manualClient,
+		UserID:       userID,
+		Logger:       log.With("component", "integrations"),
+		OnConnect:    a.syncer.Connected,
+		OnDisconnect: a.syncer.DisconnectOps,
+		Pending:      a.syncer.Pending,
+	})
+	a.sync = integrations.NewSyncHandlers(integrations.SyncHandlersConfig{
+		Syncer: a.syncer,
+		UserID: userID,
+		Logger: log.With("component", "sync"),
+	})
+	a.oauth = oauth.NewHandlers(oauth.Config{
+		Registry:     reg,
+		Records:      a.records,
+		Sessions:     a.sessions,
+		Getenv:       providerEnv,
+		Client:       client,
+		RedirectBase: c.OAuthRedirectBase,
+		FrontendURL:  c.FrontendURL,
+		Secure:       c.SessionSecure,
+		Logger:       log.With("component", "oauth"),
+		OnConnect:    a.syncer.Connected,
+	})
+	a.metrics = newMetrics(a)
+	return a, nil
+}
+
+// userID is the authenticated caller's id, for the packages that must not
+// import auth.
+func userID(r *http.Request) (string, bool) {
+	u, ok := auth.UserFrom(r.Context())
+	return u.ID, ok
+}
+
+// userDeleteOps soft-deletes a user's integration records, their items and
+// pending tasks in the same log line as the user.
+func (a *app) userDeleteOps(userID string) []storage.Op {
+	ops := a.records.DisconnectOps(userID)
+	for _, r := range a.records.ForUser(userID) {
+		ops = append(ops, a.syncer.DisconnectOps(r)...)
+	}
+	return ops
+}
+
+// healthy reports whether both stores take writes: a store in its failed
+// state (a write or fsync error: a full or dying SD card) makes systemd's
+// watchdog restart the service, and /readyz answer 503.
+func (a *app) healthy() bool {
+	return a.mainStore.Err() == nil && a.sessionStore.Err() == nil
+}
+
+// ready answers GET /readyz: 200 while both stores are open and take
+// writes, 503 once either has failed.
+func (a *app) ready() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.healthy() {
+			httpx.WriteError(w, r, "health.ready", httpx.Unavailable(errors.Join(a.mainStore.Err(), a.sessionStore.Err())))
+			return
+		}
+		httpx.One(w, r, "health.ready", map[string]string{"status": "ready"})
+	})
+}
+
+// wrapErr prefixes err with what failed, keeping nil nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// close flushes what is only in memory (sessions' lastAccessedAt) and
+// closes both stores.
+func (a *app) close(log *slog.Logger) {
+	if err := a.sessions.Flush(); err != nil {
+		log.Error("flush sessions", "err", err)
+	}
+	for _, st := range []*storage.Store{a.sessionStore, a.mainStore} {
+		if err := st.Close(); err != nil {
+			log.Error("close store", "dir", st.Dir(), "err", err)
+		}
+	}
+}
