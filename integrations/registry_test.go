@@ -142,3 +142,10 @@ func TestRegistryGetAndList(t *testing.T) {
 		t.Error("editing List's result changed the registry")
 	}
 }
+
+func TestNewOAuthConnNeedsProvider(t *testing.T) {
+	_, err := NewOAuthConn("acme", Env{})
+	if err == nil || err.Error() != "acme: instance needs the OAuth provider" {
+		t.Errorf("got %v, want the domain named", err)
+	}
+}

@@ -116,32 +116,21 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 
 // account is one connected Dropbox account.
 type account struct {
-	tokens *integrations.Refresher
-	client *http.Client
-	api    string
+	integrations.OAuthConn // Initialize refreshes the short-lived access token
 }
 
 func newAccount(env integrations.Env) (integrations.Integration, error) {
-	if env.Provider == nil {
-		return nil, errors.New("dropbox: instance needs the OAuth provider")
+	conn, err := integrations.NewOAuthConn(Domain, env)
+	if err != nil {
+		return nil, err
 	}
-	client := env.Client
-	if client == nil {
-		client = env.Provider.Client()
-	}
-	return &account{tokens: integrations.NewRefresher(env), client: client, api: env.Provider.APIBaseURL()}, nil
-}
-
-// Initialize refreshes the short-lived access token if it expired.
-func (a *account) Initialize(ctx context.Context) error {
-	_, err := a.tokens.Credentials(ctx)
-	return err
+	return &account{conn}, nil
 }
 
 // ValidateAuthentication calls users/get_current_account.
 func (a *account) ValidateAuthentication(ctx context.Context) (bool, error) {
-	return a.tokens.Validate(ctx, func(ctx context.Context, creds integrations.Credentials) (bool, error) {
-		status, err := rpc(ctx, a.client, a.api+"/2/users/get_current_account", creds.AccessToken)
+	return a.Tokens.Validate(ctx, func(ctx context.Context, creds integrations.Credentials) (bool, error) {
+		status, err := rpc(ctx, a.Client, a.API+"/2/users/get_current_account", creds.AccessToken)
 		switch {
 		case err != nil:
 			return false, fmt.Errorf("dropbox get_current_account: %w", err)

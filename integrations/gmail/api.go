@@ -28,11 +28,11 @@ var errTooLarge = errors.New("gmail: API response too large")
 // *integrations.APIError; neither it nor any other error carries the
 // token or the body.
 func (m *mailbox) get(ctx context.Context, path string, query url.Values, limit int64) ([]byte, error) {
-	creds, err := m.tokens.Credentials(ctx)
+	creds, err := m.Tokens.Credentials(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u := m.api + path
+	u := m.API + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
@@ -42,7 +42,7 @@ func (m *mailbox) get(ctx context.Context, path string, query url.Values, limit 
 	}
 	req.Header.Set("Authorization", "Bearer "+creds.AccessToken)
 	req.Header.Set("Accept", "application/json")
-	resp, err := m.client.Do(req)
+	resp, err := m.Client.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ package gmail
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -92,53 +91,36 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 
 // mailbox is one connected Gmail account.
 type mailbox struct {
-	tokens *integrations.Refresher
-	client *http.Client
-	api    string
-	now    func() time.Time
-	known  func(providerID string) bool // nil: nothing is known
+	integrations.OAuthConn // Initialize refreshes the access token if it expired
+	now                    func() time.Time
+	known                  func(providerID string) bool // nil: nothing is known
 }
 
 func newMailbox(env integrations.Env) (integrations.Integration, error) {
-	if env.Provider == nil {
-		return nil, errors.New("gmail: instance needs the OAuth provider")
-	}
-	client := env.Client
-	if client == nil {
-		client = env.Provider.Client()
+	conn, err := integrations.NewOAuthConn(Domain, env)
+	if err != nil {
+		return nil, err
 	}
 	now := env.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &mailbox{
-		tokens: integrations.NewRefresher(env),
-		client: client,
-		api:    env.Provider.APIBaseURL(),
-		now:    now,
-		known:  env.Known,
-	}, nil
-}
-
-// Initialize refreshes the access token if it expired.
-func (m *mailbox) Initialize(ctx context.Context) error {
-	_, err := m.tokens.Credentials(ctx)
-	return err
+	return &mailbox{OAuthConn: conn, now: now, known: env.Known}, nil
 }
 
 // ValidateAuthentication asks for the mailbox profile: Google answers 401
 // to a revoked or expired token.
 func (m *mailbox) ValidateAuthentication(ctx context.Context) (bool, error) {
-	return m.tokens.Validate(ctx, m.profile)
+	return m.Tokens.Validate(ctx, m.profile)
 }
 
 func (m *mailbox) profile(ctx context.Context, creds integrations.Credentials) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.api+"/gmail/v1/users/me/profile", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.API+"/gmail/v1/users/me/profile", nil)
 	if err != nil {
 		return false, err
 	}
 	req.Header.Set("Authorization", "Bearer "+creds.AccessToken)
-	resp, err := m.client.Do(req)
+	resp, err := m.Client.Do(req)
 	if err != nil {
 		return false, fmt.Errorf("gmail profile: %w", err)
 	}

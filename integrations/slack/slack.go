@@ -248,32 +248,21 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 
 // workspace is one user's connected Slack workspace.
 type workspace struct {
-	tokens *integrations.Refresher
-	client *http.Client
-	api    string
+	integrations.OAuthConn // Initialize refreshes a rotating token
 }
 
 func newWorkspace(env integrations.Env) (integrations.Integration, error) {
-	if env.Provider == nil {
-		return nil, errors.New("slack: instance needs the OAuth provider")
+	conn, err := integrations.NewOAuthConn(Domain, env)
+	if err != nil {
+		return nil, err
 	}
-	client := env.Client
-	if client == nil {
-		client = env.Provider.Client()
-	}
-	return &workspace{tokens: integrations.NewRefresher(env), client: client, api: env.Provider.APIBaseURL()}, nil
-}
-
-// Initialize refreshes a rotating token if it expired.
-func (w *workspace) Initialize(ctx context.Context) error {
-	_, err := w.tokens.Credentials(ctx)
-	return err
+	return &workspace{conn}, nil
 }
 
 // ValidateAuthentication calls auth.test with the access token.
 func (w *workspace) ValidateAuthentication(ctx context.Context) (bool, error) {
-	return w.tokens.Validate(ctx, func(ctx context.Context, creds integrations.Credentials) (bool, error) {
-		code, err := call(ctx, w.client, w.api+"/auth.test", creds.AccessToken)
+	return w.Tokens.Validate(ctx, func(ctx context.Context, creds integrations.Credentials) (bool, error) {
+		code, err := call(ctx, w.Client, w.API+"/auth.test", creds.AccessToken)
 		switch {
 		case err != nil:
 			return false, fmt.Errorf("slack auth.test: %w", err)
