@@ -27,13 +27,14 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("192.168.0.0/16"),
 	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("224.0.0.0/3"), // multicast and reserved
-	netip.MustParsePrefix("::/128"),
-	netip.MustParsePrefix("::1/128"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach private IPv4
-	netip.MustParsePrefix("fc00::/7"),     // unique local
-	netip.MustParsePrefix("fe80::/10"),    // link-local
-	netip.MustParsePrefix("ff00::/8"),     // multicast
+	netip.MustParsePrefix("224.0.0.0/3"),    // multicast and reserved
+	netip.MustParsePrefix("::/96"),          // unspecified, loopback, IPv4-compatible
+	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 can reach private IPv4
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
+	netip.MustParsePrefix("2002::/16"),      // 6to4 embeds any IPv4 address
+	netip.MustParsePrefix("fc00::/7"),       // unique local
+	netip.MustParsePrefix("fe80::/10"),      // link-local
+	netip.MustParsePrefix("ff00::/8"),       // multicast
 }
 
 // PublicOnly is a net.Dialer Control function that refuses any address in
@@ -46,6 +47,11 @@ func PublicOnly(network, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, address)
 	}
 	a := ap.Addr().Unmap()
+	if a.Zone() != "" {
+		// A zoned address ([::1%lo]) is link- or interface-scoped, never a
+		// public host, and Prefix.Contains would not match it.
+		return fmt.Errorf("%w: %s", ErrPrivateAddress, a)
+	}
 	for _, p := range nonPublic {
 		if p.Contains(a) {
 			return fmt.Errorf("%w: %s", ErrPrivateAddress, a)

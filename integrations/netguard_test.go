@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,6 +31,12 @@ func TestPublicOnly(t *testing.T) {
 		{"[fd00::1]:80", false},
 		{"[fe80::1]:80", false},
 		{"[64:ff9b::a00:1]:80", false},
+		{"[64:ff9b:1::a00:1]:80", false},
+		{"[2002:a00:1::1]:80", false},
+		{"[::a00:1]:80", false},
+		{"[::1%lo]:80", false},
+		{"[fe80::1%eth0]:80", false},
+		{"[2606:2800:220:1::1%1]:443", false},
 		{"not-an-address", false},
 	}
 	for _, tt := range tests {
@@ -54,6 +61,15 @@ func TestPublicClientRefusesLoopback(t *testing.T) {
 	_, err := c.Do(req)
 	if !errors.Is(err, ErrPrivateAddress) {
 		t.Errorf("GET %s: got %v, want ErrPrivateAddress", srv.URL, err)
+	}
+	// A zoned IPv6 literal is refused too (Prefix.Contains never matches
+	// a zoned address, so it needs its own check).
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	for _, u := range []string{"http://[::1%25lo]:" + port + "/", "http://[fe80::1%25eth0]:" + port + "/"} {
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", u, nil)
+		if _, err := c.Do(req); !errors.Is(err, ErrPrivateAddress) {
+			t.Errorf("GET %s: got %v, want ErrPrivateAddress", u, err)
+		}
 	}
 	if hits != 0 {
 		t.Errorf("the loopback server was reached %d times", hits)

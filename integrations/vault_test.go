@@ -39,7 +39,9 @@ func TestVaultRoundTrip(t *testing.T) {
 		if !strings.HasPrefix(sealed, "v1."+v.KeyID()+".") {
 			t.Errorf("sealed %q: want prefix v1.%s.", sealed, v.KeyID())
 		}
-		if len(plaintext) > 0 && strings.Contains(sealed, base64.RawURLEncoding.EncodeToString(plaintext)) {
+		// A short plaintext's base64 can turn up in random ciphertext by
+		// chance; only a long one says anything.
+		if len(plaintext) >= 16 && strings.Contains(sealed, base64.RawURLEncoding.EncodeToString(plaintext)) {
 			t.Error("sealed string holds the plaintext")
 		}
 		got, err := v.Open(testAAD, sealed)

@@ -73,7 +73,8 @@ func Definition() integrations.Definition {
 // are *integrations.ValidationError.
 func ParseURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	// A zoned IPv6 host ([::1%25lo]) names an interface, never a feed.
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Contains(u.Host, "%") {
 		return "", &integrations.ValidationError{Field: FieldURL, Message: "must be an http or https address"}
 	}
 	return u.String(), nil

@@ -17,6 +17,12 @@ const (
 	maxTextLen  = 1 << 20 // bytes, as for a mail body
 )
 
+// MaxNewEntries bounds the items one fetch adds. A 5 MiB feed can hold
+// ~190,000 tiny entries; a hostile feed that changes its ids on every poll
+// must not be able to add that many items (RAM, SD card) every
+// POLL_INTERVAL. Feeds list newest first, so the newest are taken.
+const MaxNewEntries = 200
+
 // RunTask runs the start task, the feed's only one: it fetches the feed
 // and outputs one item per entry that Env.Known does not report, in the
 // feed's order. It gives no follow-up tasks: a feed is one document, and
@@ -38,6 +44,9 @@ func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integra
 	var res integrations.TaskResult
 	seen := make(map[string]bool, len(entries))
 	for _, e := range entries {
+		if len(res.Output) == MaxNewEntries {
+			break // the rest waits for the next sync
+		}
 		it := item(e)
 		if seen[it.ProviderID] || (f.known != nil && f.known(it.ProviderID)) {
 			continue

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -158,5 +159,32 @@ func TestStartFailures(t *testing.T) {
 	var ae *integrations.APIError
 	if !errors.Is(err, feed.ErrNotFeed) || errors.As(err, &ae) {
 		t.Errorf("not a feed: got %v, want ErrNotFeed", err)
+	}
+}
+
+// TestStartBoundsNewEntries: a feed of many tiny entries adds at most
+// MaxNewEntries items per fetch, the first (newest) ones.
+func TestStartBoundsNewEntries(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<rss version="2.0"><channel><title>Flood</title>`)
+	for i := range 5000 {
+		b.WriteString("<item><guid>g" + strconv.Itoa(i) + "</guid></item>")
+	}
+	b.WriteString(`</channel></rss>`)
+	srv := site(t, map[string]http.HandlerFunc{"/flood": serve("application/rss+xml", b.String())})
+	res, err := start(follow(t, srv.URL+"/flood", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Output) != feed.MaxNewEntries || res.Output[0].ProviderID != "g0" {
+		t.Errorf("got %d items starting %q, want %d starting g0", len(res.Output), res.Output[0].ProviderID, feed.MaxNewEntries)
+	}
+}
+
+func TestParseURLRefusesZonedHosts(t *testing.T) {
+	for _, u := range []string{"http://[::1%25lo]:8080/feed", "http://[fe80::1%25eth0]/"} {
+		if _, err := feed.ParseURL(u); err == nil {
+			t.Errorf("ParseURL(%q) accepted a zoned host", u)
+		}
 	}
 }
