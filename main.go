@@ -240,6 +240,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	}
 	notify.Stopping()
 	log.Info("shutting down", "timeout", shutdownTimeout.String())
+	// The syncer parks its tasks while the HTTP server drains, not after:
+	// both together stay well inside systemd's TimeoutStopSec=30s, so the
+	// final flush and close of the stores always run.
+	stopBackground()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
