@@ -19,11 +19,12 @@ const minSweepInterval = time.Second
 // limiter allows at most limit attempts per key in any sliding window:
 // it keeps the times of the last limit attempts of each key. Memory is
 // bounded: keys whose attempts have all left the window are swept once per
-// window, and when max keys are tracked a new key pushes out an arbitrary
-// tracked one rather than the map growing. Refusing new keys instead would
-// let a flood from many addresses lock every other client out of login;
-// evicting only forgets some counts, which a client with that many
-// addresses could spread its attempts over anyway.
+// window, and when max keys are tracked a new key pushes out a tracked key
+// that is under its limit rather than the map growing. Refusing every new
+// key instead would let a flood of one-off addresses lock every other
+// client out of login; evicting keys at their limit would reset the very
+// clients being limited. Only when a sample of keys are all at their limit
+// is the newcomer refused.
 type limiter[K comparable] struct {
 	mu     sync.Mutex
 	limit  int
@@ -61,11 +62,10 @@ func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
 			if n >= l.earliestOut && n-l.lastSweep >= int64(minSweepInterval) {
 				l.sweep(n, cutoff)
 			}
-			for k := range l.keys { // map order: an arbitrary victim, O(1)
-				if len(l.keys) < l.max {
-					break
-				}
-				delete(l.keys, k)
+			if !l.evict(cutoff) {
+				// Every key probed is at its limit: those are the ones
+				// being limited, so keep them and refuse the newcomer.
+				return false, time.Duration(l.window)
 			}
 		}
 		a = &attempts{t: make([]int64, 0, min(l.limit, 8))} // grows to limit at most
@@ -85,6 +85,34 @@ func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
 	}
 	a.t = append(a.t, n)
 	return true, 0
+}
+
+// evictProbes bounds the keys evict looks at: map order is arbitrary, so
+// this is a random sample, and the cost stays constant under a flood.
+const evictProbes = 32
+
+// evict makes room for one key by dropping a tracked key that is under
+// its limit, among a sample of evictProbes. Keys at their limit are kept:
+// evicting them would reset the count of exactly the clients the limit is
+// for. It reports whether it found one.
+func (l *limiter[K]) evict(cutoff int64) bool {
+	probes := 0
+	for k, a := range l.keys {
+		if probes++; probes > evictProbes {
+			return false
+		}
+		live := 0
+		for _, t := range a.t {
+			if t > cutoff {
+				live++
+			}
+		}
+		if live < l.limit {
+			delete(l.keys, k)
+			return true
+		}
+	}
+	return false
 }
 
 // sweep drops keys whose newest attempt left the window and notes when the

@@ -50,8 +50,8 @@ func TestLimiterSweepsAndCaps(t *testing.T) {
 	if got := l.tracked(); got != max {
 		t.Fatalf("tracking %d addresses, want the cap %d", got, max)
 	}
-	// An address over its limit stays refused while the table is full, as
-	// long as it is tracked: the newest are.
+	// An address over its limit stays refused while the table is full:
+	// eviction only takes keys under their limit.
 	hot := addr(49_999)
 	for range 4 {
 		l.allow(hot, t0.Add(2*time.Second))
@@ -79,5 +79,38 @@ func TestAddrKey(t *testing.T) {
 	v4 := netip.MustParseAddr("192.0.2.1")
 	if addrKey(netip.MustParseAddr("::ffff:192.0.2.1")) != v4 || addrKey(v4) == addrKey(netip.MustParseAddr("192.0.2.2")) {
 		t.Fatal("IPv4 addresses are not keyed by address")
+	}
+}
+
+// TestLimiterEvictionKeepsLimitedKeys: cycling through new addresses must
+// not reset the count of an address at its limit (it would make the limit
+// easy to beat), and a table full of limited keys refuses newcomers.
+func TestLimiterEvictionKeepsLimitedKeys(t *testing.T) {
+	const max = 100
+	l := newLimiter[netip.Addr](5, time.Minute, max)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
+	attacker := netip.MustParseAddr("203.0.113.66")
+	for range 5 {
+		l.allow(attacker, t0)
+	}
+	for i := range 10 * max { // one-off addresses churn through the table
+		l.allow(addr(i), t0.Add(time.Second))
+		if l.tracked() > max {
+			t.Fatalf("tracking %d, over the cap", l.tracked())
+		}
+	}
+	if ok, _ := l.allow(attacker, t0.Add(2*time.Second)); ok {
+		t.Fatal("the limited address was evicted and let through")
+	}
+
+	full := newLimiter[netip.Addr](5, time.Minute, max)
+	for i := range max {
+		for range 5 {
+			full.allow(addr(i), t0)
+		}
+	}
+	if ok, wait := full.allow(addr(max+1), t0.Add(time.Second)); ok || wait <= 0 {
+		t.Errorf("a table full of limited keys: got %v, %v; want a refusal with Retry-After", ok, wait)
 	}
 }
