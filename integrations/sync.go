@@ -99,6 +99,7 @@ type Syncer struct {
 	turns   int64
 	gates   map[string]*sync.Mutex // per record: held while its sync commits
 	closing map[string]time.Time   // records being disconnected, since when
+	resting map[string]time.Time   // records whose last session broke, until when
 
 	outcomes struct{ ok, retried, dropped, skipped, reauth, parked atomic.Int64 }
 }
@@ -169,6 +170,7 @@ func NewSyncer(cfg SyncConfig) (*Syncer, error) {
 		served:  make(map[string]int64),
 		gates:   make(map[string]*sync.Mutex),
 		closing: make(map[string]time.Time),
+		resting: make(map[string]time.Time),
 	}, nil
 }
 
@@ -372,6 +374,32 @@ func (s *Syncer) claim(id string) {
 	s.turns++
 	s.served[id] = s.turns
 	s.mu.Unlock()
+}
+
+// brokenRest is how long a record whose session broke (its progress could
+// not be stored: item files or the store refused writes) waits before its
+// next session. Without it the same batch would be fetched and refused in
+// a tight loop; the task's own backoff only covers failures of the task.
+const brokenRest = 5 * time.Minute
+
+// rest keeps the record out of the next passes for brokenRest.
+func (s *Syncer) rest(id string) {
+	s.mu.Lock()
+	s.resting[id] = s.now().Add(brokenRest)
+	s.mu.Unlock()
+}
+
+// restingUntil reports until when the record rests, and forgets a rest
+// that is over.
+func (s *Syncer) restingUntil(id string, now time.Time) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	until, ok := s.resting[id]
+	if ok && !now.Before(until) {
+		delete(s.resting, id)
+		return time.Time{}, false
+	}
+	return until, ok
 }
 
 func (s *Syncer) release(id string) {

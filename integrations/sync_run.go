@@ -81,6 +81,11 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 		b:   batch{seen: make(map[string]bool)},
 	}
 	defer r.shutdown(hard)
+	defer func() {
+		if r.broken {
+			s.rest(recordID)
+		}
+	}()
 	if err := r.open(hard, false); err != nil {
 		r.fail(hard, queue[0], err)
 		return

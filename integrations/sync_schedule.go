@@ -68,6 +68,10 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 		if busy[id] {
 			continue
 		}
+		if until, ok := s.restingUntil(id, now); ok {
+			soon(until)
+			continue
+		}
 		if h.NotBefore.After(now) {
 			soon(h.NotBefore)
 			continue
@@ -84,6 +88,10 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 		for i := range recs {
 			rec := &recs[i]
 			if _, queued := heads[rec.ID]; queued || busy[rec.ID] {
+				continue
+			}
+			if until, ok := s.restingUntil(rec.ID, now); ok {
+				soon(until)
 				continue
 			}
 			ok, at := s.startDue(rec, now)

@@ -697,3 +697,22 @@ func TestSyncRunWakesOnSyncNow(t *testing.T) {
 		t.Errorf("after SyncNow: itemsSynced %d, pending %d; want 5, 0", got.ItemsSynced, f.syncer.Pending(rec.ID))
 	}
 }
+
+// TestSyncRestsRecordAfterBrokenSession: a session whose progress could not
+// be stored (item files or the store refused writes) rests its record for
+// brokenRest instead of fetching and failing the same batch in a loop.
+func TestSyncRestsRecordAfterBrokenSession(t *testing.T) {
+	f := newSyncFixture(t, 2)
+	f.mail.fill("gina", 3, f.clock.Now())
+	rec := f.connectManual("u1", "gina")
+	f.syncer.rest(rec.ID) // what a broken session does on its way out
+	f.runOnce()
+	if r, _, _ := f.mail.counts(); r != 0 {
+		t.Errorf("requests while resting: got %d, want none", r)
+	}
+	f.clock.Advance(brokenRest)
+	f.runOnce()
+	if got := f.wantStatus(rec, StatusConnected, ""); got.ItemsSynced != 3 {
+		t.Errorf("after the rest: itemsSynced %d, want 3", got.ItemsSynced)
+	}
+}
