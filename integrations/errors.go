@@ -3,6 +3,7 @@ package integrations
 import (
 	"errors"
 	"strconv"
+	"time"
 )
 
 // NotConfiguredError reports an OAuth integration whose client id or secret
@@ -24,6 +25,8 @@ type TokenError struct {
 	// Description is the provider's error_description. It is kept for logs
 	// and is not part of Error's text, as a provider may echo input in it.
 	Description string
+	// RetryAfter is the provider's Retry-After (a 429 or 503); 0 if none.
+	RetryAfter time.Duration
 }
 
 func (e *TokenError) Error() string {

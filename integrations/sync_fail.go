@@ -47,6 +47,9 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 	case failPark:
 		r.s.outcomes.parked.Add(1)
 		log.Debug("task parked")
+		if errors.Is(err, storage.ErrFailed) {
+			r.broken = true // the store refuses writes: rest, don't spin
+		}
 		return true
 	case failReauth:
 		r.s.outcomes.reauth.Add(1)
@@ -140,7 +143,8 @@ func classify(err error, domain string, shutdown bool) failure {
 			te.Status == 400, te.Status == 401:
 			return reauth
 		}
-		return failure{class: failTemporary, msg: fmt.Sprintf("%s's token endpoint answered %d; will retry", domain, te.Status)}
+		return failure{class: failTemporary, retryAfter: te.RetryAfter,
+			msg: fmt.Sprintf("%s's token endpoint answered %d; will retry", domain, te.Status)}
 	case errors.As(err, &ae):
 		switch {
 		case ae.Unauthorized():

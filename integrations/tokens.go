@@ -62,7 +62,8 @@ func (p *Provider) tokenRequest(ctx context.Context, form url.Values) (map[strin
 	if perr != nil && desc == "" {
 		desc = "unreadable token response"
 	}
-	return nil, &TokenError{Status: resp.StatusCode, Code: code, Description: desc}
+	return nil, &TokenError{Status: resp.StatusCode, Code: code, Description: desc,
+		RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), p.now())}
 }
 
 // decodeTokenBody decodes a token endpoint's answer: a JSON object, or the
@@ -236,5 +237,6 @@ func ReadError(resp *http.Response) *TokenError {
 	body, _ := readLimited(resp.Body, maxTokenResponse)
 	raw, _ := decodeTokenBody(resp.Header.Get("Content-Type"), body)
 	code, desc := providerError(raw)
-	return &TokenError{Status: resp.StatusCode, Code: code, Description: desc}
+	return &TokenError{Status: resp.StatusCode, Code: code, Description: desc,
+		RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 }
