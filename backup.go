@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"searchsvc/storage"
@@ -119,7 +120,7 @@ func copyFiles(src, dst string) (int, error) {
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o700)
 		}
-		if !d.Type().IsRegular() || filepath.Ext(path) == ".tmp" {
+		if !d.Type().IsRegular() || isTempName(d.Name()) {
 			return nil
 		}
 		f, err := os.Open(path)
@@ -137,6 +138,13 @@ func copyFiles(src, dst string) (int, error) {
 		return n, err
 	}
 	return n, syncTree(dst)
+}
+
+// isTempName reports files that are half-written by their nature: the
+// sync's staged item content (".tmp-…"), a re-seal in progress
+// ("….rotate") and other ".tmp" files. A backup has no use for them.
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, ".tmp-") || strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".rotate")
 }
 
 // syncTree fsyncs every directory under root, so the new entries survive
@@ -166,8 +174,11 @@ func syncDir(path string) error {
 }
 
 // restoreCmd puts a backup into DATA_DIR. It refuses to overwrite stores
-// that hold data (move DATA_DIR aside first), copies everything in, and
-// then opens both stores once, which checks every record of the copy.
+// that hold data (move DATA_DIR aside first). It copies everything into a
+// temporary directory inside DATA_DIR, opens both stores there once (which
+// checks every record of the copy), and only then renames the three
+// directories into place, so a restore that fails leaves DATA_DIR as it
+// was and can simply be run again.
 func restoreCmd(getenv func(string) string, args []string, stdout io.Writer) error {
 	if len(args) != 1 {
 		return errors.New("usage: searchsvc restore DIR")
@@ -176,7 +187,8 @@ func restoreCmd(getenv func(string) string, args []string, stdout io.Writer) err
 	if _, err := os.Stat(filepath.Join(src, "backup.json")); err != nil {
 		return fmt.Errorf("restore: %s is not a searchsvc backup (no backup.json)", src)
 	}
-	for _, name := range []string{mainStoreDir, sessionStoreDir, itemsDir} {
+	parts := []string{mainStoreDir, sessionStoreDir, itemsDir}
+	for _, name := range parts {
 		if entries, err := os.ReadDir(filepath.Join(dst, name)); err == nil && len(entries) > 0 {
 			return fmt.Errorf("restore: %s already holds data; move DATA_DIR aside first", filepath.Join(dst, name))
 		}
@@ -184,24 +196,41 @@ func restoreCmd(getenv func(string) string, args []string, stdout io.Writer) err
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return err
 	}
-	for _, name := range []string{mainStoreDir, sessionStoreDir, itemsDir} {
-		n, err := copyFiles(filepath.Join(src, name), filepath.Join(dst, name))
+	tmp, err := os.MkdirTemp(dst, ".restore-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // empty once the parts are renamed out
+	for _, name := range parts {
+		n, err := copyFiles(filepath.Join(src, name), filepath.Join(tmp, name))
 		if err != nil {
 			return fmt.Errorf("restore %s: %w", name, err)
 		}
 		fmt.Fprintf(stdout, "%s: %d files\n", name, n)
 	}
-	if err := syncDir(dst); err != nil {
-		return err
-	}
 	for _, name := range []string{mainStoreDir, sessionStoreDir} {
-		st := storage.New(filepath.Join(dst, name), storage.Options{})
+		st := storage.New(filepath.Join(tmp, name), storage.Options{})
 		if err := st.Open(); err != nil {
-			return fmt.Errorf("restore: the restored %s store does not open: %w", name, err)
+			return fmt.Errorf("restore: the backup's %s store does not open: %w", name, err)
 		}
 		if err := st.Close(); err != nil {
 			return err
 		}
+		os.Remove(filepath.Join(tmp, name, "LOCK")) // the target takes its own
+	}
+	for _, name := range parts {
+		from := filepath.Join(tmp, name)
+		if _, err := os.Stat(from); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		to := filepath.Join(dst, name)
+		os.Remove(to) // an empty directory left from before; rename cannot replace it
+		if err := os.Rename(from, to); err != nil {
+			return fmt.Errorf("restore %s: %w", name, err)
+		}
+	}
+	if err := syncDir(dst); err != nil {
+		return err
 	}
 	fmt.Fprintln(stdout, "restored; start the server")
 	return nil

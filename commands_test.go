@@ -93,3 +93,37 @@ func TestVerifyAndRepair(t *testing.T) {
 		t.Error("repair --now: want a usage error")
 	}
 }
+
+// TestRestoreIsAllOrNothing: a backup that does not open leaves DATA_DIR
+// untouched, and the next restore of a sound one goes through.
+func TestRestoreIsAllOrNothing(t *testing.T) {
+	src := t.TempDir()
+	writeStore(t, src, 10)
+	good := filepath.Join(t.TempDir(), "good")
+	if _, err := runCmd(t, map[string]string{"DATA_DIR": src}, "backup", good); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	if _, err := copyFiles(good, bad); err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(bad, mainStoreDir, "log.*"))
+	b, _ := os.ReadFile(logs[0])
+	b[len(b)/3] ^= 0x04 // damage before the tail: Open refuses it
+	os.WriteFile(logs[0], b, 0o600)
+
+	target := map[string]string{"DATA_DIR": t.TempDir()}
+	if _, err := runCmd(t, target, "restore", bad); err == nil || !strings.Contains(err.Error(), "does not open") {
+		t.Fatalf("restore of a damaged backup: got %v", err)
+	}
+	entries, _ := os.ReadDir(target["DATA_DIR"])
+	if len(entries) != 0 {
+		t.Fatalf("a failed restore left %v in DATA_DIR", entries)
+	}
+	if out, err := runCmd(t, target, "restore", good); err != nil || !strings.Contains(out, "restored") {
+		t.Fatalf("restore after a failed one: %v\n%s", err, out)
+	}
+	if out, err := runCmd(t, target, "verify"); err != nil || !strings.Contains(out, "10 records") {
+		t.Errorf("verify after restore: %v\n%s", err, out)
+	}
+}
