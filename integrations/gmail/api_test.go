@@ -109,11 +109,16 @@ func TestBadAnswers(t *testing.T) {
 		"badjson":   gmail.ErrBadResponse,
 		"other":     gmail.ErrBadResponse,
 		"noraw":     gmail.ErrBadResponse,
-		"huge":      gmail.ErrMessageTooLarge,
 	} {
 		if _, err := download(id); !errors.Is(err, want) {
 			t.Errorf("%s: got %v, want %v", id, err, want)
 		}
+	}
+	// A message over the limit is not fetched: it becomes a placeholder
+	// item, so that it is known and not downloaded again each poll.
+	if res, err := download("huge"); err != nil || len(res.Output) != 1 || res.Output[0].ProviderID != "huge" ||
+		len(res.Output[0].Raw) != 0 || !strings.Contains(res.Output[0].Title, "not downloaded") {
+		t.Errorf("huge: got %+v, %v; want a placeholder item", res, err)
 	}
 	if res, err := download("escaped"); err != nil || res.Output[0].Title != "x" {
 		t.Errorf("escaped JSON string: got %+v, %v; want subject x", res, err)

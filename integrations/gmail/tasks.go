@@ -36,10 +36,10 @@ const (
 // Errors of the tasks, besides *integrations.APIError for an API answer
 // other than 2xx and ErrBadResponse.
 var (
-	// ErrMessageTooLarge fails a downloadEmail of a message larger than
-	// MaxMessageSize. Retrying does not help.
-	// It wraps integrations.ErrSkip: trying again cannot help, so the
-	// scheduler drops the task at once.
+	// ErrMessageTooLarge marks a raw message larger than MaxMessageSize.
+	// downloadEmail does not fail on it: it outputs a placeholder item (see
+	// placeholder), so the message is known and not fetched again each poll.
+	// It wraps integrations.ErrSkip for any other caller.
 	ErrMessageTooLarge = fmt.Errorf("gmail: message larger than 25 MiB: %w", integrations.ErrSkip)
 	// ErrInvalidPayload fails a task whose emailId or pageToken cannot
 	// have come from Gmail; no request is made.
@@ -155,7 +155,7 @@ func (m *mailbox) download(ctx context.Context, id string) (integrations.TaskRes
 	}
 	body, err := m.get(ctx, "/gmail/v1/users/me/messages/"+id, url.Values{"format": {"raw"}}, maxMessageBody)
 	if errors.Is(err, errTooLarge) {
-		return fail(ErrMessageTooLarge)
+		return placeholder(id), nil
 	}
 	if err != nil {
 		return fail(err)
@@ -165,7 +165,7 @@ func (m *mailbox) download(ctx context.Context, id string) (integrations.TaskRes
 	body = nil // the raw message is decoded: let the answer go
 	switch {
 	case errors.Is(err, ErrMessageTooLarge):
-		return fail(err)
+		return placeholder(id), nil
 	case err != nil:
 		return fail(badResponse(err))
 	case msg.ID != id:
@@ -278,4 +278,15 @@ func clipName(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+// tooLargeTitle is the title of the placeholder item of a message over
+// MaxMessageSize.
+const tooLargeTitle = "(message larger than 25 MiB: not downloaded)"
+
+// placeholder is the result of a downloadEmail whose message is over
+// MaxMessageSize: a placeholder item, with no content, so that the store
+// knows the id and later syncs do not download it again only to refuse it.
+func placeholder(id string) integrations.TaskResult {
+	return integrations.TaskResult{Output: []integrations.Item{{ProviderID: id, Title: tooLargeTitle}}}
 }
