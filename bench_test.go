@@ -49,7 +49,7 @@ func profileOverHTTP(b *testing.B, mode string) {
 	if err := c.devSecrets(); err != nil {
 		b.Fatal(err)
 	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil)) // formats every line, as in production
+	log := slog.New(slog.NewTextHandler(io.Discard, nil)) // formats every line, as LOG_FORMAT=text (the default) does
 	a, err := openApp(c, func(k string) string { return env[k] }, log)
 	if err != nil {
 		b.Fatal(err)
