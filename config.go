@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -288,6 +289,15 @@ func writeFileSync(path string, b []byte) error {
 	if err == nil {
 		// A hard link fails if path exists, like O_EXCL: never overwrite.
 		err = os.Link(tmp, path)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			// No hard links here (a FAT or exFAT backup stick): rename,
+			// after making sure nothing is overwritten.
+			if _, serr := os.Lstat(path); serr == nil {
+				err = fs.ErrExist
+			} else {
+				err = os.Rename(tmp, path)
+			}
+		}
 	}
 	os.Remove(tmp)
 	if err != nil {
