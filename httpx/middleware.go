@@ -114,10 +114,7 @@ func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if pattern == "" {
 			pattern = "(unmatched)"
 		}
-		s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("request_id", info.ID), slog.String("method", r.Method), slog.String("pattern", pattern),
-			slog.Int("status", sw.status),
-			slog.Float64("duration_ms", float64(s.cfg.Now().Sub(info.Start))/float64(time.Millisecond)))
+		s.accessLog(r.Context(), info, r.Method, pattern, sw.status)
 		if s.cfg.Observe != nil {
 			s.cfg.Observe(r.Pattern, sw.status)
 		}
@@ -136,6 +133,23 @@ func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(sw.ResponseWriter, r, "route.match", e)
 		sw.status = e.Status
 	}
+}
+
+// accessLog writes the request's log line. It hands the record to the
+// handler itself, as slog's documentation allows, rather than calling
+// Logger.LogAttrs: that would take a stack trace (runtime.Callers) for a
+// source position the line never shows, on every request. The record's
+// time is the end of the request, read once for the duration as well.
+func (s *stack) accessLog(ctx context.Context, info *Info, method, pattern string, status int) {
+	h := s.cfg.Logger.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	end := s.cfg.Now()
+	rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+	rec.AddAttrs(slog.String("request_id", info.ID), slog.String("method", method), slog.String("pattern", pattern),
+		slog.Int("status", status), slog.Float64("duration_ms", float64(end.Sub(info.Start))/float64(time.Millisecond)))
+	h.Handle(ctx, rec) // a handler that cannot write has nowhere to report it either
 }
 
 // securityHeaders go on every response: no sniffing (so a JSON answer is
