@@ -22,9 +22,30 @@ type principal struct {
 
 type principalKey struct{}
 
+// principalFrom returns the principal Require attached to ctx: in the
+// request's httpx.Info when it went through httpx.Handler, as a context
+// value of its own when not.
+func principalFrom(ctx context.Context) (*principal, bool) {
+	if i, ok := httpx.InfoFromContext(ctx); ok {
+		p, ok := i.Principal.(*principal)
+		return p, ok
+	}
+	p, ok := ctx.Value(principalKey{}).(*principal)
+	return p, ok
+}
+
+// withPrincipal attaches p to r for principalFrom.
+func withPrincipal(r *http.Request, p *principal) *http.Request {
+	if i, ok := httpx.InfoFromContext(r.Context()); ok {
+		i.Principal = p
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+}
+
 // UserFrom returns the user Require attached to ctx.
 func UserFrom(ctx context.Context) (User, bool) {
-	p, ok := ctx.Value(principalKey{}).(*principal)
+	p, ok := principalFrom(ctx)
 	if !ok {
 		return User{}, false
 	}
@@ -33,7 +54,7 @@ func UserFrom(ctx context.Context) (User, bool) {
 
 // SessionFrom returns the session Require attached to ctx.
 func SessionFrom(ctx context.Context) (sessions.Session, bool) {
-	p, ok := ctx.Value(principalKey{}).(*principal)
+	p, ok := principalFrom(ctx)
 	if !ok {
 		return sessions.Session{}, false
 	}
@@ -43,7 +64,7 @@ func SessionFrom(ctx context.Context) (sessions.Session, bool) {
 // principalOf is the principal of a request behind Require. A handler
 // mounted without Require answers as if there were no cookie.
 func principalOf(r *http.Request) (*principal, error) {
-	p, ok := r.Context().Value(principalKey{}).(*principal)
+	p, ok := principalFrom(r.Context())
 	if !ok {
 		return nil, ErrNoSessionCookie
 	}
@@ -106,7 +127,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if renewed {
 		g.h.sessions.SetCookie(w, p.session)
 	}
-	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+	r = withPrincipal(r, p)
 	if body != nil {
 		r.Body = body
 	}
