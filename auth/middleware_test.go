@@ -1,10 +1,15 @@
 package auth
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/sessions"
 )
 
 // The contract's request-authentication rows, in its order, each with its
@@ -100,6 +105,36 @@ func TestRequireAttachesUserAndSession(t *testing.T) {
 	r.wantError(t, http.StatusUnauthorized, "no session cookie")
 	if r.body["operation"] != "session.validate" {
 		t.Fatalf("operation %v, want session.validate", r.body["operation"])
+	}
+}
+
+// Behind httpx.Handler the principal rides in the request's Info; a
+// handler mounted without it (as in another package's own tests) must
+// still see the user and session through a context value.
+func TestRequireWithoutHTTPXHandler(t *testing.T) {
+	e := newEnv(t)
+	c := e.register("ada@example.com", "Ada")
+	var gotUser, gotSession string
+	probe := e.h.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := httpx.InfoFromContext(r.Context()); ok {
+			t.Error("the request carries an httpx.Info without httpx.Handler")
+		}
+		u, ok1 := UserFrom(r.Context())
+		s, ok2 := SessionFrom(r.Context())
+		if ok1 && ok2 {
+			gotUser, gotSession = u.ID, s.ID
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	r := httptest.NewRequest("GET", "/probe", nil)
+	r.AddCookie(&http.Cookie{Name: sessions.CookieName, Value: c.cookie})
+	rec := httptest.NewRecorder()
+	probe.ServeHTTP(rec, r)
+	if rec.Code != http.StatusNoContent || gotUser != c.userID || gotSession != c.cookie {
+		t.Fatalf("status %d, user %q, session %q; want 204, %q and the cookie's", rec.Code, gotUser, gotSession, c.userID)
+	}
+	if _, ok := UserFrom(context.Background()); ok {
+		t.Fatal("UserFrom found a user in an empty context")
 	}
 }
 
