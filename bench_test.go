@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,8 +27,12 @@ import (
 // (httpx.Handler with the production access log, the mux, auth's Require,
 // the session and user lookups, the envelope), against a bare handler on
 // the same kind of server that writes the very same bytes. The two are
-// timed in alternating blocks within one run, so machine noise hits both;
-// ratio is bare time over chain time (1.0: the chain costs nothing).
+// timed in alternating blocks within one run, so machine noise hits both.
+// ratio is the median over the pairs of blocks of bare time over chain
+// time (1.0: the chain costs nothing): on a shared machine one block now
+// and then is slowed by something else entirely, and the median ignores
+// it where a ratio of sums would not. chain-ns/req and bare-ns/req are
+// plain averages.
 //
 // In "sequential" and "parallel" the client runs in this process, so its
 // own work and the garbage collector's are shared with the server's; in
@@ -112,10 +117,8 @@ func profileOverHTTP(b *testing.B, mode string) {
 			}
 		}
 		b.ResetTimer()
-		chainTime, bareTime := runLoadClient(b, chain.URL+"/v1/user/profile", bare.URL+"/", cookie, b.N)
-		b.ReportMetric(float64(chainTime.Nanoseconds())/float64(b.N), "chain-ns/req")
-		b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/req")
-		b.ReportMetric(float64(bareTime)/float64(chainTime), "ratio")
+		chainTimes, bareTimes := runLoadClient(b, chain.URL+"/v1/user/profile", bare.URL+"/", cookie, b.N)
+		reportRatio(b, chainTimes, bareTimes)
 		return
 	}
 	if mode == "parallel" {
@@ -123,7 +126,7 @@ func profileOverHTTP(b *testing.B, mode string) {
 		// two cores, so the ratio is one of CPU cost per request. Rounds
 		// alternate between the two so that noise from the machine hits
 		// both alike.
-		var chainTime, bareTime time.Duration
+		var chainTimes, bareTimes []time.Duration
 		hammer := func(url string, n int) time.Duration {
 			start := time.Now()
 			var wg sync.WaitGroup
@@ -142,16 +145,14 @@ func profileOverHTTP(b *testing.B, mode string) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i += 1000 {
 			n := min(1000, b.N-i)
-			chainTime += hammer(chain.URL+"/v1/user/profile", n)
-			bareTime += hammer(bare.URL+"/", n)
+			chainTimes = append(chainTimes, hammer(chain.URL+"/v1/user/profile", n))
+			bareTimes = append(bareTimes, hammer(bare.URL+"/", n))
 		}
-		b.ReportMetric(float64(chainTime.Nanoseconds())/float64(b.N), "chain-ns/req")
-		b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/req")
-		b.ReportMetric(float64(bareTime)/float64(chainTime), "ratio")
+		reportRatio(b, chainTimes, bareTimes)
 		return
 	}
 	const block = 50
-	var chainTime, bareTime time.Duration
+	var chainTimes, bareTimes []time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i += block {
@@ -160,16 +161,41 @@ func profileOverHTTP(b *testing.B, mode string) {
 		for range n {
 			get(chain.URL + "/v1/user/profile")
 		}
-		chainTime += time.Since(start)
+		chainTimes = append(chainTimes, time.Since(start))
 		start = time.Now()
 		for range n {
 			get(bare.URL + "/")
 		}
-		bareTime += time.Since(start)
+		bareTimes = append(bareTimes, time.Since(start))
 	}
-	b.ReportMetric(float64(chainTime.Nanoseconds())/float64(b.N), "chain-ns/req")
-	b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/req")
-	b.ReportMetric(float64(bareTime)/float64(chainTime), "ratio")
+	reportRatio(b, chainTimes, bareTimes)
+}
+
+// reportRatio reports the average time per request of each side and the
+// median, over pairs of equally long blocks, of bare time over chain time.
+func reportRatio(b *testing.B, chainTimes, bareTimes []time.Duration) {
+	var chainSum, bareSum time.Duration
+	ratios := make([]float64, len(chainTimes))
+	for i := range chainTimes {
+		chainSum += chainTimes[i]
+		bareSum += bareTimes[i]
+		ratios[i] = float64(bareTimes[i]) / float64(chainTimes[i])
+	}
+	b.ReportMetric(float64(chainSum.Nanoseconds())/float64(b.N), "chain-ns/req")
+	b.ReportMetric(float64(bareSum.Nanoseconds())/float64(b.N), "bare-ns/req")
+	b.ReportMetric(median(ratios), "ratio")
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
 
 // stripVolatile blanks what differs between any two responses: the
@@ -193,8 +219,8 @@ func mustParseURL(b *testing.B, s string) *url.URL {
 }
 
 // runLoadClient runs TestLoadClient in a child process against the two
-// URLs and returns the time it spent on each.
-func runLoadClient(b *testing.B, chainURL, bareURL, cookie string, n int) (chain, bare time.Duration) {
+// URLs and returns the time it spent on each block of each.
+func runLoadClient(b *testing.B, chainURL, bareURL, cookie string, n int) (chain, bare []time.Duration) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLoadClient$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "LOADCLIENT_CHAIN="+chainURL, "LOADCLIENT_BARE="+bareURL,
 		"LOADCLIENT_COOKIE="+cookie, "LOADCLIENT_N="+strconv.Itoa(n))
@@ -202,26 +228,22 @@ func runLoadClient(b *testing.B, chainURL, bareURL, cookie string, n int) (chain
 	if err != nil {
 		b.Fatalf("load client: %v\n%s", err, out)
 	}
-	var c, bb int64
-	if _, err := fmt.Sscanf(lastLine(string(out), "loadclient "), "loadclient %d %d", &c, &bb); err != nil {
-		b.Fatalf("load client output %q: %v", out, err)
-	}
-	return time.Duration(c), time.Duration(bb)
-}
-
-func lastLine(s, prefix string) string {
-	for _, line := range strings.Split(s, "\n") {
-		if strings.HasPrefix(line, prefix) {
-			return line
+	for _, line := range strings.Split(string(out), "\n") {
+		var c, bb int64
+		if _, err := fmt.Sscanf(line, "loadclient %d %d", &c, &bb); err == nil {
+			chain, bare = append(chain, time.Duration(c)), append(bare, time.Duration(bb))
 		}
 	}
-	return ""
+	if len(chain) == 0 {
+		b.Fatalf("load client output %q: no blocks", out)
+	}
+	return chain, bare
 }
 
 // TestLoadClient is the client process of BenchmarkProfileOverHTTP's
 // client-process mode; it does nothing in a normal test run. It alternates
 // blocks of 50 requests between the two URLs over one keep-alive
-// connection each and prints the time spent on each.
+// connection each and prints the time spent on each pair of blocks.
 func TestLoadClient(t *testing.T) {
 	chainURL := os.Getenv("LOADCLIENT_CHAIN")
 	if chainURL == "" {
@@ -243,19 +265,17 @@ func TestLoadClient(t *testing.T) {
 			t.Fatalf("GET %s: %d", u, resp.StatusCode)
 		}
 	}
-	var chain, bare time.Duration
 	for i := 0; i < n; i += 50 {
 		k := min(50, n-i)
 		start := time.Now()
 		for range k {
 			get(chainURL)
 		}
-		chain += time.Since(start)
+		chain := time.Since(start)
 		start = time.Now()
 		for range k {
 			get(bareURL)
 		}
-		bare += time.Since(start)
+		fmt.Printf("loadclient %d %d\n", chain.Nanoseconds(), time.Since(start).Nanoseconds())
 	}
-	fmt.Printf("loadclient %d %d\n", chain.Nanoseconds(), bare.Nanoseconds())
 }
