@@ -24,9 +24,10 @@ import (
 
 // BenchmarkProfileOverHTTP measures what a client sees: an authenticated
 // GET /v1/user/profile over a loopback connection, through the real chain
-// (httpx.Handler with the production access log, the mux, auth's Require,
-// the session and user lookups, the envelope), against a bare handler on
-// the same kind of server that writes the very same bytes. The two are
+// (apiHandler, as run serves it: httpx.Handler with the access log, the
+// mux, auth's Require, the session and user lookups, the envelope),
+// against a bare handler on the same kind of server that writes the very
+// same bytes. The two are
 // timed in alternating blocks within one run, so machine noise hits both.
 // ratio is the median over the pairs of blocks of bare time over chain
 // time (1.0: the chain costs nothing): on a shared machine one block now
@@ -60,10 +61,10 @@ func profileOverHTTP(b *testing.B, mode string) {
 		b.Fatal(err)
 	}
 	defer a.close(log)
-	mux := http.NewServeMux()
-	addRoutes(mux, a)
-	chain := httptest.NewServer(httpx.Handler(mux, httpx.Config{Logger: log, Observe: a.metrics.observe}))
+	api := apiHandler(a, c, log)
+	chain := httptest.NewServer(api)
 	defer chain.Close()
+	defer api.FlushAccessLog()
 
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

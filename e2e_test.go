@@ -156,10 +156,16 @@ func TestRunServesHealthzAndJSON404(t *testing.T) {
 	if err := srv.stop(); err != nil {
 		t.Errorf("graceful stop: got %v, want nil", err)
 	}
-	for _, want := range []string{`"msg":"shutting down"`, `"msg":"stopped"`, "development mode"} {
+	// The access lines wait to be written together; the shutdown writes
+	// them before "stopped".
+	for _, want := range []string{`"msg":"shutting down"`, `"msg":"stopped"`, "development mode",
+		`"msg":"request","request_id":"`, `"pattern":"(unmatched)","status":404`} {
 		if !strings.Contains(srv.Logs.String(), want) {
 			t.Errorf("logs lack %s", want)
 		}
+	}
+	if logs := srv.Logs.String(); strings.LastIndex(logs, `"msg":"request"`) > strings.Index(logs, `"msg":"stopped"`) {
+		t.Errorf("an access line after \"stopped\": %s", logs)
 	}
 	if fi, err := os.Stat(filepath.Join(srv.Dir, "dev-secrets.json")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("dev-secrets.json: %v, mode %v; want a 0600 file", err, fi)

@@ -164,11 +164,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	}()
 	defer func() { stopBackground(); wg.Wait() }()
 
-	mux := http.NewServeMux()
-	addRoutes(mux, a)
+	api := apiHandler(a, c, log)
+	defer api.FlushAccessLog() // on the way out early; a shutdown flushes before "stopped"
 	srv := &http.Server{
-		Handler: httpx.Handler(mux, httpx.Config{
-			Logger: log, TrustedProxies: c.TrustedProxies, Observe: a.metrics.observe}),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -256,8 +255,22 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
+	api.FlushAccessLog()
 	log.Info("stopped")
 	return err
+}
+
+// accessLogDelay is how long an access line may wait to be written with
+// others (httpx.Config.AccessLogDelay).
+const accessLogDelay = 250 * time.Millisecond
+
+// apiHandler is the whole HTTP stack as the service serves it, for run and
+// for the benchmark that measures it.
+func apiHandler(a *app, c *config, log *slog.Logger) *httpx.Stack {
+	mux := http.NewServeMux()
+	addRoutes(mux, a)
+	return httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies,
+		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay})
 }
 
 // router is what addRoutes registers on: the http.ServeMux, or a recorder

@@ -65,6 +65,10 @@ type Config struct {
 	// Observe, when set, is told about every finished request: its route
 	// pattern ("" when none matched) and status. It feeds the metrics.
 	Observe func(pattern string, status int)
+	// AccessLogDelay, when positive, lets access lines wait up to this long
+	// to be written together (see Stack.FlushAccessLog); zero writes each
+	// as its request ends.
+	AccessLogDelay time.Duration
 }
 
 // Handler wraps the service's mux in what every request needs: a request
@@ -72,22 +76,28 @@ type Config struct {
 // panic recovery, JSON 404 and 405 answers instead of the mux's plain
 // text, and one access log line. The log line carries the route pattern,
 // never the raw path, cookies or bodies.
-func Handler(mux *http.ServeMux, cfg Config) http.Handler {
+func Handler(mux *http.ServeMux, cfg Config) *Stack {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger
 	}
-	return &stack{mux: mux, cfg: cfg}
+	return &Stack{mux: mux, cfg: cfg, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay}}
 }
 
-type stack struct {
+// Stack is the handler Handler returns.
+type Stack struct {
 	mux *http.ServeMux
 	cfg Config
+	log accessLog
 }
 
-func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// FlushAccessLog writes the access lines still waiting (Config.AccessLogDelay)
+// and returns when they are written. Call it once the server has shut down.
+func (s *Stack) FlushAccessLog() { s.log.flush() }
+
+func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// One allocation for both: the request's Info and its writer.
 	st := &struct {
 		info Info
@@ -126,7 +136,7 @@ func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if pattern == "" {
 			pattern = "(unmatched)"
 		}
-		s.accessLog(r.Context(), info, r.Method, pattern, sw.status)
+		s.log.request(r.Context(), info, s.cfg.Now(), r.Method, pattern, sw.status)
 		if s.cfg.Observe != nil {
 			s.cfg.Observe(r.Pattern, sw.status)
 		}
@@ -145,23 +155,6 @@ func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(sw.ResponseWriter, r, "route.match", e)
 		sw.status = e.Status
 	}
-}
-
-// accessLog writes the request's log line. It hands the record to the
-// handler itself, as slog's documentation allows, rather than calling
-// Logger.LogAttrs: that would take a stack trace (runtime.Callers) for a
-// source position the line never shows, on every request. The record's
-// time is the end of the request, read once for the duration as well.
-func (s *stack) accessLog(ctx context.Context, info *Info, method, pattern string, status int) {
-	h := s.cfg.Logger.Handler()
-	if !h.Enabled(ctx, slog.LevelInfo) {
-		return
-	}
-	end := s.cfg.Now()
-	rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
-	rec.AddAttrs(slog.String("request_id", info.ID), slog.String("method", method), slog.String("pattern", pattern),
-		slog.Int("status", status), slog.Float64("duration_ms", float64(end.Sub(info.Start))/float64(time.Millisecond)))
-	h.Handle(ctx, rec) // a handler that cannot write has nowhere to report it either
 }
 
 // securityHeaders go on every response: no sniffing (so a JSON answer is
