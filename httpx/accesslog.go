@@ -7,26 +7,42 @@ import (
 	"time"
 )
 
-// maxWaitingLines bounds the access lines held back: the request that
-// fills the batch writes it, so a burst can never grow it further.
-const maxWaitingLines = 256
+// Bounds on the access lines held back. At batchLines the timer is made to
+// fire at once, so a busy server writes a batch every batchLines requests
+// from the timer's goroutine; if that goroutine still falls behind (the
+// log's destination blocks, say), the request that brings the count to
+// maxWaitingLines writes the batch itself, so the lines never take more
+// than a bounded amount of memory and are never dropped.
+const (
+	batchLines      = 256
+	maxWaitingLines = 4 * batchLines
+)
+
+// timer is the part of *time.Timer that accessLog uses; tests replace it.
+type timer interface {
+	Reset(d time.Duration) bool
+	Stop() bool
+}
 
 // accessLog writes one line per request. With a delay it holds the lines
-// back and writes them together, from a timer, at most delay after the
-// first: formatting a line is a few microseconds of code that has nothing
-// to do with answering, and doing it for many lines at once, off the
-// request's path, costs the requests far less than doing it in each (the
-// ratio in BenchmarkProfileOverHTTP). Lines still waiting when the process
-// dies without a shutdown are lost; errors are never held back, only
-// these lines.
+// back and has a timer write them, at most delay after the first: a line
+// takes a few microseconds to format, code that has nothing to do with the
+// answer, and formatting many at once from another goroutine costs the
+// requests far less than formatting each in its request (the ratio of
+// BenchmarkProfileOverHTTP). So an access line can appear after lines that
+// a later request logged at once; its time= is the end of its request.
+// Lines still waiting when the process dies without a shutdown are lost;
+// no other line is ever held back.
 type accessLog struct {
 	h     slog.Handler
 	delay time.Duration
+	// afterFunc is time.AfterFunc, or a test's stand-in.
+	afterFunc func(d time.Duration, f func()) timer
 
 	mu      sync.Mutex
 	waiting []slog.Record
 	spare   []slog.Record // the last batch's slice, for the next one
-	timer   *time.Timer   // armed while lines wait
+	timer   timer         // armed while lines wait
 
 	out sync.Mutex // held while a batch is written, so batches keep their order
 }
@@ -50,12 +66,17 @@ func (l *accessLog) request(ctx context.Context, info *Info, end time.Time, meth
 	l.mu.Lock()
 	l.waiting = append(l.waiting, rec) // five attributes: the record holds them inline
 	n := len(l.waiting)
-	if n == 1 {
-		if l.timer == nil {
-			l.timer = time.AfterFunc(l.delay, l.flush)
-		} else {
-			l.timer.Reset(l.delay)
+	switch {
+	case n == 1 && l.timer == nil:
+		afterFunc := l.afterFunc
+		if afterFunc == nil {
+			afterFunc = func(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
 		}
+		l.timer = afterFunc(l.delay, l.flush)
+	case n == 1:
+		l.timer.Reset(l.delay)
+	case n == batchLines:
+		l.timer.Reset(0)
 	}
 	l.mu.Unlock()
 	if n >= maxWaitingLines {

@@ -76,39 +76,111 @@ func TestAccessLogDelayFlush(t *testing.T) {
 	}
 }
 
-// The timer writes waiting lines without anyone flushing.
+// fakeTimer is a timer the test fires by hand.
+type fakeTimer struct {
+	mu    sync.Mutex
+	f     func()
+	armed bool
+	due   time.Duration // the delay it was last armed with
+}
+
+func (t *fakeTimer) Reset(d time.Duration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	was := t.armed
+	t.armed, t.due = true, d
+	return was
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	was := t.armed
+	t.armed = false
+	return was
+}
+
+func (t *fakeTimer) state() (bool, time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.armed, t.due
+}
+
+// fire runs the timer's function, as time.AfterFunc would when it is due.
+func (t *fakeTimer) fire() {
+	t.mu.Lock()
+	t.armed = false
+	f := t.f
+	t.mu.Unlock()
+	f()
+}
+
+func withFakeTimer(h *Stack) *fakeTimer {
+	ft := &fakeTimer{}
+	h.log.afterFunc = func(d time.Duration, f func()) timer {
+		ft.f = f
+		ft.Reset(d)
+		return ft
+	}
+	return ft
+}
+
+// The timer writes the waiting lines without anyone flushing, and is armed
+// again by the next line.
 func TestAccessLogDelayTimer(t *testing.T) {
-	h, logs := delayedStack(t, 10*time.Millisecond)
-	for round := 1; round <= 2; round++ { // the timer is armed again after it fired
+	h, logs := delayedStack(t, 250*time.Millisecond)
+	ft := withFakeTimer(h)
+	for round := 1; round <= 2; round++ {
 		get(h, "/healthz")
-		deadline := time.Now().Add(10 * time.Second)
-		for strings.Count(logs.String(), "msg=request") < round {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: no access line 10 s after a 10 ms delay: %q", round, logs.String())
-			}
-			time.Sleep(5 * time.Millisecond)
+		if armed, due := ft.state(); !armed || due != 250*time.Millisecond {
+			t.Fatalf("round %d: timer armed %v for %v, want armed for 250ms", round, armed, due)
+		}
+		if n := strings.Count(logs.String(), "msg=request"); n != round-1 {
+			t.Fatalf("round %d: %d lines before the timer fired, want %d", round, n, round-1)
+		}
+		ft.fire()
+		if n := strings.Count(logs.String(), "msg=request"); n != round {
+			t.Fatalf("round %d: %d lines after the timer fired, want %d", round, n, round)
 		}
 	}
 }
 
-// A burst cannot grow the waiting lines without bound: the request that
-// fills the batch writes it.
+// A burst makes the timer fire at once when a batch is full, and if the
+// timer still does not run, the request that reaches maxWaitingLines
+// writes them itself: the waiting lines never grow without bound and none
+// is dropped.
 func TestAccessLogDelayBounded(t *testing.T) {
 	h, logs := delayedStack(t, time.Hour)
+	ft := withFakeTimer(h)
+	for range batchLines - 1 {
+		get(h, "/healthz")
+	}
+	if _, due := ft.state(); due != time.Hour {
+		t.Fatalf("timer due in %v before the batch was full, want 1h", due)
+	}
+	get(h, "/healthz")
+	if armed, due := ft.state(); !armed || due != 0 {
+		t.Fatalf("full batch: timer armed %v for %v, want armed for 0", armed, due)
+	}
+	if got := logs.String(); got != "" {
+		t.Fatalf("the request that filled the batch wrote it: %d bytes", len(got))
+	}
+	ft.fire()
+	if n := strings.Count(logs.String(), "msg=request"); n != batchLines {
+		t.Fatalf("after the timer: %d lines, want %d", n, batchLines)
+	}
+
+	// The timer never runs (its goroutine starved, say): the requests
+	// write the lines themselves at maxWaitingLines.
 	for range maxWaitingLines - 1 {
 		get(h, "/healthz")
 	}
-	if got := logs.String(); got != "" {
-		t.Fatalf("written before the batch was full: %d bytes", len(got))
+	if n := strings.Count(logs.String(), "msg=request"); n != batchLines {
+		t.Fatalf("%d lines before the limit, want %d", n, batchLines)
 	}
 	get(h, "/healthz")
-	if n := strings.Count(logs.String(), "msg=request"); n != maxWaitingLines {
-		t.Fatalf("after %d requests: %d lines, want all of them", maxWaitingLines, n)
-	}
-	get(h, "/healthz")
-	h.FlushAccessLog()
-	if n := strings.Count(logs.String(), "msg=request"); n != maxWaitingLines+1 {
-		t.Fatalf("after a flush: %d lines, want %d", n, maxWaitingLines+1)
+	if n := strings.Count(logs.String(), "msg=request"); n != batchLines+maxWaitingLines {
+		t.Fatalf("at the limit: %d lines, want %d", n, batchLines+maxWaitingLines)
 	}
 }
 
