@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,10 +104,25 @@ func TestEndToEndAccounts(t *testing.T) {
 		t.Fatalf("sessions: got %d %v, want 2", status, body)
 	}
 
+	// The session ids are secrets the logs must never hold either.
+	secrets := []string{"correct horse battery", "argon2id"}
+	for _, c := range []*client{alice, phone} {
+		u, _ := url.Parse(srv.URL)
+		for _, ck := range c.http.Jar.Cookies(u) {
+			if ck.Name == "svc_session" {
+				secrets = append(secrets, ck.Value)
+			}
+		}
+	}
+	if len(secrets) != 4 {
+		t.Fatalf("want the two browsers' session cookies, have %d secrets", len(secrets))
+	}
+
 	// Restart: users and sessions survive (the stores are on disk).
 	if err := srv.stop(); err != nil {
 		t.Fatal(err)
 	}
+	firstLogs := srv.Logs
 	srv = startRun(t, env)
 	alice.base, phone.base = srv.URL, srv.URL
 	if status, body, _ := phone.do("GET", "/v1/user/profile", nil); status != 200 {
@@ -128,10 +144,19 @@ func TestEndToEndAccounts(t *testing.T) {
 		t.Errorf("logout: got %d %v", status, body)
 	}
 
-	// Nothing secret in the logs.
-	for _, secret := range []string{"correct horse battery", "argon2id"} {
-		if strings.Contains(srv.Logs.String(), secret) {
-			t.Errorf("logs hold %q", secret)
+	// Nothing secret in the logs of either run, read after each stopped so
+	// that every access line is in.
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i, logs := range []string{firstLogs.String(), srv.Logs.String()} {
+		if !strings.Contains(logs, `"msg":"request"`) {
+			t.Errorf("run %d logged no request: the check below would see nothing", i+1)
+		}
+		for _, secret := range secrets {
+			if strings.Contains(logs, secret) {
+				t.Errorf("run %d: logs hold %q", i+1, secret)
+			}
 		}
 	}
 	// Files 0600, directories 0700.
