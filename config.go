@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"searchsvc/httpx"
@@ -270,12 +270,44 @@ func (c *config) devSecrets() error {
 }
 
 // writeFileSync creates path (0600) with b, atomically: it writes a
-// temporary file, fsyncs it, renames it into place (failing if path
-// exists) and fsyncs the directory, so a power cut leaves either no file
-// or the whole one, never an empty file that stops every later start.
+// temporary file, fsyncs it, links it into place (failing with
+// fs.ErrExist if path exists) and fsyncs the directory, so a power cut
+// leaves either no file or the whole one, never an empty file that stops
+// every later start.
 func writeFileSync(path string, b []byte) error {
+	return writeFileSyncLink(path, b, os.Link)
+}
+
+// writeFileSyncLink is writeFileSync with link as os.Link, which tests
+// replace to play a file system without hard links.
+//
+// A file system without hard links (a FAT or exFAT backup stick) answers
+// link with EPERM or "not supported". There the file is created in place
+// with O_EXCL instead, which still never overwrites an existing file,
+// even one another process creates meanwhile, but a power cut during the
+// write can leave it incomplete (the next start then names it).
+func writeFileSyncLink(path string, b []byte, link func(oldname, newname string) error) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	err := writeNew(tmp, b, os.O_TRUNC)
+	if err == nil {
+		err = link(tmp, path)
+		os.Remove(tmp)
+		if noHardLinks(err) {
+			err = writeNew(path, b, os.O_EXCL)
+		}
+	} else {
+		os.Remove(tmp)
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// writeNew creates path (0600) with flag (os.O_TRUNC or os.O_EXCL), writes
+// b and fsyncs it. A file it created and could not complete is removed.
+func writeNew(path string, b []byte, flag int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o600)
 	if err != nil {
 		return err
 	}
@@ -286,24 +318,17 @@ func writeFileSync(path string, b []byte) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		// A hard link fails if path exists, like O_EXCL: never overwrite.
-		err = os.Link(tmp, path)
-		if err != nil && !errors.Is(err, fs.ErrExist) {
-			// No hard links here (a FAT or exFAT backup stick): rename,
-			// after making sure nothing is overwritten.
-			if _, serr := os.Lstat(path); serr == nil {
-				err = fs.ErrExist
-			} else {
-				err = os.Rename(tmp, path)
-			}
-		}
-	}
-	os.Remove(tmp)
 	if err != nil {
-		return err
+		os.Remove(path)
 	}
-	return syncDir(filepath.Dir(path))
+	return err
+}
+
+// noHardLinks reports whether err is a link refused because the file
+// system has no hard links.
+func noHardLinks(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, errors.ErrUnsupported) ||
+		errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
 }
 
 // isLoopback reports whether host is one decisions.md allows over plain

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -118,6 +121,46 @@ func TestDevSecretsPersist(t *testing.T) {
 	}
 	if strings.Join(c2.DevSecrets, ",") != "SESSION_SECRET,CREDENTIALS_KEY" {
 		t.Errorf("DevSecrets: got %v", c2.DevSecrets)
+	}
+}
+
+// writeFileSync never overwrites a file, with hard links or without (a
+// FAT stick, played by a link that answers EPERM), and leaves no
+// temporary file behind.
+func TestWriteFileSync(t *testing.T) {
+	noLinks := func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+	brokenLink := func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EIO} }
+	for _, tc := range []struct {
+		name string
+		link func(string, string) error
+	}{{"hard links", os.Link}, {"no hard links", noLinks}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "f.json")
+			if err := writeFileSyncLink(path, []byte("first"), tc.link); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeFileSyncLink(path, []byte("second"), tc.link); !errors.Is(err, fs.ErrExist) {
+				t.Errorf("second write: got %v, want fs.ErrExist", err)
+			}
+			b, err := os.ReadFile(path)
+			fi, _ := os.Stat(path)
+			if err != nil || string(b) != "first" || fi.Mode().Perm() != 0o600 {
+				t.Errorf("file: %q %v, mode %v; want \"first\", 0600", b, err, fi.Mode().Perm())
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("directory holds %d entries, want only f.json", len(entries))
+			}
+		})
+	}
+	// Any other link error is an error, not a reason to write otherwise.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.json")
+	if err := writeFileSyncLink(path, []byte("x"), brokenLink); !errors.Is(err, syscall.EIO) {
+		t.Errorf("link failing with EIO: got %v, want it returned", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("after a failed write the directory holds %d entries, want none", len(entries))
 	}
 }
 
