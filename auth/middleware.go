@@ -43,7 +43,8 @@ func withPrincipal(r *http.Request, p *principal) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 }
 
-// UserFrom returns the user Require attached to ctx.
+// UserFrom returns the user Require attached to ctx, without its
+// PasswordHash.
 func UserFrom(ctx context.Context) (User, bool) {
 	p, ok := principalFrom(ctx)
 	if !ok {
@@ -161,6 +162,10 @@ func (h *Handlers) authenticate(r *http.Request) (*principal, bool, error) {
 		h.log.Warn("session older than the password change refused", "user_id", u.ID)
 		return nil, false, ErrInvalidSession
 	}
+	// The principal never carries the password hash: it lives as long as
+	// the request, within reach of every handler and middleware, and only
+	// the password change needs it, which reads the user again.
+	u.PasswordHash = ""
 	return &principal{user: u, session: s}, renewed, nil
 }
 

@@ -87,6 +87,9 @@ func TestRequireAttachesUserAndSession(t *testing.T) {
 		if ok1 && ok2 {
 			gotUser, gotSession = u.ID, s.ID
 		}
+		if u.PasswordHash != "" {
+			t.Error("the request's user carries its password hash")
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	mux := http.NewServeMux()

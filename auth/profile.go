@@ -70,7 +70,10 @@ func (h *Handlers) changePassword(w http.ResponseWriter, r *http.Request) error 
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
-	u := p.user
+	u, found := h.users.Get(p.user.ID) // with its hash, which the principal lacks
+	if !found {
+		return errSessionUserGone
+	}
 	if err := req.validate(u); err != nil {
 		return err
 	}
