@@ -72,8 +72,26 @@ func (h *Handlers) register(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := h.endPresentedSession(r); err != nil {
+		return err
+	}
 	h.log.Info("user registered", "user_id", u.ID, "role", u.Role)
 	return h.startSession(w, r, http.StatusCreated, "auth.register", u)
+}
+
+// endPresentedSession deletes the session whose cookie r carries, if any:
+// a browser that signs in, or registers, gets a new session with a new id
+// and keeps nothing of what it brought (session fixation), and the old
+// session, whose cookie the new one replaces, does not linger unseen.
+func (h *Handlers) endPresentedSession(r *http.Request) error {
+	old, err := sessions.ReadCookie(r)
+	if err != nil {
+		return nil
+	}
+	if err := h.sessions.Delete(old); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+		return fmt.Errorf("delete the session the request brought: %w", err)
+	}
+	return nil
 }
 
 // createUser stores a new user. When no user has ever been registered it
@@ -185,12 +203,8 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	// Session fixation: whatever session the browser brought is ended; the
-	// new one gets a new id.
-	if old, err := sessions.ReadCookie(r); err == nil {
-		if err := h.sessions.Delete(old); err != nil && !errors.Is(err, sessions.ErrNotFound) {
-			return fmt.Errorf("delete pre-login session: %w", err)
-		}
+	if err := h.endPresentedSession(r); err != nil {
+		return err
 	}
 	h.log.Info("login", "user_id", u.ID, "client_ip", ip.String())
 	return h.startSession(w, r, http.StatusOK, "auth.login", u)

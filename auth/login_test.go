@@ -390,6 +390,31 @@ func TestLoginSessionFixation(t *testing.T) {
 	}
 }
 
+// Registering from a browser that is signed in ends the session it
+// brought: its cookie is replaced, so the session would linger unseen. A
+// refused registration leaves it alone.
+func TestRegisterEndsPresentedSession(t *testing.T) {
+	e := newEnv(t)
+	ada := e.register("ada@example.com", "Ada")
+	e.send(request{method: "POST", path: "/v1/auth/register", cookie: ada.cookie,
+		body: map[string]string{"email": "ada@example.com", "password": testPassword, "name": "Ada"}}).wantStatus(t, http.StatusConflict)
+	if _, ok := e.sm.Get(ada.cookie); !ok {
+		t.Fatal("a refused registration deleted the presented session")
+	}
+	r := e.send(request{method: "POST", path: "/v1/auth/register", cookie: ada.cookie,
+		body: map[string]string{"email": "bob@example.com", "password": testPassword, "name": "Bob"}})
+	r.wantStatus(t, http.StatusCreated)
+	if r.cookie == nil || r.cookie.Value == ada.cookie {
+		t.Fatal("register kept the presented session id")
+	}
+	if _, ok := e.sm.Get(ada.cookie); ok {
+		t.Fatal("the session the browser brought to register still exists")
+	}
+	if _, ok := e.sm.Get(r.cookie.Value); !ok {
+		t.Fatal("the new session does not exist")
+	}
+}
+
 func TestLoginRehashesOldParameters(t *testing.T) {
 	e := newEnv(t)
 	e.register("ada@example.com", "Ada")
