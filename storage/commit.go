@@ -156,7 +156,10 @@ func (s *Store) process(reqs []*request) int {
 		b.ok = append(b.ok, r)
 	}
 	if len(b.ok) > 0 {
-		err := s.writeBatch()
+		var err error
+		if b.lb.nops > 0 { // else every op was an IfExists of a missing record: nothing to write
+			err = s.writeBatch()
+		}
 		for _, r := range b.ok {
 			r.done <- err
 		}

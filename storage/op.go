@@ -33,6 +33,11 @@ type op[T any] struct {
 	id   string
 	v    T
 	fn   func(*T) error
+	// ifExists makes an update or delete of a missing record a no-op
+	// instead of ErrNotFound; found, when set, tells the caller whether
+	// the record was there.
+	ifExists bool
+	found    *bool
 }
 
 // Insert returns an op that adds v. The Commit fails with ErrExists if a
@@ -55,6 +60,24 @@ func (t *Table[T]) Put(v T) Op {
 // if there is no such record.
 func (t *Table[T]) Update(id string, fn func(*T) error) Op {
 	return Op{&op[T]{t: t, kind: opUpdate, id: id, fn: fn}}
+}
+
+// UpdateIfExists is Update, except that a missing record (never there,
+// or deleted by a commit ahead of this one) is left alone instead of
+// failing the Commit. For changes that only matter while the record lives,
+// such as a last-access time: a Commit of many of them cannot be failed by
+// a deletion racing with it.
+func (t *Table[T]) UpdateIfExists(id string, fn func(*T) error) Op {
+	return Op{&op[T]{t: t, kind: opUpdate, id: id, fn: fn, ifExists: true}}
+}
+
+// DeleteIfExists is Delete, except that a missing record is left alone
+// instead of failing the Commit: for deleting a set of records of which
+// others may delete some meanwhile. If found is not nil, *found is set to
+// whether this op deleted the record; read it only after Commit returned
+// nil.
+func (t *Table[T]) DeleteIfExists(id string, found *bool) Op {
+	return Op{&op[T]{t: t, kind: opDelete, id: id, ifExists: true, found: found}}
 }
 
 // Delete returns an op that removes the record with id for good (for a soft
@@ -92,6 +115,9 @@ func (o *op[T]) prepare(b *batch) error {
 	case opPut:
 		next.v = o.v
 	case opUpdate:
+		if !exists && o.ifExists {
+			return nil
+		}
 		if !exists {
 			return fmt.Errorf("%w: %s %q", ErrNotFound, t.name, o.id)
 		}
@@ -100,10 +126,17 @@ func (o *op[T]) prepare(b *batch) error {
 			return err
 		}
 	case opDelete:
+		if !exists && o.ifExists {
+			return nil
+		}
 		if !exists {
 			return fmt.Errorf("%w: %s %q", ErrNotFound, t.name, o.id)
 		}
 		next.del = true
+		if o.found != nil {
+			*o.found = true
+			b.undo = append(b.undo, func() { *o.found = false })
+		}
 	}
 	if next.del {
 		b.lb.addDelete(t.name, o.id)

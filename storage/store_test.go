@@ -171,6 +171,105 @@ func TestOpErrors(t *testing.T) {
 	}
 }
 
+// UpdateIfExists and DeleteIfExists leave a missing record alone: a
+// Commit of only such ops writes nothing, and one that mixes them with a
+// real change writes just that change. found tells which deletes found
+// their record, and survives a reopen's check of what was written.
+func TestIfExistsOps(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Options{})
+	mustCommit(t, db.s, db.users.Insert(user{ID: "u1", Email: "a@x"}), db.users.Insert(user{ID: "u2", Email: "b@x"}))
+	before := db.s.Stats()
+	var found bool
+	mustCommit(t, db.s,
+		db.users.UpdateIfExists("nope", func(u *user) error { u.Name = "x"; return nil }),
+		db.users.DeleteIfExists("nope", &found))
+	if found {
+		t.Error("found is true for a missing record")
+	}
+	if st := db.s.Stats(); st.Batches != before.Batches || st.Fsyncs != before.Fsyncs || st.FileBytes != before.FileBytes {
+		t.Errorf("a Commit of no-ops wrote: batches %d→%d, fsyncs %d→%d, bytes %d→%d",
+			before.Batches, st.Batches, before.Fsyncs, st.Fsyncs, before.FileBytes, st.FileBytes)
+	}
+
+	var f1, f2, fNope bool
+	mustCommit(t, db.s,
+		db.users.UpdateIfExists("u1", func(u *user) error { u.Name = "Ada"; return nil }),
+		db.users.UpdateIfExists("nope", func(u *user) error { u.Name = "x"; return nil }),
+		db.users.DeleteIfExists("u2", &f1),
+		db.users.DeleteIfExists("u2", &f2), // deleted by the op before it
+		db.users.DeleteIfExists("nope", &fNope))
+	if !f1 || f2 || fNope {
+		t.Errorf("found: u2 %v then %v, nope %v; want true, false, false", f1, f2, fNope)
+	}
+	if u, _ := db.users.Get("u1"); u.Name != "Ada" {
+		t.Errorf("u1 not updated: %+v", u)
+	}
+	if _, ok := db.users.Get("u2"); ok {
+		t.Error("u2 not deleted")
+	}
+
+	// A later op failing the Commit undoes the found of an earlier one.
+	mustCommit(t, db.s, db.users.Insert(user{ID: "u3", Email: "c@x"}))
+	var f3 bool
+	err := db.s.Commit(db.users.DeleteIfExists("u3", &f3), db.users.Delete("nope"))
+	if !errors.Is(err, ErrNotFound) || f3 {
+		t.Errorf("failed Commit: %v, found %v; want ErrNotFound and false", err, f3)
+	}
+	if _, ok := db.users.Get("u3"); !ok {
+		t.Error("u3 deleted by a failed Commit")
+	}
+
+	db.s.Close()
+	db = openDB(t, dir, Options{})
+	if u, ok := db.users.Get("u1"); !ok || u.Name != "Ada" {
+		t.Errorf("after reopen u1: %+v %v", u, ok)
+	}
+	if _, ok := db.users.Get("u2"); ok {
+		t.Error("after reopen u2 is back")
+	}
+}
+
+// Deletions racing with a Commit of UpdateIfExists ops never fail it, and
+// nothing deleted comes back.
+func TestUpdateIfExistsRacesDeletes(t *testing.T) {
+	db := openDB(t, t.TempDir(), Options{Sync: SyncNone})
+	var ids []string
+	for i := range 50 {
+		id := fmt.Sprintf("s%d", i)
+		ids = append(ids, id)
+		mustCommit(t, db.s, db.sessions.Insert(session{ID: id, UserID: "u", ExpiresAt: epoch.Add(time.Hour)}))
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, id := range ids {
+			if err := db.s.Commit(db.sessions.Delete(id)); err != nil {
+				t.Errorf("Delete: %v", err)
+			}
+		}
+	})
+	for range 4 {
+		wg.Go(func() {
+			for range 20 {
+				ops := make([]Op, 0, len(ids))
+				for _, id := range ids {
+					ops = append(ops, db.sessions.UpdateIfExists(id, func(s *session) error {
+						s.Meta = map[string]string{"touched": "yes"}
+						return nil
+					}))
+				}
+				if err := db.s.Commit(ops...); err != nil {
+					t.Errorf("Commit of UpdateIfExists: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := db.sessions.Len(); n != 0 {
+		t.Errorf("%d deleted sessions are back", n)
+	}
+}
+
 func TestSoftDeleteFreesUniqueKey(t *testing.T) {
 	dir := t.TempDir()
 	db := openDB(t, dir, Options{Sync: SyncNone})
