@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -44,35 +43,25 @@ func (m *Manager) Cleanup() (int, error) {
 	return deleted, nil
 }
 
-// deleteAll deletes the sessions with ids in one Commit, leaving out those
-// deleted meanwhile, and returns how many it deleted.
+// deleteAll deletes the sessions with ids in one Commit and returns how
+// many it deleted; those deleted meanwhile by others are left alone.
 func (m *Manager) deleteAll(ids []string) (int, error) {
-	for range 5 {
-		ops := make([]storage.Op, 0, len(ids))
-		for _, id := range ids {
-			ops = append(ops, m.tab.Delete(id))
-		}
-		err := m.store.Commit(ops...)
-		if errors.Is(err, storage.ErrNotFound) {
-			kept := ids[:0]
-			for _, id := range ids {
-				if _, ok := m.tab.Get(id); ok {
-					kept = append(kept, id)
-				}
-			}
-			ids = kept
-			if len(ids) == 0 {
-				return 0, nil
-			}
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		m.forget(ids...)
-		return len(ids), nil
+	ops := make([]storage.Op, len(ids))
+	found := make([]bool, len(ids))
+	for i, id := range ids {
+		ops[i] = m.tab.DeleteIfExists(id, &found[i])
 	}
-	return 0, errors.New("sessions kept being deleted")
+	if err := m.store.Commit(ops...); err != nil {
+		return 0, err
+	}
+	m.forget(ids...)
+	n := 0
+	for _, f := range found {
+		if f {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Cleanup time of day, local time: a low-traffic hour.

@@ -1,6 +1,9 @@
 package sessions
 
 import (
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	_ "time/tzdata" // Europe/Berlin and America/New_York on any test machine
@@ -88,6 +91,46 @@ func TestDeleteAllRace(t *testing.T) {
 	}
 	if _, ok := e.m.Get(b.ID); ok {
 		t.Error("session not deleted")
+	}
+}
+
+// DeleteUser (logout-all, force-logout, a password change) racing with
+// single deletes of the same sessions never fails, and between them every
+// session is deleted exactly once.
+func TestDeleteUserRacesDeletes(t *testing.T) {
+	for round := range 20 {
+		e := newEnv(t, Config{})
+		var ids []string
+		for range 30 {
+			ids = append(ids, e.create("u").ID)
+		}
+		var single atomic.Int64
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for _, id := range ids {
+				err := e.m.Delete(id)
+				if err == nil {
+					single.Add(1)
+				} else if !errors.Is(err, ErrNotFound) {
+					t.Errorf("Delete: %v", err)
+				}
+			}
+		})
+		var all int
+		wg.Go(func() {
+			n, err := e.m.DeleteUser("u", "")
+			if err != nil {
+				t.Errorf("round %d: DeleteUser: %v", round, err)
+			}
+			all = n
+		})
+		wg.Wait()
+		if got := int(single.Load()) + all; got != len(ids) {
+			t.Fatalf("round %d: %d deleted one by one + %d by DeleteUser = %d, want %d", round, single.Load(), all, got, len(ids))
+		}
+		if n := e.m.tab.Len(); n != 0 {
+			t.Fatalf("round %d: %d sessions left", round, n)
+		}
 	}
 }
 

@@ -256,33 +256,23 @@ func (m *Manager) Delete(id string) error {
 }
 
 // DeleteUser ends every session of userID except keep ("" keeps none) in
-// one durable Commit, and returns how many it ended.
+// one durable Commit, and returns how many it ended. Sessions that others
+// delete meanwhile are left to them; they are gone either way.
 func (m *Manager) DeleteUser(userID, keep string) (int, error) {
-	// A concurrent Delete of one of the sessions fails the whole Commit
-	// with storage.ErrNotFound; look again and retry.
-	for range 5 {
-		var ops []storage.Op
-		var ids []string
-		for _, s := range m.tab.Find("user", userID) {
-			if s.ID != keep {
-				ops = append(ops, m.tab.Delete(s.ID))
-				ids = append(ids, s.ID)
-			}
+	var ids []string
+	for _, s := range m.tab.Find("user", userID) {
+		if s.ID != keep {
+			ids = append(ids, s.ID)
 		}
-		if len(ops) == 0 {
-			return 0, nil
-		}
-		err := m.store.Commit(ops...)
-		if errors.Is(err, storage.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return 0, fmt.Errorf("delete sessions of user: %w", err)
-		}
-		m.forget(ids...)
-		return len(ids), nil
 	}
-	return 0, errors.New("delete sessions of user: sessions kept changing")
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	n, err := m.deleteAll(ids)
+	if err != nil {
+		return 0, fmt.Errorf("delete sessions of user: %w", err)
+	}
+	return n, nil
 }
 
 // List returns the active sessions of userID (neither expired nor idle

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -159,38 +158,22 @@ func (m *Manager) flush(lag time.Duration) error {
 	return nil
 }
 
-// writeAccess writes lastAccessedAt values in one Commit. A session deleted
-// meanwhile fails the whole Commit with storage.ErrNotFound: leave out the
-// sessions that are gone and try again.
+// writeAccess writes lastAccessedAt values in one Commit. A session
+// deleted meanwhile is left alone (UpdateIfExists), so no number of
+// deletions racing with it can fail the write.
 func (m *Manager) writeAccess(todo []flushUpdate) error {
-	for range 5 {
-		ops := make([]storage.Op, 0, len(todo))
-		for _, u := range todo {
-			ops = append(ops, m.tab.Update(u.id, func(s *Session) error {
-				if t := time.Unix(0, u.at).UTC(); t.After(s.LastAccessedAt) {
-					s.LastAccessedAt = t
-				}
-				return nil
-			}))
-		}
-		err := m.store.Commit(ops...)
-		if !errors.Is(err, storage.ErrNotFound) {
-			if err != nil {
-				return fmt.Errorf("write last access times: %w", err)
+	ops := make([]storage.Op, 0, len(todo))
+	for _, u := range todo {
+		ops = append(ops, m.tab.UpdateIfExists(u.id, func(s *Session) error {
+			if t := time.Unix(0, u.at).UTC(); t.After(s.LastAccessedAt) {
+				s.LastAccessedAt = t
 			}
-			m.log.Debug("wrote last access times", "sessions", len(todo))
 			return nil
-		}
-		kept := todo[:0]
-		for _, u := range todo {
-			if _, ok := m.tab.Get(u.id); ok {
-				kept = append(kept, u)
-			}
-		}
-		todo = kept
-		if len(todo) == 0 {
-			return nil
-		}
+		}))
 	}
-	return errors.New("write last access times: sessions kept being deleted")
+	if err := m.store.Commit(ops...); err != nil {
+		return fmt.Errorf("write last access times: %w", err)
+	}
+	m.log.Debug("wrote last access times", "sessions", len(todo))
+	return nil
 }
