@@ -33,6 +33,13 @@
 // valid records behind damage, so anything valid after a bad line really is
 // damage. Each Commit is still atomic: its ops are in one line.
 //
+// A Commit that fails its checks is answered at once, before the line of
+// the commits ahead of it is written, so a caller that gets ErrNotFound
+// because of a delete ahead of it may not see that delete for a moment.
+// Callers that change many records that others may delete meanwhile use
+// UpdateIfExists and DeleteIfExists, which leave a missing record alone,
+// rather than retrying; a Commit of nothing but such no-ops writes nothing.
+//
 // Any write, fsync, rename or truncate error puts the store into a failed
 // state (Err matches ErrFailed) that refuses all writes until restart. An
 // fsync is never retried: Linux may drop the dirty pages after a failed
