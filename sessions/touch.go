@@ -113,8 +113,9 @@ type flushUpdate struct {
 
 // flush writes the in-memory lastAccessedAt of every session whose value is
 // at least lag ahead of the stored one, and drops the entries of sessions
-// that are gone. Writes go through Update, which fails for a missing
-// record, so a flush racing with a delete never brings a session back.
+// that are gone. Writes go through UpdateIfExists, which leaves a missing
+// record alone, so a flush racing with a delete never brings a session
+// back and is never failed by it.
 func (m *Manager) flush(lag time.Duration) error {
 	m.flushMu.Lock()
 	defer m.flushMu.Unlock()
@@ -174,6 +175,6 @@ func (m *Manager) writeAccess(todo []flushUpdate) error {
 	if err := m.store.Commit(ops...); err != nil {
 		return fmt.Errorf("write last access times: %w", err)
 	}
-	m.log.Debug("wrote last access times", "sessions", len(todo))
+	m.log.Debug("wrote last access times", "sessions", len(todo)) // those deleted meanwhile included
 	return nil
 }

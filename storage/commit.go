@@ -27,6 +27,9 @@ type batch struct {
 
 // Commit writes ops as one log line, so they all take effect or none do,
 // and returns once that line is durable (SyncFsync) and visible to reads.
+// A Commit whose ops are all IfExists ops of missing records writes
+// nothing; it is answered with the line of the commits ahead of it in the
+// same batch, if any, so a delete it relied on is durable by then.
 // Ops are checked in the writer goroutine against the current state and
 // the ops of commits ahead of this one, so of two concurrent conflicting
 // commits exactly one succeeds. A failed check fails only this Commit: the
@@ -157,8 +160,12 @@ func (s *Store) process(reqs []*request) int {
 	}
 	if len(b.ok) > 0 {
 		var err error
-		if b.lb.nops > 0 { // else every op was an IfExists of a missing record: nothing to write
+		if b.lb.nops > 0 {
 			err = s.writeBatch()
+		} else { // every op was an IfExists of a missing record: nothing to write
+			s.mu.Lock()
+			s.stats.Commits += int64(len(b.ok))
+			s.mu.Unlock()
 		}
 		for _, r := range b.ok {
 			r.done <- err

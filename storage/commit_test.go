@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -194,5 +195,95 @@ func TestStats(t *testing.T) {
 	}
 	if got := db.s.Stats(); got != want {
 		t.Errorf("Stats:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// holdFS holds the first Sync after on is set until gate is closed, so a
+// test can queue commits behind a batch in flight.
+type holdFS struct {
+	FS
+	on      atomic.Bool
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+type holdFile struct {
+	File
+	h *holdFS
+}
+
+func (h *holdFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	f, err := h.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return holdFile{f, h}, nil
+}
+
+func (f holdFile) Sync() error {
+	if f.h.on.CompareAndSwap(true, false) {
+		f.h.entered <- struct{}{}
+		<-f.h.gate
+	}
+	return f.File.Sync()
+}
+
+// A DeleteIfExists that is a no-op only because a commit ahead of it in
+// the same batch deletes the record is answered with that batch: when the
+// batch's write fails, both fail, and found stays false. A commit of only
+// no-ops on a failed store fails too.
+func TestNoopCommitSharesItsBatchFate(t *testing.T) {
+	mfs := newMemFS()
+	h := &holdFS{FS: mfs, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	db := newDB("/d", Options{FS: h})
+	if err := db.s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.s.Close()
+	mustCommit(t, db.s, db.users.Insert(user{ID: "x", Email: "x@x"}))
+
+	// A first commit holds the writer in its fsync while A and B queue up
+	// behind it; their batch's write will fail.
+	h.on.Store(true)
+	first := make(chan error, 1)
+	go func() { first <- db.s.Commit(db.users.Insert(user{ID: "y", Email: "y@x"})) }()
+	<-h.entered
+	mfs.mu.Lock()
+	n := mfs.counts["write"]
+	mfs.mu.Unlock()
+	mfs.failAt("write", n+1, errors.New("input/output error"))
+	queued := func(k int) { // waits for k commits in the queue, never long
+		for len(db.s.reqs) < k {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	a := make(chan error, 1)
+	go func() { a <- db.s.Commit(db.users.Delete("x")) }()
+	queued(1)
+	var found bool
+	b := make(chan error, 1)
+	go func() { b <- db.s.Commit(db.users.DeleteIfExists("x", &found)) }()
+	queued(2)
+	close(h.gate)
+
+	if err := <-first; err != nil {
+		t.Fatalf("first commit: %v", err)
+	}
+	errA, errB := <-a, <-b
+	if !errors.Is(errA, ErrFailed) || !errors.Is(errB, ErrFailed) || found {
+		t.Errorf("A: %v; B: %v, found %v; want both ErrFailed and found false", errA, errB, found)
+	}
+	if err := db.s.Commit(db.users.DeleteIfExists("nope", nil)); !errors.Is(err, ErrFailed) {
+		t.Errorf("a commit of no-ops on a failed store: %v, want ErrFailed", err)
+	}
+}
+
+// Stats.Commits counts every acknowledged Commit, no-ops included.
+func TestStatsCountNoopCommits(t *testing.T) {
+	db := openDB(t, t.TempDir(), Options{Sync: SyncNone})
+	mustCommit(t, db.s, db.users.Insert(user{ID: "u1", Email: "a@x"}))
+	mustCommit(t, db.s, db.users.DeleteIfExists("nope", nil))
+	if st := db.s.Stats(); st.Commits != 2 {
+		t.Errorf("Commits = %d after 2 acknowledged commits, want 2", st.Commits)
 	}
 }
