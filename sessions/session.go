@@ -239,19 +239,22 @@ func (m *Manager) Get(id string) (Session, bool) {
 
 // Delete ends the session with id and returns once that is durable, so a
 // revoked session never comes back after a crash. It returns ErrNotFound if
-// there is no such session.
+// there is no such session, or another request deleted it first; that
+// too only once the other deletion is durable (DeleteIfExists is answered
+// with the batch of the commits ahead of it, where plain Delete would fail
+// before that batch is written).
 func (m *Manager) Delete(id string) error {
 	if _, ok := m.tab.Get(id); !ok {
-		return ErrNotFound
+		return ErrNotFound // memory drops a record only once its deletion is durable
 	}
-	err := m.store.Commit(m.tab.Delete(id))
-	if errors.Is(err, storage.ErrNotFound) {
-		return ErrNotFound
-	}
-	if err != nil {
+	var found bool
+	if err := m.store.Commit(m.tab.DeleteIfExists(id, &found)); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	m.forget(id)
+	if !found {
+		return ErrNotFound
+	}
 	return nil
 }
 

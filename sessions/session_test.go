@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,6 +324,33 @@ func TestDelete(t *testing.T) {
 	}
 	if got := ErrNotFound.Error(); got != "session not found" {
 		t.Errorf("ErrNotFound says %q", got)
+	}
+}
+
+// Many requests ending one session at once (logout on two tabs): exactly
+// one deletes it, the others get ErrNotFound, and none gets an error.
+func TestDeleteConcurrent(t *testing.T) {
+	for range 20 {
+		e := newEnv(t, Config{})
+		s := e.create("u")
+		var deleted, notFound atomic.Int64
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				switch err := e.m.Delete(s.ID); {
+				case err == nil:
+					deleted.Add(1)
+				case errors.Is(err, ErrNotFound):
+					notFound.Add(1)
+				default:
+					t.Errorf("Delete: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if deleted.Load() != 1 || notFound.Load() != 7 {
+			t.Fatalf("%d deleted, %d not found; want 1 and 7", deleted.Load(), notFound.Load())
+		}
 	}
 }
 

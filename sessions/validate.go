@@ -104,8 +104,8 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 // is refused whether or not the delete is written: the session stays
 // expired, and the next request, Cleanup or compaction removes it.
 func (m *Manager) expire(s *Session, reason string) {
-	err := m.store.Commit(m.tab.Delete(s.ID))
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+	err := m.store.Commit(m.tab.DeleteIfExists(s.ID, nil))
+	if err != nil {
 		m.log.Error("cannot delete expired session", "user_id", s.UserID, "session_ref", Ref(s.ID), "reason", reason, "err", err)
 		return
 	}
@@ -129,8 +129,8 @@ func (m *Manager) addressOK(s *Session, e *entry, ip netip.Addr) bool {
 	if m.cfg.BindIP {
 		m.log.Warn("suspicious session address", "user_id", s.UserID, "session_ref", Ref(s.ID),
 			"ip", ip, "created_ip", s.IPAddress, "action", "session deleted")
-		err := m.store.Commit(m.tab.Delete(s.ID))
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		err := m.store.Commit(m.tab.DeleteIfExists(s.ID, nil))
+		if err != nil {
 			m.log.Error("cannot delete session", "user_id", s.UserID, "session_ref", Ref(s.ID), "err", err)
 		} else {
 			m.forget(s.ID)
