@@ -27,12 +27,11 @@ import (
 // (apiHandler, as run serves it: httpx.Handler with the access log, the
 // mux, auth's Require, the session and user lookups, the envelope),
 // against a bare handler on the same kind of server that writes the very
-// same bytes. The two are
-// timed in alternating blocks within one run, so machine noise hits both.
-// ratio is bare time over chain time (1.0: the chain costs nothing); see
-// reportRatio for it and median-ratio. The server logs as run's does, in
-// text, but to io.Discard: production also pays a write to stderr per
-// line (in batches, off the requests' path).
+// same bytes. The two are timed in alternating blocks within one run, so
+// machine noise hits both. ratio is bare time over chain time (1.0: the
+// chain costs nothing); see reportRatio for it and median-ratio. The
+// server logs as run's does, in text, but to io.Discard: production also
+// pays a write to stderr per line (in batches, off the requests' path).
 //
 // In "sequential" and "parallel" the client runs in this process, so its
 // own work and the garbage collector's are shared with the server's; in
@@ -137,7 +136,7 @@ func profileOverHTTP(b *testing.B, mode string) {
 		// lines, so that their cost is the chain's and cannot fall into
 		// a bare round.
 		var chainTimes, bareTimes []time.Duration
-		hammer := func(url string, n int) time.Duration {
+		hammer := func(url string, n int, end func()) time.Duration {
 			start := time.Now()
 			var wg sync.WaitGroup
 			errs := make(chan error, 16)
@@ -158,17 +157,15 @@ func profileOverHTTP(b *testing.B, mode string) {
 			if err := <-errs; err != nil {
 				b.Fatal(err)
 			}
-			if url != bare.URL+"/" {
-				api.FlushAccessLog()
-			}
+			end()
 			return time.Since(start)
 		}
 		b.ResetTimer()
 		const round = 400 // 25 requests per client
 		for i := 0; i < b.N; i += round {
 			n := min(round, b.N-i)
-			chainTimes = append(chainTimes, hammer(chain.URL+"/v1/user/profile", n))
-			bareTimes = append(bareTimes, hammer(bare.URL+"/", n))
+			chainTimes = append(chainTimes, hammer(chain.URL+"/v1/user/profile", n, api.FlushAccessLog))
+			bareTimes = append(bareTimes, hammer(bare.URL+"/", n, func() {}))
 		}
 		reportRatio(b, chainTimes, bareTimes)
 		return
