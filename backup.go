@@ -55,7 +55,7 @@ func backupCmd(getenv func(string) string, args []string, stdout io.Writer) erro
 	if err := writeFileSync(filepath.Join(dst, "backup.json"), append(b, '\n')); err != nil {
 		return err
 	}
-	return syncDir(dst)
+	return storage.SyncDir(dst)
 }
 
 // copyStore copies the valid prefix of the store's newest log into dst.
@@ -93,13 +93,11 @@ func copyFile(r io.Reader, path string, n int64) error {
 	if err == nil && n >= 0 && written != n {
 		err = fmt.Errorf("%s: copied %d bytes, want %d", path, written, n)
 	}
-	if err == nil {
-		err = out.Sync()
+	if err != nil {
+		out.Close()
+		return err
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return storage.SyncClose(out)
 }
 
 // copyFiles copies every regular file under src to dst (0600 files, 0700
@@ -157,20 +155,8 @@ func syncTree(root string) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		return syncDir(path)
+		return storage.SyncDir(path)
 	})
-}
-
-func syncDir(path string) error {
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // restoreCmd puts a backup into DATA_DIR. It refuses to overwrite stores
@@ -229,7 +215,7 @@ func restoreCmd(getenv func(string) string, args []string, stdout io.Writer) err
 			return fmt.Errorf("restore %s: %w", name, err)
 		}
 	}
-	if err := syncDir(dst); err != nil {
+	if err := storage.SyncDir(dst); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "restored; start the server")

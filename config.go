@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/storage"
 )
 
 // config is everything the service reads from its environment, parsed and
@@ -288,12 +289,12 @@ func writeFileSync(path string, b []byte) error {
 // write can leave it incomplete (the next start then names it).
 func writeFileSyncLink(path string, b []byte, link func(oldname, newname string) error) error {
 	tmp := path + ".tmp"
-	err := writeNew(tmp, b, os.O_TRUNC)
+	err := storage.WriteNew(tmp, b, 0o600, os.O_TRUNC)
 	if err == nil {
 		err = link(tmp, path)
 		os.Remove(tmp)
 		if noHardLinks(err) {
-			err = writeNew(path, b, os.O_EXCL)
+			err = storage.WriteNew(path, b, 0o600, os.O_EXCL)
 		}
 	} else {
 		os.Remove(tmp)
@@ -301,27 +302,7 @@ func writeFileSyncLink(path string, b []byte, link func(oldname, newname string)
 	if err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-// writeNew creates path (0600) with flag (os.O_TRUNC or os.O_EXCL), writes
-// b and fsyncs it. A file it created and could not complete is removed.
-func writeNew(path string, b []byte, flag int) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-	}
-	return err
+	return storage.SyncDir(filepath.Dir(path))
 }
 
 // noHardLinks reports whether err is a link refused because the file

@@ -79,17 +79,7 @@ func (osFS) ReadDir(name string) ([]string, error) {
 	return names, nil
 }
 
-func (osFS) SyncDir(name string) error {
-	d, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func (osFS) SyncDir(name string) error { return SyncDir(name) }
 
 func (osFS) Lock(name string) (File, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
