@@ -12,7 +12,7 @@ import (
 // ListUsers serves GET /v1/admin/users, behind RequireAdmin: the users
 // that are not soft-deleted, oldest first, filtered by inIds and ninIds.
 func (h *Handlers) ListUsers() http.Handler {
-	return &endpoint{op: "user.readMany", fn: h.listUsers}
+	return endpoint("user.readMany", h.listUsers)
 }
 
 func (h *Handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
@@ -36,7 +36,7 @@ func (h *Handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 // An admin cannot delete themselves (409): since only an admin can delete
 // a user, this keeps at least one admin.
 func (h *Handlers) DeleteUser() http.Handler {
-	return &endpoint{op: "user.deleteOne", fn: h.deleteUser}
+	return endpoint("user.deleteOne", h.deleteUser)
 }
 
 func (h *Handlers) deleteUser(w http.ResponseWriter, r *http.Request) error {

@@ -111,30 +111,16 @@ func NewHandlers(cfg Config) *Handlers {
 	}
 }
 
-// endpoint is one of auth's handlers: a func that writes its answer or
-// returns an error, and the operation name its responses carry.
-type endpoint struct {
-	op string
-	fn func(w http.ResponseWriter, r *http.Request) error
-}
-
-func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := e.fn(w, r); err != nil {
-		httpx.WriteError(w, r, e.op, httpError(err))
-	}
-}
-
-// Operation names the endpoint's operation, so that Require answers its
-// errors under the same name.
-func (e *endpoint) Operation() string { return e.op }
-
-// operation is the name of h's operation, or a generic one for handlers of
-// other packages.
-func operation(h http.Handler) string {
-	if o, ok := h.(interface{ Operation() string }); ok {
-		return o.Operation()
-	}
-	return "session.validate"
+// endpoint returns one of auth's handlers in the service's handler shape:
+// its errors, auth's sentinels among them, are mapped to their answers by
+// httpError before httpx writes them.
+func endpoint(op string, fn httpx.HandlerFunc) *httpx.Endpoint {
+	return httpx.Handle(op, func(w http.ResponseWriter, r *http.Request) error {
+		if err := fn(w, r); err != nil {
+			return httpError(err)
+		}
+		return nil
+	})
 }
 
 // userView is a user as responses show it.

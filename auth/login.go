@@ -38,7 +38,7 @@ func (req *registerRequest) validate() error {
 // user, the first one ever as admin, and signs them in: 201 with the user
 // under user and result, and the session's csrfToken when CSRF is on.
 func (h *Handlers) Register() http.Handler {
-	return &endpoint{op: "auth.register", fn: h.register}
+	return endpoint("auth.register", h.register)
 }
 
 func (h *Handlers) register(w http.ResponseWriter, r *http.Request) error {
@@ -180,7 +180,7 @@ func (req *loginRequest) validate() error {
 // work. A session cookie sent along is deleted (session fixation) and a
 // new session issued: 200 with the user under user and result.
 func (h *Handlers) Login() http.Handler {
-	return &endpoint{op: "auth.login", fn: h.login}
+	return endpoint("auth.login", h.login)
 }
 
 func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
@@ -267,7 +267,7 @@ func (h *Handlers) checkPassword(ctx context.Context, u User, password string) (
 // Logout serves POST /v1/auth/logout (endpoint 3), behind Require: it
 // deletes the caller's session and clears the cookie.
 func (h *Handlers) Logout() http.Handler {
-	return &endpoint{op: "auth.logout", fn: h.logout}
+	return endpoint("auth.logout", h.logout)
 }
 
 func (h *Handlers) logout(w http.ResponseWriter, r *http.Request) error {

@@ -84,13 +84,15 @@ func principalOf(r *http.Request) (*principal, error) {
 // sliding renewal extended gets a fresh cookie. Errors are answered under
 // next's operation name when next is one of auth's handlers.
 func (h *Handlers) Require(next http.Handler) http.Handler {
-	return &guard{h: h, next: next, op: operation(next)}
+	g := &guard{h: h, next: next, op: httpx.OperationOf(next, "session.validate")}
+	return httpx.Handle(g.op, g.serve)
 }
 
 // RequireAdmin is Require, then 403 "admin required" unless the user's
 // role is admin.
 func (h *Handlers) RequireAdmin(next http.Handler) http.Handler {
-	return h.Require(&guard{h: h, next: next, op: operation(next), admin: true})
+	g := &guard{h: h, next: next, op: httpx.OperationOf(next, "session.validate"), admin: true}
+	return h.Require(httpx.Handle(g.op, g.serve))
 }
 
 // guard is Require (admin false) or the admin check behind it.
@@ -101,16 +103,13 @@ type guard struct {
 	admin bool
 }
 
-func (g *guard) Operation() string { return g.op }
-
-func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *guard) serve(w http.ResponseWriter, r *http.Request) error {
 	if g.admin {
 		if u, ok := UserFrom(r.Context()); !ok || u.Role != RoleAdmin {
-			httpx.WriteError(w, r, g.op, httpError(ErrAdminRequired))
-			return
+			return httpError(ErrAdminRequired)
 		}
 		g.next.ServeHTTP(w, r)
-		return
+		return nil
 	}
 	p, renewed, err := g.h.authenticate(r)
 	var body io.ReadCloser // the body, put back after the CSRF check read it
@@ -122,8 +121,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if e.Status == http.StatusUnauthorized {
 			g.h.sessions.ClearCookie(w)
 		}
-		httpx.WriteError(w, r, g.op, e)
-		return
+		return e
 	}
 	if renewed {
 		g.h.sessions.SetCookie(w, p.session)
@@ -133,6 +131,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = body
 	}
 	g.next.ServeHTTP(w, r)
+	return nil
 }
 
 // authenticate runs the contract's request authentication, steps 1 to 5.

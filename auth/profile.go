@@ -11,7 +11,7 @@ import (
 // Profile serves GET /v1/user/profile (endpoint 8), behind Require: the
 // caller's user record under result.
 func (h *Handlers) Profile() http.Handler {
-	return &endpoint{op: "user.readOne", fn: h.profile}
+	return endpoint("user.readOne", h.profile)
 }
 
 func (h *Handlers) profile(w http.ResponseWriter, r *http.Request) error {
@@ -58,7 +58,7 @@ func (req *passwordRequest) validate(u User) error {
 // success the new hash is stored, every session of the user is deleted and
 // the caller gets a new one (new cookie, and csrfToken when CSRF is on).
 func (h *Handlers) ChangePassword() http.Handler {
-	return &endpoint{op: "user.updatePassword", fn: h.changePassword}
+	return endpoint("user.updatePassword", h.changePassword)
 }
 
 func (h *Handlers) changePassword(w http.ResponseWriter, r *http.Request) error {

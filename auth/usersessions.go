@@ -14,7 +14,7 @@ import (
 // newest first, current: true on the caller's own, filtered by inIds and
 // ninIds on sessionId. CSRF tokens are never listed.
 func (h *Handlers) ListSessions() http.Handler {
-	return &endpoint{op: "session.readMany", fn: h.listSessions}
+	return endpoint("session.readMany", h.listSessions)
 }
 
 func (h *Handlers) listSessions(w http.ResponseWriter, r *http.Request) error {
@@ -50,7 +50,7 @@ func (h *Handlers) listSessions(w http.ResponseWriter, r *http.Request) error {
 // whoever holds one could present it as a cookie anyway. The contract
 // requires the 403.
 func (h *Handlers) DeleteSession() http.Handler {
-	return &endpoint{op: "session.deleteOne", fn: h.deleteSession}
+	return endpoint("session.deleteOne", h.deleteSession)
 }
 
 func (h *Handlers) deleteSession(w http.ResponseWriter, r *http.Request) error {
@@ -86,7 +86,7 @@ func (h *Handlers) deleteSession(w http.ResponseWriter, r *http.Request) error {
 // LogoutAll serves POST /v1/auth/logout-all (endpoint 6), behind Require:
 // every session of the caller but the current one is deleted.
 func (h *Handlers) LogoutAll() http.Handler {
-	return &endpoint{op: "auth.logoutAll", fn: h.logoutAll}
+	return endpoint("auth.logoutAll", h.logoutAll)
 }
 
 func (h *Handlers) logoutAll(w http.ResponseWriter, r *http.Request) error {
@@ -107,7 +107,7 @@ func (h *Handlers) logoutAll(w http.ResponseWriter, r *http.Request) error {
 // unknown or deleted user is 404 "user not found". An admin forcing out
 // themselves loses the current session too, and the cookie is cleared.
 func (h *Handlers) ForceLogout() http.Handler {
-	return &endpoint{op: "auth.forceLogout", fn: h.forceLogout}
+	return endpoint("auth.forceLogout", h.forceLogout)
 }
 
 func (h *Handlers) forceLogout(w http.ResponseWriter, r *http.Request) error {

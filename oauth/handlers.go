@@ -95,18 +95,6 @@ const (
 	opCallback  = "userIntegration.callback"
 )
 
-// endpoint is a handler with its operation name, which auth's Require uses
-// for the errors it answers in front of it.
-type endpoint struct {
-	op string
-	fn http.HandlerFunc
-}
-
-func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.fn(w, r) }
-
-// Operation names the endpoint's operation.
-func (e *endpoint) Operation() string { return e.op }
-
 func errIntegrationNotFound() *httpx.Error {
 	return httpx.NewError(http.StatusNotFound, "integration_not_found", "integration not found")
 }
@@ -143,30 +131,26 @@ func (h *Handlers) redirectURI(domain string) string {
 // and 503 when too many authorizations are in flight; otherwise it keeps
 // the authorization, sets svc_oauth and redirects (302) to the provider.
 func (h *Handlers) Authorize() http.Handler {
-	return &endpoint{op: opAuthorize, fn: h.authorize}
+	return httpx.Handle(opAuthorize, h.authorize)
 }
 
-func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) error {
 	def, ok := h.oauthDefinition(r)
 	if !ok {
-		httpx.WriteError(w, r, opAuthorize, errIntegrationNotFound())
-		return
+		return errIntegrationNotFound()
 	}
 	domain := def.Manifest.Domain
 	user, uok := auth.UserFrom(r.Context())
 	sess, sok := auth.SessionFrom(r.Context())
 	if !uok || !sok {
-		httpx.WriteError(w, r, opAuthorize, httpx.Internal(errors.New("oauth: authorize reached without auth's Require")))
-		return
+		return httpx.Internal(errors.New("oauth: authorize reached without auth's Require"))
 	}
 	if r.URL.Query().Get("userId") != user.ID {
-		httpx.WriteError(w, r, opAuthorize, httpx.Forbidden("forbidden", "forbidden"))
-		return
+		return httpx.Forbidden("forbidden", "forbidden")
 	}
 	p, err := h.provider(def)
 	if err != nil {
-		httpx.WriteError(w, r, opAuthorize, httpx.Internal(fmt.Errorf("oauth provider %s: %w", domain, err)))
-		return
+		return httpx.Internal(fmt.Errorf("oauth provider %s: %w", domain, err))
 	}
 	state := httpx.NewUUID()
 	verifier := oauth2.GenerateVerifier()
@@ -176,12 +160,10 @@ func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &nc) {
 			// The administrator's message, as the contract wants it; the
 			// error level log line is the one WriteError makes for a 5xx.
-			httpx.WriteError(w, r, opAuthorize, &httpx.Error{Status: http.StatusInternalServerError,
-				Code: "integration_not_configured", Message: nc.Error(), Cause: err})
-			return
+			return &httpx.Error{Status: http.StatusInternalServerError,
+				Code: "integration_not_configured", Message: nc.Error(), Cause: err}
 		}
-		httpx.WriteError(w, r, opAuthorize, httpx.Internal(fmt.Errorf("authorization URL of %s: %w", domain, err)))
-		return
+		return httpx.Internal(fmt.Errorf("authorization URL of %s: %w", domain, err))
 	}
 
 	now := h.cfg.Now()
@@ -203,14 +185,14 @@ func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) {
 	}, now)
 	if err != nil {
 		h.log.Warn("authorization refused: too many in flight", "user_id", user.ID, "integration", domain, "limit", MaxPending)
-		httpx.WriteError(w, r, opAuthorize, &httpx.Error{Status: http.StatusServiceUnavailable,
+		return &httpx.Error{Status: http.StatusServiceUnavailable,
 			Code: "too_many_authorizations", Message: "too many authorizations in progress; try again in a few minutes",
-			RetryAfter: time.Minute})
-		return
+			RetryAfter: time.Minute}
 	}
 	setCookie(w, binding, h.cfg.Secure)
 	h.log.Info("authorization started", "user_id", user.ID, "session_ref", sessions.Ref(sess.ID), "integration", domain)
 	redirect(w, authURL)
+	return nil
 }
 
 // Messages of the frontend's error page, as the contract words them.
@@ -226,14 +208,13 @@ func msgFailed(domain string) string    { return "failed to complete " + domain 
 // the frontend's /integrations page with status=success or status=error
 // and the contract's message.
 func (h *Handlers) Callback() http.Handler {
-	return &endpoint{op: opCallback, fn: h.callback}
+	return httpx.Handle(opCallback, h.callback)
 }
 
-func (h *Handlers) callback(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) callback(w http.ResponseWriter, r *http.Request) error {
 	def, ok := h.oauthDefinition(r)
 	if !ok {
-		httpx.WriteError(w, r, opCallback, errIntegrationNotFound())
-		return
+		return errIntegrationNotFound()
 	}
 	binding := readCookie(r)
 	location := h.complete(r, def, binding)
@@ -242,6 +223,7 @@ func (h *Handlers) callback(w http.ResponseWriter, r *http.Request) {
 		clearCookie(w, h.cfg.Secure)
 	}
 	redirect(w, location)
+	return nil
 }
 
 // complete runs the callback's checks and the exchange, and returns the
