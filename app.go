@@ -12,11 +12,15 @@ import (
 	"searchsvc/auth"
 	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/api"
 	"searchsvc/integrations/dropbox"
 	"searchsvc/integrations/feed"
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/imap"
+	"searchsvc/integrations/records"
 	"searchsvc/integrations/slack"
+	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/vault"
 	"searchsvc/oauth"
 	"searchsvc/sessions"
 	"searchsvc/storage"
@@ -29,11 +33,10 @@ type app struct {
 	sessions     *sessions.Manager
 	users        *auth.Users
 	auth         *auth.Handlers
-	records      *integrations.Records
-	integrations *integrations.Handlers
+	records      *records.Records
+	integrations *api.Handlers
 	oauth        *oauth.Handlers
-	syncer       *integrations.Syncer
-	sync         *integrations.SyncHandlers
+	syncer       *isync.Syncer
 	metrics      *metrics
 }
 
@@ -66,7 +69,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
-	vault, err := integrations.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
 	}
@@ -90,9 +93,9 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
 	}
 	a.users = auth.NewUsers(a.mainStore)
-	a.records = integrations.NewRecords(a.mainStore, vault, nil)
+	a.records = records.New(a.mainStore, v, nil)
 	client := &http.Client{Timeout: outboundTimeout}
-	a.syncer, err = integrations.NewSyncer(integrations.SyncConfig{
+	a.syncer, err = isync.New(isync.Config{
 		Records:      a.records,
 		Registry:     reg,
 		DataDir:      c.DataDir,
@@ -133,32 +136,27 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		return nil, errors.Join(wrapErr("open main store", mainErr), wrapErr("open session store", sessErr))
 	}
 	a.auth = auth.NewHandlers(auth.Config{
-		Sessions:     a.sessions,
-		Users:        a.users,
-		Store:        a.mainStore,
-		Registration: c.RegistrationOpen,
-		CSRF:         c.CSRFTokens,
-		RateLimit:    c.LoginRateLimit,
-		RateWindow:   c.LoginRateWindow,
-		Logger:       log.With("component", "auth"),
-		OnUserDelete: a.userDeleteOps,
+		Sessions:      a.sessions,
+		Users:         a.users,
+		Store:         a.mainStore,
+		Registration:  c.RegistrationOpen,
+		CSRF:          c.CSRFTokens,
+		RateLimit:     c.LoginRateLimit,
+		RateWindow:    c.LoginRateWindow,
+		Logger:        log.With("component", "auth"),
+		OnUserDelete:  a.syncer.DeleteUserOps,
+		OnUserDeleted: a.syncer.DeletedUser,
 	})
-	a.integrations = integrations.NewHandlers(integrations.HandlersConfig{
+	a.integrations = api.New(api.Config{
 		Registry:     reg,
 		Records:      a.records,
+		Items:        a.syncer.Items(),
+		Sync:         a.syncer,
 		Getenv:       providerEnv,
 		Client:       client,
 		ManualClient: manualClient,
 		UserID:       userID,
 		Logger:       log.With("component", "integrations"),
-		OnConnect:    a.syncer.Connected,
-		OnDisconnect: a.syncer.DisconnectOps,
-		Pending:      a.syncer.Pending,
-	})
-	a.sync = integrations.NewSyncHandlers(integrations.SyncHandlersConfig{
-		Syncer: a.syncer,
-		UserID: userID,
-		Logger: log.With("component", "sync"),
 	})
 	a.oauth = oauth.NewHandlers(oauth.Config{
 		Registry:     reg,
@@ -181,16 +179,6 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 func userID(r *http.Request) (string, bool) {
 	u, ok := auth.UserFrom(r.Context())
 	return u.ID, ok
-}
-
-// userDeleteOps soft-deletes a user's integration records, their items and
-// pending tasks in the same log line as the user.
-func (a *app) userDeleteOps(userID string) []storage.Op {
-	ops := a.records.DisconnectOps(userID)
-	for _, r := range a.records.ForUser(userID) {
-		ops = append(ops, a.syncer.DisconnectOps(r)...)
-	}
-	return ops
 }
 
 // healthy reports whether both stores take writes: a store in its failed

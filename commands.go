@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"searchsvc/auth"
-	"searchsvc/integrations"
+	"searchsvc/integrations/records"
+	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -155,7 +157,7 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if len(c.CredentialsKeyPrevious) == 0 {
 		return errors.New("rotate-key: set CREDENTIALS_KEY to the new key and CREDENTIALS_KEY_PREVIOUS to the old one(s)")
 	}
-	vault, err := integrations.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return err
 	}
@@ -165,8 +167,8 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	}
 	dir := filepath.Join(c.DataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{})
-	records := integrations.NewRecords(st, vault, nil)
-	syncer, err := integrations.NewSyncer(integrations.SyncConfig{Records: records, Registry: reg, DataDir: c.DataDir})
+	recs := records.New(st, v, nil)
+	syncer, err := isync.New(isync.Config{Records: recs, Registry: reg, DataDir: c.DataDir})
 	if err != nil {
 		return err
 	}
@@ -176,7 +178,7 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 		}
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
-	n, err := records.RotateKeys()
+	n, err := recs.RotateKeys()
 	var items int
 	if err == nil {
 		items, err = syncer.RotateKeys()
@@ -187,6 +189,6 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("rotate-key: %d credentials and %d items re-sealed before: %w", n, items, err)
 	}
-	fmt.Fprintf(stdout, "re-sealed %d integration credentials and %d items under key %s\n", n, items, vault.KeyID())
+	fmt.Fprintf(stdout, "re-sealed %d integration credentials and %d items under key %s\n", n, items, v.KeyID())
 	return nil
 }

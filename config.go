@@ -18,12 +18,13 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
 // config is everything the service reads from its environment, parsed and
-// validated before it listens. The names and defaults are those of
-// decisions.md; the README lists them.
+// validated before it listens. The README lists the names and
+// defaults.
 type config struct {
 	ListenAddr        string
 	DataDir           string
@@ -260,9 +261,9 @@ func (c *config) devSecrets() error {
 		c.DevSecrets = append(c.DevSecrets, "SESSION_SECRET")
 	}
 	if c.CredentialsKey == nil {
-		key, err := base64.StdEncoding.DecodeString(s.CredentialsKey)
-		if err != nil || len(key) != 32 {
-			return fmt.Errorf("%s: credentialsKey is not base64 of 32 bytes", path)
+		key, err := vault.ParseKey(path+": credentialsKey", s.CredentialsKey)
+		if err != nil {
+			return err
 		}
 		c.CredentialsKey = key
 		c.DevSecrets = append(c.DevSecrets, "CREDENTIALS_KEY")
@@ -400,10 +401,12 @@ func (p *parser) url(name, def string) *url.URL {
 	return u
 }
 
+// key parses a credentials key with the vault's own parser, which refuses
+// what the vault would (a key of zero bytes among them).
 func (p *parser) key(name, s string) []byte {
-	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
-	if err != nil || len(k) != 32 {
-		p.fail(name, "must be base64 of exactly 32 bytes")
+	k, err := vault.ParseKey(name, s)
+	if err != nil {
+		p.errs = append(p.errs, err)
 		return nil
 	}
 	return k

@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"searchsvc/integrations"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -175,19 +176,19 @@ func TestRotateKey(t *testing.T) {
 	}
 	// …and the credentials.
 	key, _ := base64.StdEncoding.DecodeString(newKey)
-	vault, err := integrations.NewVault(key)
+	v, err := vault.NewVault(key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := storage.New(filepath.Join(env["DATA_DIR"], mainStoreDir), storage.Options{Sync: storage.SyncNone})
-	records := integrations.NewRecords(st, vault, nil)
+	recs := records.New(st, v, nil)
 	if err := st.Open(); err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	n := 0
-	records.All(func(r integrations.Record) bool {
-		creds, err := records.Credentials(r)
+	recs.All(func(r records.Record) bool {
+		creds, err := recs.Credentials(r)
 		if err != nil || creds.Fields["url"] != feedSrv.URL {
 			t.Errorf("record %s under the new key alone: %v, %v", r.ID, creds, err)
 		}

@@ -319,8 +319,7 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("GET /v1/user-integrations/{id}", au.Require(ui.Get()))
 	mux.Handle("DELETE /v1/user-integrations/{id}", au.Require(ui.Delete()))
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", au.Require(ui.SubmitCredentials()))
-	sh := a.sync
-	mux.Handle("POST /v1/user-integrations/{id}/sync", au.Require(sh.SyncNow()))
-	mux.Handle("GET /v1/items", au.Require(sh.ListItems()))
-	mux.Handle("GET /v1/items/{id}", au.Require(sh.GetItem()))
+	mux.Handle("POST /v1/user-integrations/{id}/sync", au.Require(ui.SyncNow()))
+	mux.Handle("GET /v1/items", au.Require(ui.ListItems()))
+	mux.Handle("GET /v1/items/{id}", au.Require(ui.GetItem()))
 }

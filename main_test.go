@@ -54,6 +54,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"OAUTH_REDIRECT_BASE_URL", "http://127.0.0.2:8080", "OAUTH_REDIRECT_BASE_URL must use https"},
 		{"SESSION_SECRET", "short", "SESSION_SECRET must be at least 32 bytes"},
 		{"CREDENTIALS_KEY", "bm90IDMyIGJ5dGVz", "CREDENTIALS_KEY must be base64 of exactly 32 bytes"},
+		{"CREDENTIALS_KEY", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "CREDENTIALS_KEY must not be all zero bytes"},
+		{"CREDENTIALS_KEY_PREVIOUS", key + ",AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "CREDENTIALS_KEY_PREVIOUS must not be all zero bytes"},
 		{"CREDENTIALS_KEY_PREVIOUS", key + ",zzz", "CREDENTIALS_KEY_PREVIOUS must be base64"},
 		{"SYNC_WORKERS", "1000", "SYNC_WORKERS must be a whole number from 1 to 64"},
 	}

@@ -269,7 +269,7 @@ func TestSystemdEnvExample(t *testing.T) {
 	// Secrets are needed for a production config; they come from elsewhere.
 	secrets := map[string]string{
 		"SESSION_SECRET":  strings.Repeat("s", 64),
-		"CREDENTIALS_KEY": base64.StdEncoding.EncodeToString(make([]byte, 32)),
+		"CREDENTIALS_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)),
 	}
 	defaults, err := loadConfig(func(k string) string { return secrets[k] })
 	if err != nil {

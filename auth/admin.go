@@ -61,6 +61,9 @@ func (h *Handlers) deleteUser(w http.ResponseWriter, r *http.Request) error {
 		}
 		return fmt.Errorf("soft-delete user: %w", err)
 	}
+	if h.onDeleted != nil {
+		h.onDeleted(id)
+	}
 	n, err := h.sessions.DeleteUser(id, "")
 	if err != nil {
 		// The user is deleted; their sessions die at their next request,

@@ -48,6 +48,10 @@ type Config struct {
 	// OnUserDelete returns extra ops committed atomically with a user's
 	// soft delete, e.g. deleting their integration records. May be nil.
 	OnUserDelete func(userID string) []storage.Op
+	// OnUserDeleted is told about a user whose soft delete (with
+	// OnUserDelete's ops) is committed, e.g. to drop their search index.
+	// May be nil.
+	OnUserDeleted func(userID string)
 }
 
 // Handlers serves endpoints 1 to 10 and the administrator endpoints, and
@@ -65,6 +69,7 @@ type Handlers struct {
 	now          func() time.Time
 	log          *slog.Logger
 	onUserDelete func(string) []storage.Op
+	onDeleted    func(string)
 }
 
 // NewHandlers returns Handlers for cfg. It panics without cfg.Sessions or
@@ -108,6 +113,7 @@ func NewHandlers(cfg Config) *Handlers {
 		now:          func() time.Time { return cfg.Now().UTC() },
 		log:          cfg.Logger,
 		onUserDelete: cfg.OnUserDelete,
+		onDeleted:    cfg.OnUserDeleted,
 	}
 }
 

@@ -1,7 +1,6 @@
 package integrations
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -50,9 +49,9 @@ func TestAPIError(t *testing.T) {
 	}
 }
 
-// TestTokenEndpointRetryAfter: a 429 from the token endpoint carries its
-// Retry-After into the task's backoff (issue 6: honour Retry-After on
-// refresh failures too).
+// TestTokenEndpointRetryAfter: a 429 from the token endpoint keeps its
+// Retry-After in the TokenError, for the sync's backoff (the sync
+// package's test of the same name checks the backoff uses it).
 func TestTokenEndpointRetryAfter(t *testing.T) {
 	resp := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"90"}},
 		Body: io.NopCloser(strings.NewReader(`{"error":"rate_limited"}`))}
@@ -60,12 +59,5 @@ func TestTokenEndpointRetryAfter(t *testing.T) {
 	te := ReadError(resp)
 	if te.RetryAfter != 90*time.Second || te.Code != "rate_limited" {
 		t.Fatalf("ReadError: got %+v, want code rate_limited and Retry-After 90 s", te)
-	}
-	f := classify(fmt.Errorf("refresh: %w", te), "acme", false)
-	if f.class != failTemporary || f.retryAfter != 90*time.Second {
-		t.Errorf("classify: got class %v retryAfter %v, want temporary after 90 s", f.class, f.retryAfter)
-	}
-	if f := classify(&TokenError{Status: 400, Code: "invalid_grant"}, "acme", false); f.class != failReauth {
-		t.Errorf("invalid_grant: got class %v, want reauth", f.class)
 	}
 }

@@ -75,3 +75,11 @@ var (
 	// revocation endpoint; the caller deletes its copy of the credentials.
 	ErrRevokeUnsupported = errors.New("provider offers no token revocation")
 )
+
+// ErrSkip marks a task error that trying again cannot fix and that does
+// not mean the sync is failing: one message too large to fetch, a payload
+// that cannot be valid. An integration wraps it (fmt.Errorf("%w: %w",
+// integrations.ErrSkip, err)); the scheduler drops the task at once, logs
+// it, and leaves the record's status alone. Other errors that are neither
+// temporary nor an authorization refusal are retried a few times.
+var ErrSkip = errors.New("task skipped")

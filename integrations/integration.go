@@ -86,10 +86,12 @@ type Task struct {
 }
 
 // TaskResult is what a task produced: items for the index and follow-up
-// tasks for the poller.
+// tasks for the poller, and the provider ids of items the provider
+// reports deleted, which are removed from the item store and the index.
 type TaskResult struct {
-	Output []Item `json:"output"`
-	Tasks  []Task `json:"tasks"`
+	Output  []Item   `json:"output"`
+	Tasks   []Task   `json:"tasks"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Item is one document fetched from a provider: an email, a message, a file

@@ -141,9 +141,9 @@ func (p *Provider) now() time.Time {
 	return p.Now()
 }
 
-// configured returns a *NotConfiguredError when the client id or secret is
+// Configured returns a *NotConfiguredError when the client id or secret is
 // missing.
-func (p *Provider) configured() error {
+func (p *Provider) Configured() error {
 	if p.clientID == "" {
 		return &NotConfiguredError{Var: p.prefix + "_OAUTH_CLIENT_ID"}
 	}
@@ -160,7 +160,7 @@ func (p *Provider) configured() error {
 // oauth2.GenerateVerifier). A missing client id or secret is a
 // *NotConfiguredError.
 func (p *Provider) GenerateAuthorizationURL(redirectURI, state, codeVerifier string) (string, error) {
-	if err := p.configured(); err != nil {
+	if err := p.Configured(); err != nil {
 		return "", err
 	}
 	if !absoluteHTTPURL(redirectURI) {
@@ -197,7 +197,7 @@ func (p *Provider) GenerateAuthorizationURL(redirectURI, state, codeVerifier str
 // response (numbers as json.Number). A provider's refusal, including
 // Slack's HTTP 200 {"ok":false}, is a *TokenError.
 func (p *Provider) ExchangeCodeForTokens(ctx context.Context, code, redirectURI, codeVerifier string) (map[string]any, error) {
-	if err := p.configured(); err != nil {
+	if err := p.Configured(); err != nil {
 		return nil, err
 	}
 	if code == "" {

@@ -30,12 +30,16 @@ var revokedCodes = map[string]bool{
 	"token_expired":         true,
 }
 
+// Revoked reports whether a token endpoint's error code means the refresh
+// token is dead, so the user must connect again.
+func Revoked(code string) bool { return revokedCodes[code] }
+
 // Refresh trades creds' refresh token for a new access token. The result
 // keeps the old refresh token, scope and fields where the response has
 // none (Google and Dropbox do not rotate refresh tokens). A refusal of the
 // refresh token wraps ErrReauthRequired.
 func (p *Provider) Refresh(ctx context.Context, creds Credentials) (Credentials, error) {
-	if err := p.configured(); err != nil {
+	if err := p.Configured(); err != nil {
 		return Credentials{}, err
 	}
 	if creds.RefreshToken == "" {

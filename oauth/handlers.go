@@ -27,6 +27,7 @@ import (
 	"searchsvc/auth"
 	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/records"
 	"searchsvc/sessions"
 )
 
@@ -37,7 +38,7 @@ const exchangeTimeout = 30 * time.Second
 // Config configures Handlers.
 type Config struct {
 	Registry *integrations.Registry
-	Records  *integrations.Records
+	Records  *records.Records
 	Sessions *sessions.Manager
 	// Getenv reads <P>_OAUTH_CLIENT_ID, <P>_OAUTH_CLIENT_SECRET and the
 	// provider URL overrides.
@@ -58,7 +59,7 @@ type Config struct {
 	Logger *slog.Logger
 	// OnConnect is told about a record just connected, for example to
 	// queue a first sync. It must not run tasks. May be nil.
-	OnConnect func(integrations.Record)
+	OnConnect func(records.Record)
 }
 
 // Handlers serves endpoints 11 and 12. It is safe for concurrent use.

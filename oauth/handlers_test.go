@@ -19,6 +19,9 @@ import (
 	"searchsvc/auth"
 	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/api"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 	"searchsvc/sessions"
 	"searchsvc/storage"
 )
@@ -105,14 +108,14 @@ type fixture struct {
 	fake    *fakeProvider
 	h       *Handlers
 	sm      *sessions.Manager
-	records *integrations.Records
+	records *records.Records
 	handler http.Handler
 	dir     string
 	logs    *syncBuffer
 
 	mu        sync.Mutex
 	env       map[string]string
-	connected []integrations.Record
+	connected []records.Record
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -140,11 +143,11 @@ func newFixture(t testing.TB) *fixture {
 	mainStore := storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, Logger: log})
 	sessStore := storage.New(filepath.Join(f.dir, "sessions"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, Logger: log})
 	users := auth.NewUsers(mainStore)
-	vault, err := integrations.NewVault(bytes.Repeat([]byte{9}, integrations.KeySize))
+	v, err := vault.NewVault(bytes.Repeat([]byte{9}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.records = integrations.NewRecords(mainStore, vault, f.clock.Now)
+	f.records = records.New(mainStore, v, f.clock.Now)
 	f.sm = sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log})
 	for _, st := range []*storage.Store{mainStore, sessStore} {
 		if err := st.Open(); err != nil {
@@ -168,14 +171,14 @@ func newFixture(t testing.TB) *fixture {
 		Secure:       true,
 		Now:          f.clock.Now,
 		Logger:       log,
-		OnConnect: func(r integrations.Record) {
+		OnConnect: func(r records.Record) {
 			f.mu.Lock()
 			f.connected = append(f.connected, r)
 			f.mu.Unlock()
 		},
 	})
-	ih := integrations.NewHandlers(integrations.HandlersConfig{
-		Registry: reg, Records: f.records, Getenv: f.getenv, Logger: log,
+	ih := api.New(api.Config{
+		Registry: reg, Records: f.records, Sync: noSync{}, Getenv: f.getenv, Logger: log,
 		UserID: func(r *http.Request) (string, bool) {
 			u, ok := auth.UserFrom(r.Context())
 			return u.ID, ok
@@ -189,6 +192,15 @@ func newFixture(t testing.TB) *fixture {
 	f.handler = httpx.Handler(mux, httpx.Config{Logger: log, Now: f.clock.Now})
 	return f
 }
+
+// noSync is a sync scheduler that syncs nothing: these tests list records
+// only.
+type noSync struct{}
+
+func (noSync) Connected(records.Record)              {}
+func (noSync) Disconnect(records.Record) error       { return nil }
+func (noSync) Pending(string) int                    { return 0 }
+func (noSync) SyncNow(userID, recordID string) error { return nil }
 
 func mustParse(t testing.TB, s string) *url.URL {
 	t.Helper()
@@ -211,10 +223,10 @@ func (f *fixture) setenv(k, v string) {
 	f.env[k] = v
 }
 
-func (f *fixture) connectedRecords() []integrations.Record {
+func (f *fixture) connectedRecords() []records.Record {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]integrations.Record(nil), f.connected...)
+	return append([]records.Record(nil), f.connected...)
 }
 
 // browser is one user agent: its cookies and the user signed in with it.
@@ -430,7 +442,7 @@ func TestFullFlow(t *testing.T) {
 	}
 
 	rec, ok := f.records.Find(b.userID, "acme")
-	if !ok || rec.Status != integrations.StatusConnected {
+	if !ok || rec.Status != records.StatusConnected {
 		t.Fatalf("record: got %+v, %v; want a connected record", rec.View(), ok)
 	}
 	creds, err := f.records.Credentials(rec)

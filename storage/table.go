@@ -298,3 +298,23 @@ func (m *multiIndex[T]) remove(key, id string) {
 	}
 	m.m[key] = ids[:last]
 }
+
+// ScanIndex calls fn for every record, live or not, whose key in the
+// non-unique index is key, in no particular order, until fn returns false.
+// Unlike Find it copies nothing: a caller that keeps a few of many records
+// (a page) pays for those only. It holds the store's read lock throughout:
+// fn must not call Commit or any other method of the store or its tables.
+// It panics if the table has no such index.
+func (t *Table[T]) ScanIndex(index, key string, fn func(T) bool) {
+	m := t.multi[index]
+	if m == nil {
+		panic("storage: table " + t.name + " has no index " + index)
+	}
+	t.s.mu.RLock()
+	defer t.s.mu.RUnlock()
+	for _, id := range m.m[key] {
+		if !fn(t.recs[id]) {
+			return
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package integrations
+package sync
 
 import (
 	"context"
@@ -9,18 +9,13 @@ import (
 	"syscall"
 	"time"
 
+	"searchsvc/integrations"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
 // What a failed task does to its record and its queue.
-
-// ErrSkip marks a task error that trying again cannot fix and that does
-// not mean the sync is failing: one message too large to fetch, a payload
-// that cannot be valid. An integration wraps it (fmt.Errorf("%w: %w",
-// integrations.ErrSkip, err)); the scheduler drops the task at once, logs
-// it, and leaves the record's status alone. Other errors that are neither
-// temporary nor an authorization refusal are retried a few times.
-var ErrSkip = errors.New("task skipped")
 
 // fail records a task's failure and reports whether the session must stop.
 func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
@@ -31,16 +26,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 	prev := r.sealed
 	r.mu.Unlock()
 	setStatus := func(status, msg string) storage.Op {
-		return r.s.records.Table().Update(r.rec.ID, func(cur *Record) error {
-			if !cur.Live() {
-				return ErrRecordNotFound
-			}
-			if status == StatusNeedsReauth && cur.Credentials != prev {
-				return errCredentialsChanged // reconnected meanwhile: the new grant gets its chance
-			}
-			cur.Status, cur.LastError, cur.UpdatedAt = status, msg, now
-			return nil
-		})
+		return r.s.records.FailureOp(r.rec.ID, status, msg, prev, now)
 	}
 	var ops []storage.Op
 	switch f.class {
@@ -54,7 +40,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 	case failReauth:
 		r.s.outcomes.reauth.Add(1)
 		log.Warn("authorization refused; the record needs to be reconnected")
-		ops = append(ops, setStatus(StatusNeedsReauth, f.msg))
+		ops = append(ops, setStatus(records.StatusNeedsReauth, f.msg))
 		for _, q := range r.s.tasks.Find(taskIndexRecord, r.rec.ID) {
 			ops = append(ops, r.s.tasks.Delete(q.ID))
 		}
@@ -85,11 +71,11 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 			}))
 			stop = true
 		}
-		ops = append(ops, setStatus(StatusError, f.msg))
+		ops = append(ops, setStatus(records.StatusError, f.msg))
 	}
 	if err := r.s.commitFor(r.rec.ID, ops...); err != nil {
 		r.broken = true
-		if !errors.Is(err, ErrRecordNotFound) && !errors.Is(err, errCredentialsChanged) && !errors.Is(err, storage.ErrNotFound) {
+		if !errors.Is(err, records.ErrNotFound) && !errors.Is(err, records.ErrCredentialsChanged) && !errors.Is(err, storage.ErrNotFound) {
 			r.log.Error("record sync failure", "err", err)
 		}
 		return true
@@ -121,25 +107,25 @@ type failure struct {
 // the task's context was cancelled because the service is stopping.
 func classify(err error, domain string, shutdown bool) failure {
 	var (
-		te *TokenError
-		ae *APIError
-		nc *NotConfiguredError
+		te *integrations.TokenError
+		ae *integrations.APIError
+		nc *integrations.NotConfiguredError
 		ne net.Error
 	)
 	reauth := failure{class: failReauth, msg: domain + " refused the stored authorization; connect it again"}
 	unreachable := failure{class: failTemporary, msg: "could not reach " + domain + "; will retry"}
 	switch {
 	case shutdown && errors.Is(err, context.Canceled),
-		errors.Is(err, errCredentialsChanged), errors.Is(err, ErrRecordNotFound),
+		errors.Is(err, records.ErrCredentialsChanged), errors.Is(err, records.ErrNotFound),
 		errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed):
 		return failure{class: failPark}
-	case errors.Is(err, ErrReauthRequired), errors.Is(err, ErrNoRefreshToken), errors.Is(err, ErrCannotOpen):
+	case errors.Is(err, integrations.ErrReauthRequired), errors.Is(err, integrations.ErrNoRefreshToken), errors.Is(err, vault.ErrCannotOpen):
 		return reauth
-	case errors.Is(err, ErrSkip):
+	case errors.Is(err, integrations.ErrSkip):
 		return failure{class: failGone}
 	case errors.As(err, &te):
 		switch {
-		case revokedCodes[te.Code], te.Code == "invalid_client", te.Code == "unauthorized_client",
+		case integrations.Revoked(te.Code), te.Code == "invalid_client", te.Code == "unauthorized_client",
 			te.Status == 400, te.Status == 401:
 			return reauth
 		}
@@ -158,9 +144,9 @@ func classify(err error, domain string, shutdown bool) failure {
 		return failure{class: failPermanent, msg: fmt.Sprintf("%s answered %d", domain, ae.Status)}
 	case errors.As(err, &nc):
 		return failure{class: failTemporary, msg: nc.Error() + " on this server"}
-	case errors.Is(err, ErrUnknownKey):
+	case errors.Is(err, vault.ErrUnknownKey):
 		return failure{class: failTemporary, msg: "the stored credentials were sealed with a key this server does not hold"}
-	case errors.Is(err, ErrUnsupportedTask):
+	case errors.Is(err, integrations.ErrUnsupportedTask):
 		return failure{class: failPermanent, drop: true, msg: domain + " cannot sync yet"}
 	case errors.Is(err, errStoreContent):
 		return failure{class: failTemporary, msg: "could not store the synced items on this server; will retry"}

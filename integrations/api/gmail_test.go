@@ -1,4 +1,4 @@
-package integrations_test
+package api_test
 
 import (
 	"bytes"
@@ -17,8 +17,13 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/api"
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/gmail/gmailtest"
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
+	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -28,13 +33,13 @@ import (
 type gmailSync struct {
 	dir     string
 	gm      *gmailtest.Server
-	vault   *integrations.Vault
+	vault   *vault.Vault
 	reg     *integrations.Registry
 	getenv  func(string) string
 	sync    storage.SyncMode
 	st      *storage.Store
-	records *integrations.Records
-	syncer  *integrations.Syncer
+	records *records.Records
+	syncer  *isync.Syncer
 }
 
 func newGmailSync(tb testing.TB, opts gmailtest.Options, mode storage.SyncMode) *gmailSync {
@@ -47,7 +52,7 @@ func newGmailSync(tb testing.TB, opts gmailtest.Options, mode storage.SyncMode) 
 	}
 	g.getenv = func(k string) string { return vars[k] }
 	var err error
-	if g.vault, err = integrations.NewVault(bytes.Repeat([]byte{6}, integrations.KeySize)); err != nil {
+	if g.vault, err = vault.NewVault(bytes.Repeat([]byte{6}, vault.KeySize)); err != nil {
 		tb.Fatal(err)
 	}
 	if g.reg, err = integrations.NewRegistry(gmail.Definition()); err != nil {
@@ -60,8 +65,8 @@ func newGmailSync(tb testing.TB, opts gmailtest.Options, mode storage.SyncMode) 
 func (g *gmailSync) open(tb testing.TB) {
 	tb.Helper()
 	g.st = storage.New(filepath.Join(g.dir, "main"), storage.Options{Sync: g.sync})
-	g.records = integrations.NewRecords(g.st, g.vault, nil)
-	s, err := integrations.NewSyncer(integrations.SyncConfig{
+	g.records = records.New(g.st, g.vault, nil)
+	s, err := isync.New(isync.Config{
 		Records: g.records, Registry: g.reg, DataDir: g.dir, Getenv: g.getenv,
 		Client: g.gm.Client(), PollInterval: time.Nanosecond,
 	})
@@ -113,8 +118,8 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 	if gets != total || listed != 3 {
 		t.Errorf("requests: got %d lists and %d gets, want 3 pages (none twice) and %d messages (each once)", listed, gets, total)
 	}
-	got, _ := g.records.Get(rec.ID)
-	if got.Status != integrations.StatusConnected || got.ItemsSynced != total || got.LastSyncAt == nil {
+	got, _ := g.records.ByID(rec.ID)
+	if got.Status != records.StatusConnected || got.ItemsSynced != total || got.LastSyncAt == nil {
 		t.Fatalf("record: status %s (%q), itemsSynced %d, lastSyncAt %v", got.Status, got.LastError, got.ItemsSynced, got.LastSyncAt)
 	}
 
@@ -130,14 +135,14 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 
 	// The newest item, over HTTP, with its text; nothing of it in plain
 	// text on disk.
-	h := integrations.NewSyncHandlers(integrations.SyncHandlersConfig{Syncer: g.syncer,
+	h := api.New(api.Config{Registry: g.reg, Records: g.records, Items: g.syncer.Items(), Sync: g.syncer,
 		UserID: func(*http.Request) (string, bool) { return "u1", true }})
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/items", h.ListItems())
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
 	srv := httpx.Handler(mux, httpx.Config{})
 	var list struct {
-		Results []integrations.ItemView `json:"results"`
+		Results []items.View `json:"results"`
 	}
 	getJSON(t, srv, "/v1/items?limit=1", &list)
 	newest := total + 2
@@ -145,7 +150,7 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 		t.Fatalf("newest item: got %+v, want message %d", list.Results, newest)
 	}
 	var one struct {
-		Result integrations.ItemDetail `json:"result"`
+		Result items.Detail `json:"result"`
 	}
 	getJSON(t, srv, "/v1/items/"+list.Results[0].ID, &one)
 	if one.Result.Text == "" || !bytes.Contains(gmailtest.Message(newest), []byte(firstLine(one.Result.Text))) {
@@ -210,7 +215,7 @@ func BenchmarkSync5000Gmail(b *testing.B) {
 
 		b.StopTimer()
 		peak := vmHWM()
-		got, _ := g.records.Get(rec.ID)
+		got, _ := g.records.ByID(rec.ID)
 		if got.ItemsSynced != total {
 			b.Fatalf("synced %d items (%s %q), want %d", got.ItemsSynced, got.Status, got.LastError, total)
 		}

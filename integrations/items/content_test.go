@@ -1,4 +1,4 @@
-package integrations
+package items
 
 import (
 	"bytes"
@@ -7,7 +7,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"searchsvc/integrations/vault"
 )
+
+func testVault(t testing.TB, fill byte) *vault.Vault {
+	t.Helper()
+	v, err := vault.NewVault(bytes.Repeat([]byte{fill}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
 
 func TestContentEncoding(t *testing.T) {
 	for _, tc := range []struct{ text, raw string }{
@@ -47,8 +58,8 @@ func TestContentFiles(t *testing.T) {
 		}
 		files = append(files, s)
 	}
-	if _, err := c.readText(a); !errors.Is(err, errContentMissing) {
-		t.Errorf("read before publish: got %v, want errContentMissing", err)
+	if _, err := c.readText(a); !errors.Is(err, ErrContentMissing) {
+		t.Errorf("read before publish: got %v, want ErrContentMissing", err)
 	}
 	if err := c.publish(files); err != nil {
 		t.Fatal(err)
@@ -67,13 +78,13 @@ func TestContentFiles(t *testing.T) {
 	// Another item's file in a's place does not open, nor does an altered one.
 	other, _ := os.ReadFile(c.path(b))
 	os.WriteFile(c.path(a), other, 0o600)
-	if _, err := c.readText(a); err == nil || errors.Is(err, errContentMissing) {
+	if _, err := c.readText(a); err == nil || errors.Is(err, ErrContentMissing) {
 		t.Errorf("b's content under a's name: got %v, want an error", err)
 	}
 	altered := bytes.Clone(sealed)
 	altered[len(altered)/2] ^= 'A' ^ 'B'
 	os.WriteFile(c.path(a), altered, 0o600)
-	if _, err := c.readText(a); err == nil || errors.Is(err, errContentMissing) {
+	if _, err := c.readText(a); err == nil || errors.Is(err, ErrContentMissing) {
 		t.Errorf("altered content: got %v, want an error", err)
 	}
 

@@ -1,21 +1,24 @@
-package integrations
+package records
 
 import (
 	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"searchsvc/integrations"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
-func openRecords(t *testing.T, dir string, vault *Vault) (*Records, *storage.Store) {
+func openRecords(t *testing.T, dir string, v *vault.Vault) (*Records, *storage.Store) {
 	t.Helper()
 	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
 	clock := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	rs := NewRecords(st, vault, func() time.Time { return clock })
+	rs := New(st, v, func() time.Time { return clock })
 	if err := st.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -23,9 +26,9 @@ func openRecords(t *testing.T, dir string, vault *Vault) (*Records, *storage.Sto
 	return rs, st
 }
 
-func testVault(t *testing.T, fill byte, previous ...[]byte) *Vault {
+func testVault(t *testing.T, fill byte, previous ...[]byte) *vault.Vault {
 	t.Helper()
-	v, err := NewVault(bytes.Repeat([]byte{fill}, KeySize), previous...)
+	v, err := vault.NewVault(bytes.Repeat([]byte{fill}, vault.KeySize), previous...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +38,7 @@ func testVault(t *testing.T, fill byte, previous ...[]byte) *Vault {
 func TestRecordsConnectReconnectDisconnect(t *testing.T) {
 	dir := t.TempDir()
 	rs, st := openRecords(t, dir, testVault(t, 1))
-	creds := Credentials{AccessToken: "ya29.secret-access", RefreshToken: "1//secret-refresh"}
+	creds := integrations.Credentials{AccessToken: "ya29.secret-access", RefreshToken: "1//secret-refresh"}
 
 	rec, err := rs.Connect("u1", "gmail", creds)
 	if err != nil {
@@ -53,7 +56,7 @@ func TestRecordsConnectReconnectDisconnect(t *testing.T) {
 	if err := rs.SetStatus(rec.ID, StatusNeedsReauth, "refresh token revoked"); err != nil {
 		t.Fatal(err)
 	}
-	again, err := rs.Connect("u1", "gmail", Credentials{AccessToken: "ya29.new"})
+	again, err := rs.Connect("u1", "gmail", integrations.Credentials{AccessToken: "ya29.new"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +77,11 @@ func TestRecordsConnectReconnectDisconnect(t *testing.T) {
 	if _, err := rs.Disconnect(rec.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := rs.Get(rec.ID); ok {
+	if _, err := rs.Get("u1", rec.ID); !errors.Is(err, ErrNotFound) {
 		t.Error("disconnected record is still live")
 	}
-	if _, err := rs.Disconnect(rec.ID); !errors.Is(err, ErrRecordNotFound) {
-		t.Errorf("second disconnect: got %v, want ErrRecordNotFound", err)
+	if _, err := rs.Disconnect(rec.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second disconnect: got %v, want ErrNotFound", err)
 	}
 	raw, _ := rs.t.Get(rec.ID)
 	if raw.Status != StatusDisconnected || raw.DeletedAt == nil || raw.Credentials != "" {
@@ -105,16 +108,16 @@ func TestRecordsConnectReconnectDisconnect(t *testing.T) {
 
 func TestRecordsRotateKeys(t *testing.T) {
 	dir := t.TempDir()
-	oldKey := bytes.Repeat([]byte{1}, KeySize)
+	oldKey := bytes.Repeat([]byte{1}, vault.KeySize)
 	rs, st := openRecords(t, dir, testVault(t, 1))
 	for _, u := range []string{"u1", "u2", "u3"} {
-		if _, err := rs.Connect(u, "gmail", Credentials{AccessToken: "tok-" + u}); err != nil {
+		if _, err := rs.Connect(u, "gmail", integrations.Credentials{AccessToken: "tok-" + u}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	st.Close()
 
-	rs, _ = openRecords(t, dir, testVault(t, 2, oldKey))
+	rs, st = openRecords(t, dir, testVault(t, 2, oldKey))
 	n, err := rs.RotateKeys()
 	if err != nil || n != 3 {
 		t.Fatalf("rotate: got %d, %v; want 3, nil", n, err)
@@ -123,10 +126,11 @@ func TestRecordsRotateKeys(t *testing.T) {
 		t.Errorf("second rotate: got %d, want 0", n)
 	}
 	// Now the new key alone opens everything.
-	only := testVault(t, 2)
+	st.Close()
+	only, _ := openRecords(t, dir, testVault(t, 2))
 	for _, u := range []string{"u1", "u2", "u3"} {
-		r, _ := rs.Find(u, "gmail")
-		c, err := only.OpenCredentials(r.AAD(), r.Credentials)
+		r, _ := only.Find(u, "gmail")
+		c, err := only.Credentials(r)
 		if err != nil || c.AccessToken != "tok-"+u {
 			t.Errorf("%s after rotation: got %v, %v", u, c, err)
 		}
@@ -136,7 +140,7 @@ func TestRecordsRotateKeys(t *testing.T) {
 func TestRecordsFailClosedOnUnknownKey(t *testing.T) {
 	dir := t.TempDir()
 	rs, st := openRecords(t, dir, testVault(t, 1))
-	if _, err := rs.Connect("u1", "gmail", Credentials{AccessToken: "a"}); err != nil {
+	if _, err := rs.Connect("u1", "gmail", integrations.Credentials{AccessToken: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -149,5 +153,58 @@ func TestRecordsFailClosedOnUnknownKey(t *testing.T) {
 	// "rotated" into something else.
 	if n, err := rs.RotateKeys(); n != 0 || err != nil {
 		t.Errorf("rotate with an unrelated key: got %d, %v; want 0, nil", n, err)
+	}
+}
+
+// TestRecordsCredentials: credentials are sealed to the record as JSON and
+// open back whole; sealed data that is not credentials JSON gives an error
+// that does not quote it.
+func TestRecordsCredentials(t *testing.T) {
+	rs, _ := openRecords(t, t.TempDir(), testVault(t, 3))
+	c := integrations.Credentials{AccessToken: "ya29.SECRET", RefreshToken: "1//SECRET",
+		ExpiresAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Fields: map[string]string{"password": "SECRET-pw"}}
+	r := Record{ID: "r1", UserID: "u1", Integration: "gmail"}
+	sealed, err := rs.SealCredentials(&r, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(sealed, "SECRET") {
+		t.Fatal("sealed credentials hold a secret in clear")
+	}
+	r.Credentials = sealed
+	got, err := rs.Credentials(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AccessToken != c.AccessToken || got.Fields["password"] != c.Fields["password"] || !got.ExpiresAt.Equal(c.ExpiresAt) {
+		t.Errorf("Credentials: got %v, want the sealed credentials", got)
+	}
+	r.Credentials, _ = rs.Vault().Seal(r.AAD(), []byte("not json SECRET"))
+	if _, err := rs.Credentials(r); err == nil || strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("Credentials of non-JSON: got %v, want an error without the plaintext", err)
+	}
+	other := r
+	other.UserID = "u2"
+	other.Credentials = sealed
+	if _, err := rs.Credentials(other); !errors.Is(err, vault.ErrCannotOpen) {
+		t.Errorf("another user's record: got %v, want vault.ErrCannotOpen", err)
+	}
+}
+
+// TestRecordsGetOwnership: Get answers the owner only; another user's
+// record is ErrNotFound like an unknown one.
+func TestRecordsGetOwnership(t *testing.T) {
+	rs, _ := openRecords(t, t.TempDir(), testVault(t, 3))
+	rec, err := rs.Connect("u1", "gmail", integrations.Credentials{AccessToken: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rs.Get("u1", rec.ID); err != nil || got.ID != rec.ID {
+		t.Errorf("owner: got %v, %v; want the record", got.ID, err)
+	}
+	for _, tc := range []struct{ user, id string }{{"u2", rec.ID}, {"u1", "no-such-id"}} {
+		if _, err := rs.Get(tc.user, tc.id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get(%s, %s): got %v, want ErrNotFound", tc.user, tc.id, err)
+		}
 	}
 }

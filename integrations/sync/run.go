@@ -1,4 +1,4 @@
-package integrations
+package sync
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"searchsvc/integrations"
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
 	"searchsvc/storage"
 )
 
@@ -24,10 +27,6 @@ const (
 	batchBytes = 8 << 20
 )
 
-// errCredentialsChanged means the record's credentials changed under a
-// running sync (the user reconnected): the sync stops and leaves them be.
-var errCredentialsChanged = errors.New("credentials changed during sync")
-
 // errStoreContent wraps a failure to write item content on this server.
 var errStoreContent = errors.New("store item content")
 
@@ -35,10 +34,10 @@ var errStoreContent = errors.New("store item content")
 // credentials and the finished tasks not yet committed.
 type run struct {
 	s    *Syncer
-	rec  Record
-	def  Definition
+	rec  records.Record
+	def  integrations.Definition
 	log  *slog.Logger
-	inst Integration
+	inst integrations.Integration
 
 	// refreshed is set once a refresh was forced after the provider
 	// refused an access token that had not expired.
@@ -47,10 +46,10 @@ type run struct {
 	broken bool
 	stored int64 // items stored by this session
 
-	mu     sync.Mutex  // Save and Known may be called from the instance's goroutines
-	sealed string      // the record's sealed credentials as last seen or saved
-	creds  Credentials // the newest credentials, opened or refreshed
-	opened bool        // creds holds them
+	mu     sync.Mutex               // Save and Known may be called from the instance's goroutines
+	sealed string                   // the record's sealed credentials as last seen or saved
+	creds  integrations.Credentials // the newest credentials, opened or refreshed
+	opened bool                     // creds holds them
 	b      batch
 }
 
@@ -58,17 +57,21 @@ type run struct {
 type batch struct {
 	done  []string     // ids of finished tasks
 	add   []QueuedTask // their follow-ups
-	items []ItemRecord
-	files []staged
-	bytes int64
-	seen  map[string]bool // provider ids of items
+	items []items.ItemRecord
+	files []items.Staged
+	// texts are the items' extracted texts, kept for the Indexer until
+	// the batch is committed; nil without an Indexer.
+	texts   []string
+	removed []string // provider ids the provider reported deleted
+	bytes   int64
+	seen    map[string]bool // provider ids of items
 }
 
 // session runs the due tasks of one record, in order, until none is due,
 // sessionTasks have run, or stop is done. Tasks run under hard.
 func (s *Syncer) session(stop, hard context.Context, recordID string) {
-	rec, ok := s.records.Get(recordID)
-	if !ok || rec.Status == StatusNeedsReauth {
+	rec, ok := s.records.ByID(recordID)
+	if !ok || rec.Status == records.StatusNeedsReauth {
 		return
 	}
 	queue := s.recordTasks(recordID)
@@ -99,7 +102,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 		res, err := r.runTask(hard, t)
 		ran++
 		if err != nil {
-			var ae *APIError
+			var ae *integrations.APIError
 			if errors.As(err, &ae) && ae.Unauthorized() && !r.refreshed && r.def.OAuth != nil {
 				// The provider refused an access token that had not
 				// expired (revoked, or rotated elsewhere): refresh once
@@ -149,7 +152,7 @@ func (r *run) open(ctx context.Context, force bool) error {
 	r.shutdown(ctx)
 	def, ok := r.s.cfg.Registry.Get(r.rec.Integration)
 	if !ok {
-		return fmt.Errorf("integration %q is not in this build: %w", r.rec.Integration, ErrUnsupportedTask)
+		return fmt.Errorf("integration %q is not in this build: %w", r.rec.Integration, integrations.ErrUnsupportedTask)
 	}
 	r.def = def
 	if force {
@@ -168,16 +171,16 @@ func (r *run) open(ctx context.Context, force bool) error {
 	r.mu.Unlock()
 	if force {
 		if creds.RefreshToken == "" {
-			return fmt.Errorf("access token refused: %w", ErrReauthRequired)
+			return fmt.Errorf("access token refused: %w", integrations.ErrReauthRequired)
 		}
 		creds.ExpiresAt = r.s.now().Add(-time.Second)
 	}
-	env := Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known}
+	env := integrations.Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known}
 	if def.OAuth == nil {
 		env.Client = r.s.cfg.ManualClient // a target the user chose
 	}
 	if def.OAuth != nil {
-		p, err := NewProvider(def, r.s.cfg.Getenv, r.s.cfg.Client)
+		p, err := integrations.NewProvider(def, r.s.cfg.Getenv, r.s.cfg.Client)
 		if err != nil {
 			return err
 		}
@@ -194,7 +197,7 @@ func (r *run) open(ctx context.Context, force bool) error {
 	return r.guard("initialize", func() error { return inst.Initialize(ctx) })
 }
 
-func safeNew(def Definition, env Env) (inst Integration, err error) {
+func safeNew(def integrations.Definition, env integrations.Env) (inst integrations.Integration, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("build %s instance: panic: %v", def.Manifest.Domain, p)
@@ -202,7 +205,7 @@ func safeNew(def Definition, env Env) (inst Integration, err error) {
 	}()
 	inst, err = def.New(env)
 	if err == nil && inst == nil {
-		err = fmt.Errorf("build %s instance: %w", def.Manifest.Domain, ErrUnsupportedTask)
+		err = fmt.Errorf("build %s instance: %w", def.Manifest.Domain, integrations.ErrUnsupportedTask)
 	}
 	return inst, err
 }
@@ -219,12 +222,12 @@ func (r *run) guard(what string, fn func() error) (err error) {
 	return fn()
 }
 
-func (r *run) runTask(ctx context.Context, t QueuedTask) (res TaskResult, err error) {
+func (r *run) runTask(ctx context.Context, t QueuedTask) (res integrations.TaskResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, taskTimeout)
 	defer cancel()
 	task, err := r.s.task(&t)
 	if err != nil {
-		return TaskResult{}, err
+		return integrations.TaskResult{}, err
 	}
 	err = r.guard("task "+t.Type, func() error {
 		var err error
@@ -251,25 +254,15 @@ func (r *run) shutdown(ctx context.Context) {
 // save stores credentials the instance refreshed, sealed to the record,
 // unless the record's credentials changed since this run read them: a
 // reconnect during a sync must not be overwritten with the old grant.
-func (r *run) save(_ context.Context, c Credentials) error {
-	sealed, err := r.s.records.Vault().SealCredentials(r.rec.AAD(), c)
+func (r *run) save(_ context.Context, c integrations.Credentials) error {
+	sealed, err := r.s.records.SealCredentials(&r.rec, c)
 	if err != nil {
 		return fmt.Errorf("seal credentials: %w", err)
 	}
 	r.mu.Lock()
 	prev := r.sealed
 	r.mu.Unlock()
-	now := r.s.now().UTC()
-	err = r.s.commitFor(r.rec.ID, r.s.records.Table().Update(r.rec.ID, func(cur *Record) error {
-		if !cur.Live() {
-			return ErrRecordNotFound
-		}
-		if cur.Credentials != prev {
-			return errCredentialsChanged
-		}
-		cur.Credentials, cur.UpdatedAt = sealed, now
-		return nil
-	}))
+	err = r.s.commitFor(r.rec.ID, r.s.records.RefreshedOp(r.rec.ID, prev, sealed, r.s.now()))
 	if err != nil {
 		return err
 	}
@@ -288,29 +281,29 @@ func (r *run) known(providerID string) bool {
 	if seen {
 		return true
 	}
-	_, ok := r.s.items.Lookup(itemIndexKey, itemKey(r.rec.ID, providerID))
-	return ok
+	return r.s.items.Known(r.rec.ID, providerID)
 }
 
 // stage writes the content of a finished task's new items and adds the
 // task, its items and its follow-ups to the batch. It returns the
 // follow-ups.
-func (r *run) stage(t QueuedTask, res TaskResult) ([]QueuedTask, error) {
+func (r *run) stage(t QueuedTask, res integrations.TaskResult) ([]QueuedTask, error) {
 	now := r.s.now()
+	owner := items.Owner{UserID: r.rec.UserID, RecordID: r.rec.ID, Integration: r.rec.Integration}
 	for i := range res.Output {
 		out := &res.Output[i]
-		if out.ProviderID == "" || len(out.ProviderID) > maxProviderID {
+		if out.ProviderID == "" || len(out.ProviderID) > items.MaxProviderID {
 			r.log.Warn("item without a usable provider id skipped", "task", t.Type)
 			continue
 		}
 		if r.known(out.ProviderID) {
 			continue
 		}
-		it, err := newItem(r.s.records.Vault(), &r.rec, out, now)
+		it, err := r.s.items.NewItem(owner, out, now)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errStoreContent, err)
 		}
-		f, err := r.s.content.stage(&it, out.Text, out.Raw)
+		f, err := r.s.items.Stage(&it, out.Text, out.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errStoreContent, err)
 		}
@@ -320,7 +313,15 @@ func (r *run) stage(t QueuedTask, res TaskResult) ([]QueuedTask, error) {
 		r.b.items = append(r.b.items, it)
 		r.b.files = append(r.b.files, f)
 		r.b.bytes += int64(len(out.Raw) + len(out.Text))
+		if r.s.index != nil {
+			r.b.texts = append(r.b.texts, out.Text)
+		}
 		out.Raw, out.Text = nil, "" // sealed and on disk: let them go
+	}
+	for _, pid := range res.Removed {
+		if pid != "" && len(pid) <= items.MaxProviderID {
+			r.b.removed = append(r.b.removed, pid)
+		}
 	}
 	r.b.done = append(r.b.done, t.ID)
 	follow := make([]QueuedTask, 0, len(res.Tasks))
@@ -340,7 +341,7 @@ func (r *run) stage(t QueuedTask, res TaskResult) ([]QueuedTask, error) {
 
 // discard forgets the batch and removes its files.
 func (r *run) discard() {
-	r.s.content.remove(r.b.files)
+	r.s.items.Discard(r.b.files)
 	r.reset()
 }
 
@@ -363,7 +364,7 @@ func (r *run) flush(final bool) error {
 	if len(b.done) == 0 && !final {
 		return nil
 	}
-	if err := r.s.content.publish(b.files); err != nil {
+	if err := r.s.items.Publish(b.files); err != nil {
 		r.log.Error("publish item content", "err", err)
 		r.discard()
 		r.broken = true
@@ -378,38 +379,63 @@ func (r *run) flush(final bool) error {
 		ops = append(ops, r.s.tasks.Insert(t))
 	}
 	for _, it := range b.items {
-		ops = append(ops, r.s.items.Insert(it))
+		ops = append(ops, r.s.items.InsertOp(it))
 	}
-	n, success := int64(len(b.items)), len(b.done) > 0
-	ops = append(ops, r.s.records.Table().Update(r.rec.ID, func(cur *Record) error {
-		if !cur.Live() {
-			return ErrRecordNotFound
-		}
-		if success {
-			cur.Status, cur.LastError = StatusConnected, ""
-		}
-		cur.ItemsSynced += n
-		if final {
-			cur.LastSyncAt = &now
-		}
-		cur.UpdatedAt = now
-		return nil
-	}))
+	removeOps, gone := r.s.items.RemoveProviderOps(r.rec.ID, b.removed, now)
+	ops = append(ops, removeOps...)
+	n := int64(len(b.items))
+	ops = append(ops, r.s.records.ProgressOp(r.rec.ID, records.Progress{Succeeded: len(b.done) > 0, Items: n, Finished: final}, now))
 	err := r.s.commitFor(r.rec.ID, ops...)
 	if err != nil {
 		// After a write error the line may be on disk: leave the files
 		// for the start-up sweep to judge against what was committed.
 		if !errors.Is(err, storage.ErrFailed) {
-			r.s.content.remove(b.files)
+			r.s.items.Discard(b.files)
 		}
 		r.reset()
 		r.broken = true
-		if !errors.Is(err, ErrRecordNotFound) {
+		if !errors.Is(err, records.ErrNotFound) {
 			r.log.Error("commit sync progress", "err", err)
 		}
 		return err
 	}
 	r.stored += n
+	if err := r.s.items.RemoveFiles(gone); err != nil {
+		r.log.Warn("remove content of items deleted at the provider", "err", err)
+	}
+	r.tellIndex(gone)
 	r.reset()
 	return nil
+}
+
+// tellIndex gives the Indexer the batch just committed: the items stored,
+// with their text, and those removed.
+func (r *run) tellIndex(gone []items.ItemRecord) {
+	ix := r.s.index
+	if ix == nil {
+		return
+	}
+	if len(r.b.items) > 0 {
+		out := make([]IndexedItem, 0, len(r.b.items))
+		for i := range r.b.items {
+			it := &r.b.items[i]
+			m, err := r.s.items.OpenMeta(it)
+			if err != nil {
+				r.log.Error("open item metadata for the index", "item_id", it.ID, "err", err)
+				continue
+			}
+			out = append(out, IndexedItem{
+				ID: it.ID, RecordID: it.RecordID, Integration: it.Integration,
+				Title: m.Title, From: m.From, To: m.To, Date: it.Date, Text: r.b.texts[i],
+			})
+		}
+		ix.Index(r.rec.UserID, out)
+	}
+	if len(gone) > 0 {
+		ids := make([]string, len(gone))
+		for i := range gone {
+			ids[i] = gone[i].ID
+		}
+		ix.Remove(r.rec.UserID, ids)
+	}
 }

@@ -1,4 +1,4 @@
-package integrations
+package sync
 
 import (
 	"crypto/rand"
@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -37,12 +40,12 @@ type QueuedTask struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-func (t *QueuedTask) aad() AAD {
-	return AAD{UserID: t.UserID, Domain: t.Integration, RecordID: "task:" + t.ID}
+func (t *QueuedTask) aad() vault.AAD {
+	return vault.AAD{Purpose: vault.TaskPayload, UserID: t.UserID, Domain: t.Integration, ID: t.ID}
 }
 
 // newTask returns a task of rec's, its payload sealed.
-func (s *Syncer) newTask(rec *Record, task Task, now time.Time) (QueuedTask, error) {
+func (s *Syncer) newTask(rec *records.Record, task integrations.Task, now time.Time) (QueuedTask, error) {
 	t := QueuedTask{
 		ID: httpx.NewUUID(), Seq: s.nextSeq(), RecordID: rec.ID, UserID: rec.UserID,
 		Integration: rec.Integration, Type: task.Type, CreatedAt: now.UTC(),
@@ -60,17 +63,17 @@ func (s *Syncer) newTask(rec *Record, task Task, now time.Time) (QueuedTask, err
 }
 
 // task opens what the integration is asked to run.
-func (s *Syncer) task(t *QueuedTask) (Task, error) {
-	out := Task{Type: t.Type}
+func (s *Syncer) task(t *QueuedTask) (integrations.Task, error) {
+	out := integrations.Task{Type: t.Type}
 	if t.Payload == "" {
 		return out, nil
 	}
 	b, err := s.records.Vault().Open(t.aad(), t.Payload)
 	if err != nil {
-		return Task{}, fmt.Errorf("open task payload: %w", err)
+		return integrations.Task{}, fmt.Errorf("open task payload: %w", err)
 	}
 	if err := json.Unmarshal(b, &out.Payload); err != nil {
-		return Task{}, fmt.Errorf("decode task payload: %w", err)
+		return integrations.Task{}, fmt.Errorf("decode task payload: %w", err)
 	}
 	return out, nil
 }
@@ -89,7 +92,7 @@ func registerTasks(st *storage.Store) *storage.Table[QueuedTask] {
 			// "sync now" racing) fails its commit instead of queueing a
 			// second run.
 			taskIndexStart: func(t *QueuedTask) string {
-				if t.Type != TaskStart {
+				if t.Type != integrations.TaskStart {
 					return ""
 				}
 				return t.RecordID

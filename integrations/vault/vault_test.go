@@ -1,4 +1,4 @@
-package integrations
+package vault
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func newVault(t testing.TB, current []byte, previous ...[]byte) *Vault {
 	return v
 }
 
-var testAAD = AAD{UserID: "u1", Domain: "gmail", RecordID: "r1"}
+var testAAD = AAD{UserID: "u1", Domain: "gmail", ID: "r1"}
 
 func TestVaultRoundTrip(t *testing.T) {
 	v := newVault(t, newKey(t))
@@ -51,30 +51,6 @@ func TestVaultRoundTrip(t *testing.T) {
 		if !bytes.Equal(got, plaintext) {
 			t.Errorf("Open: got %d bytes, want %d", len(got), len(plaintext))
 		}
-	}
-}
-
-func TestVaultCredentials(t *testing.T) {
-	v := newVault(t, newKey(t))
-	c, _ := secretCredentials()
-	sealed, err := v.SealCredentials(testAAD, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(sealed, "SECRET") {
-		t.Fatal("sealed credentials hold a secret in clear")
-	}
-	got, err := v.OpenCredentials(testAAD, sealed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.AccessToken != c.AccessToken || got.Fields["password"] != c.Fields["password"] || !got.ExpiresAt.Equal(c.ExpiresAt) {
-		t.Errorf("OpenCredentials: got %v, want the sealed credentials", got)
-	}
-
-	notJSON, _ := v.Seal(testAAD, []byte("not json SECRET"))
-	if _, err := v.OpenCredentials(testAAD, notJSON); err == nil || strings.Contains(err.Error(), "SECRET") {
-		t.Errorf("OpenCredentials of non-JSON: got %v, want an error without the plaintext", err)
 	}
 }
 
@@ -111,15 +87,15 @@ func TestVaultTamperFails(t *testing.T) {
 
 func TestVaultAADBinds(t *testing.T) {
 	v := newVault(t, newKey(t))
-	sealed, err := v.Seal(AAD{UserID: "ab", Domain: "c", RecordID: "r"}, []byte("x"))
+	sealed, err := v.Seal(AAD{UserID: "ab", Domain: "c", ID: "r"}, []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	others := []AAD{
-		{UserID: "a", Domain: "bc", RecordID: "r"}, // same bytes, shifted part boundary
-		{UserID: "ab", Domain: "c", RecordID: "r2"},
-		{UserID: "other", Domain: "c", RecordID: "r"},
-		{UserID: "ab", Domain: "slack", RecordID: "r"},
+		{UserID: "a", Domain: "bc", ID: "r"}, // same bytes, shifted part boundary
+		{UserID: "ab", Domain: "c", ID: "r2"},
+		{UserID: "other", Domain: "c", ID: "r"},
+		{UserID: "ab", Domain: "slack", ID: "r"},
 		{},
 	}
 	for _, aad := range others {

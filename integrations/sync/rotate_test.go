@@ -1,25 +1,29 @@
-package integrations
+package sync
 
 import (
 	"bytes"
 	"testing"
+
+	"searchsvc/integrations/fakemail"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 )
 
 func TestSyncRotateKeys(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("lee", 9, f.clock.Now())
+	f.mail.Fill("lee", 9, f.clock.Now())
 	rec := f.connectManual("u1", "lee")
 	f.runOnce()
-	f.mail.fill("lee", 3, f.clock.Now())
+	f.mail.Fill("lee", 3, f.clock.Now())
 	f.clock.Advance(syncPoll)
-	f.mail.fail(fakeFail{kind: "get", status: 503, retryAfter: "60"})
+	f.mail.FailNext(fakemail.Fail{Kind: "get", Status: 503, RetryAfter: "60"})
 	f.runOnce() // leaves download tasks, with sealed payloads, queued
 	if f.syncer.Pending(rec.ID) == 0 {
 		t.Fatal("no task queued")
 	}
 
-	oldKey, newK := bytes.Repeat([]byte{9}, KeySize), newKey(t)
-	f.vault = newVault(t, newK, oldKey)
+	oldKey, newK := bytes.Repeat([]byte{9}, vault.KeySize), testKey(t)
+	f.vault = testVaultOf(t, newK, oldKey)
 	f.reopen()
 	if _, err := f.records.RotateKeys(); err != nil {
 		t.Fatal(err)
@@ -34,19 +38,19 @@ func TestSyncRotateKeys(t *testing.T) {
 	}
 
 	// Without the old key everything still opens, and the run finishes.
-	f.vault = newVault(t, newK)
+	f.vault = testVaultOf(t, newK)
 	f.reopen()
 	for _, it := range f.liveItems(rec.ID) {
-		if _, err := f.syncer.View(&it); err != nil {
+		if _, err := f.syncer.items.View(&it); err != nil {
 			t.Errorf("item %s metadata: %v", it.ID, err)
 		}
-		if _, err := f.syncer.content.readText(&it); err != nil {
+		if _, err := f.syncer.items.Text(&it); err != nil {
 			t.Errorf("item %s content: %v", it.ID, err)
 		}
 	}
 	f.clock.Advance(syncPoll)
 	f.runOnce()
-	if got := f.wantStatus(rec, StatusConnected, ""); got.ItemsSynced != 12 || len(f.liveItems(rec.ID)) != 12 {
+	if got := f.wantStatus(rec, records.StatusConnected, ""); got.ItemsSynced != 12 || len(f.liveItems(rec.ID)) != 12 {
 		t.Errorf("itemsSynced: got %d, want 12", got.ItemsSynced)
 	}
 	if n, err := f.syncer.RotateKeys(); err != nil || n != 0 {

@@ -1,6 +1,13 @@
-package integrations
+// Package vault seals and opens the service's secrets at rest (integration
+// credentials, item metadata and content, task payloads) with AES-256-GCM
+// under CREDENTIALS_KEY, opens what CREDENTIALS_KEY_PREVIOUS sealed, re-seals
+// under the current key (rotation) and derives subkeys for other purposes.
+// It knows nothing of records or items: callers name what they seal with an
+// AAD.
+package vault
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -8,7 +15,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,24 +38,72 @@ var (
 	// belongs to another record.
 	ErrCannotOpen = errors.New("sealed credentials cannot be opened")
 	// ErrUnknownKey means a sealed string names a key that is neither
-	// CREDENTIALS_KEY nor one of CREDENTIALS_KEY_PREVIOUS.
+	// CREDENTIALS_KEY nor one of CREDENTIALS_KEY_PREVIOUS. Its text is the
+	// one the service has always logged; Holds tells it apart up front.
 	ErrUnknownKey = errors.New("sealed credentials name an unknown key")
 )
 
-// AAD identifies the record a sealed string belongs to. It is bound to the
-// ciphertext as additional data, so a sealed string copied into another
-// record, user or integration does not open.
+// Purpose says what a sealed string holds. It is bound to the ciphertext
+// with the owner's ids (see AAD), so that a record's sealed credentials,
+// an item's sealed content and a task's sealed payload never open as one
+// another even if an id were ever reused.
+type Purpose uint8
+
+// The purposes of sealed strings.
+const (
+	Credentials Purpose = iota // a user-integration record's credentials; ID is the record id
+	ItemContent                // an item's content file; ID is the item id
+	ItemMeta                   // an item's personal metadata; ID is the item id
+	TaskPayload                // a queued task's payload; ID is the task id
+)
+
+// prefix is the purpose's mark in the additional data. The marks are
+// those the service has always written in front of the id ("item:",
+// "item-meta:", "task:", none for credentials), so that what was sealed
+// before Purpose existed still opens.
+func (p Purpose) prefix() string {
+	switch p {
+	case ItemContent:
+		return "item:"
+	case ItemMeta:
+		return "item-meta:"
+	case TaskPayload:
+		return "task:"
+	}
+	return ""
+}
+
+// String names the purpose, for logs and errors.
+func (p Purpose) String() string {
+	switch p {
+	case Credentials:
+		return "credentials"
+	case ItemContent:
+		return "item content"
+	case ItemMeta:
+		return "item metadata"
+	case TaskPayload:
+		return "task payload"
+	}
+	return "unknown purpose"
+}
+
+// AAD identifies what a sealed string belongs to: its purpose, the user,
+// the integration domain and the id of the record, item or task. It is
+// bound to the ciphertext as additional data, so a sealed string copied
+// into another record, item, user or integration does not open.
 type AAD struct {
-	UserID   string
-	Domain   string // integration domain
-	RecordID string
+	Purpose Purpose
+	UserID  string
+	Domain  string // integration domain
+	ID      string // the id of what is sealed: see Purpose
 }
 
 // bytes encodes a, after the sealed string's header, with each part
 // length-prefixed so that no part can borrow bytes from its neighbour.
 func (a AAD) bytes(header string) []byte {
 	b := []byte("searchsvc credentials\x00")
-	for _, part := range []string{header, a.UserID, a.Domain, a.RecordID} {
+	for _, part := range []string{header, a.UserID, a.Domain, a.Purpose.prefix() + a.ID} {
 		b = binary.AppendUvarint(b, uint64(len(part)))
 		b = append(b, part...)
 	}
@@ -58,6 +112,7 @@ func (a AAD) bytes(header string) []byte {
 
 type vaultKey struct {
 	id   string
+	raw  []byte // for DeriveKey
 	aead cipher.AEAD
 }
 
@@ -69,6 +124,7 @@ type vaultKey struct {
 type Vault struct {
 	current vaultKey
 	keys    map[string]vaultKey // by id; includes current
+	order   []string            // ids in the order given, current first
 }
 
 // KeyID returns the public id of a key: the first 8 bytes of a SHA-256 of
@@ -81,8 +137,11 @@ func KeyID(key []byte) string {
 }
 
 // ParseKey decodes a credentials key given as base64 (standard or URL
-// alphabet, padded or not). Errors name the variable, never the value.
+// alphabet, padded or not): 32 bytes, not all zero. It is the one parser
+// of CREDENTIALS_KEY and CREDENTIALS_KEY_PREVIOUS, for the configuration
+// and the vault alike. Errors name the variable, never the value.
 func ParseKey(name, value string) ([]byte, error) {
+	const generate = " (generate one with: head -c 32 /dev/urandom | base64)"
 	value = strings.TrimSpace(value)
 	if value == "" {
 		return nil, fmt.Errorf("%s is empty", name)
@@ -95,13 +154,13 @@ func ParseKey(name, value string) ([]byte, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s is not valid base64 (generate one with: head -c 32 /dev/urandom | base64)", name)
+		return nil, fmt.Errorf("%s must be base64 of exactly %d bytes, and is not base64%s", name, KeySize, generate)
 	}
 	if len(key) != KeySize {
-		return nil, fmt.Errorf("%s decodes to %d bytes, want %d (generate one with: head -c 32 /dev/urandom | base64)", name, len(key), KeySize)
+		return nil, fmt.Errorf("%s must be base64 of exactly %d bytes, got %d bytes%s", name, KeySize, len(key), generate)
 	}
 	if allZero(key) {
-		return nil, fmt.Errorf("%s is all zero bytes", name)
+		return nil, fmt.Errorf("%s must not be all zero bytes%s", name, generate)
 	}
 	return key, nil
 }
@@ -143,6 +202,7 @@ func NewVault(current []byte, previous ...[]byte) (*Vault, error) {
 			continue // the same key listed twice
 		}
 		v.keys[k.id] = k
+		v.order = append(v.order, k.id)
 		if i == 0 {
 			v.current = k
 		}
@@ -162,7 +222,7 @@ func newVaultKey(key []byte) (vaultKey, error) {
 	if err != nil {
 		return vaultKey{}, err
 	}
-	return vaultKey{id: KeyID(key), aead: aead}, nil
+	return vaultKey{id: KeyID(key), raw: bytes.Clone(key), aead: aead}, nil
 }
 
 // KeyID returns the id of the key the vault seals under.
@@ -214,6 +274,14 @@ func (v *Vault) split(sealed string) (k vaultKey, header, payload string, err er
 	return k, version + "." + id, payload, nil
 }
 
+// Holds reports whether sealed names a key the vault holds (the current
+// one or a previous one). It does not check that sealed opens; it is what
+// start-up uses to refuse a CREDENTIALS_KEY that cannot open the store.
+func (v *Vault) Holds(sealed string) bool {
+	_, _, _, err := v.split(sealed)
+	return err == nil
+}
+
 // NeedsRotation reports whether sealed was sealed under a previous key and
 // should be sealed again under the current one (see Rotate). It does not
 // check that sealed opens.
@@ -229,29 +297,6 @@ func (v *Vault) Rotate(aad AAD, sealed string) (string, error) {
 		return "", err
 	}
 	return v.Seal(aad, plaintext)
-}
-
-// SealCredentials seals c, as JSON, for the record aad.
-func (v *Vault) SealCredentials(aad AAD, c Credentials) (string, error) {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return "", fmt.Errorf("seal credentials: %w", err)
-	}
-	return v.Seal(aad, b)
-}
-
-// OpenCredentials opens credentials sealed by SealCredentials.
-func (v *Vault) OpenCredentials(aad AAD, sealed string) (Credentials, error) {
-	b, err := v.Open(aad, sealed)
-	if err != nil {
-		return Credentials{}, err
-	}
-	var c Credentials
-	if err := json.Unmarshal(b, &c); err != nil {
-		// The JSON error could quote plaintext; it is not passed on.
-		return Credentials{}, errors.New("open credentials: sealed data is not credentials JSON")
-	}
-	return c, nil
 }
 
 // String describes v by its key ids; it holds no key material.

@@ -1,13 +1,12 @@
-package integrations
+package sync
 
 import (
 	"cmp"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
+	"searchsvc/integrations/records"
 	"searchsvc/storage"
 )
 
@@ -32,12 +31,12 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 		return true
 	})
 
-	var recs []Record
-	s.records.Table().Scan(func(r Record) bool {
+	var recs []records.Record
+	s.records.ScanAll(func(r records.Record) bool {
 		recs = append(recs, r)
 		return true
 	})
-	byID := make(map[string]*Record, len(recs))
+	byID := make(map[string]*records.Record, len(recs))
 	for i := range recs {
 		byID[recs[i].ID] = &recs[i]
 	}
@@ -57,7 +56,7 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 	var orphans []storage.Op
 	for id, h := range heads {
 		rec := byID[id]
-		if rec == nil || !rec.Live() || rec.Status == StatusNeedsReauth {
+		if rec == nil || !rec.Live() || rec.Status == records.StatusNeedsReauth {
 			if !busy[id] {
 				for _, t := range s.tasks.Find(taskIndexRecord, id) {
 					orphans = append(orphans, s.tasks.Delete(t.ID))
@@ -117,11 +116,11 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 
 // startDue reports whether a start of rec is due, and if not, when it
 // will be (zero: not while its status stays).
-func (s *Syncer) startDue(rec *Record, now time.Time) (bool, time.Time) {
-	if !rec.Live() || (rec.Status != StatusConnected && rec.Status != StatusError) {
+func (s *Syncer) startDue(rec *records.Record, now time.Time) (bool, time.Time) {
+	if !rec.Live() || (rec.Status != records.StatusConnected && rec.Status != records.StatusError) {
 		return false, time.Time{}
 	}
-	if rec.LastSyncAt == nil && rec.Status == StatusConnected {
+	if rec.LastSyncAt == nil && rec.Status == records.StatusConnected {
 		return true, time.Time{}
 	}
 	base := rec.ConnectedAt
@@ -129,7 +128,7 @@ func (s *Syncer) startDue(rec *Record, now time.Time) (bool, time.Time) {
 		base = *rec.LastSyncAt
 	}
 	// A failed run waits a whole interval from its failure.
-	if rec.Status == StatusError && rec.UpdatedAt.After(base) {
+	if rec.Status == records.StatusError && rec.UpdatedAt.After(base) {
 		base = rec.UpdatedAt
 	}
 	at := base.Add(s.cfg.PollInterval)
@@ -147,7 +146,7 @@ func (s *Syncer) startDue(rec *Record, now time.Time) (bool, time.Time) {
 func (s *Syncer) purge(now time.Time) {
 	s.mu.Lock()
 	for id, since := range s.closing {
-		if _, live := s.records.Get(id); !live || now.Sub(since) > disconnectHold {
+		if _, live := s.records.ByID(id); !live || now.Sub(since) > disconnectHold {
 			delete(s.closing, id)
 		}
 	}
@@ -156,7 +155,7 @@ func (s *Syncer) purge(now time.Time) {
 		busy[id] = true
 	}
 	s.mu.Unlock()
-	names, err := listDir(s.content.dir)
+	names, err := s.items.RecordDirs()
 	if err != nil {
 		s.log.Error("list item content", "err", err)
 		return
@@ -165,32 +164,40 @@ func (s *Syncer) purge(now time.Time) {
 		if busy[id] {
 			continue
 		}
-		if _, ok := s.records.Get(id); ok {
+		if _, ok := s.records.ByID(id); ok {
 			continue
 		}
 		if err := s.dropItems(id, now); err != nil {
 			s.log.Error("soft-delete items of a disconnected record", "record_id", id, "err", err)
 			continue
 		}
-		if err := s.content.removeRecord(id); err != nil {
+		if err := s.items.RemoveRecordFiles(id); err != nil {
 			s.log.Error("remove item content of a disconnected record", "record_id", id, "err", err)
 		}
 	}
 }
 
-// dropItems soft-deletes the live items of a record that is gone.
+// dropItems soft-deletes the live items of a record that is gone, and
+// tells the Indexer if there were any.
 func (s *Syncer) dropItems(recordID string, now time.Time) error {
-	now = now.UTC()
-	var ops []storage.Op
-	for _, it := range s.items.Find(itemIndexRecord, recordID) {
-		if it.Live() {
-			ops = append(ops, s.items.Update(it.ID, func(it *ItemRecord) error {
-				scrub(it, now)
-				return nil
-			}))
+	ops, ids := s.items.RemoveRecordOps(recordID, now)
+	if err := s.st.Commit(ops...); err != nil {
+		return err
+	}
+	if s.index != nil && len(ids) > 0 {
+		if it, ok := s.itemOwner(recordID); ok {
+			s.index.RemoveRecord(it, recordID)
 		}
 	}
-	return s.st.Commit(ops...)
+	return nil
+}
+
+// itemOwner returns the user whose record recordID was, from its items.
+func (s *Syncer) itemOwner(recordID string) (string, bool) {
+	for _, it := range s.items.ForRecord(recordID) {
+		return it.UserID, true
+	}
+	return "", false
 }
 
 // sweep runs once before the first pass: it removes content files that no
@@ -198,35 +205,10 @@ func (s *Syncer) dropItems(recordID string, now time.Time) error {
 // metadata, or between a soft delete and the files' removal) and reports
 // live items whose file is missing.
 func (s *Syncer) sweep() {
-	now := s.now()
-	s.purge(now)
-	names, err := listDir(s.content.dir)
+	s.purge(s.now())
+	removed, missing, err := s.items.Sweep()
 	if err != nil {
 		s.log.Error("sweep item content", "err", err)
-		return
-	}
-	removed, missing := 0, 0
-	for _, recID := range names {
-		files, err := listDir(s.content.recordDir(recID))
-		if err != nil {
-			s.log.Error("sweep item content", "record_id", recID, "err", err)
-			continue
-		}
-		have := make(map[string]bool, len(files))
-		for _, name := range files {
-			it, ok := s.items.Get(name)
-			if !ok || !it.Live() || it.RecordID != recID {
-				os.Remove(filepath.Join(s.content.recordDir(recID), name))
-				removed++
-				continue
-			}
-			have[name] = true
-		}
-		for _, it := range s.items.Find(itemIndexRecord, recID) {
-			if it.Live() && !have[it.ID] {
-				missing++
-			}
-		}
 	}
 	if removed > 0 {
 		s.log.Info("removed orphaned item content files", "files", removed)

@@ -1,4 +1,4 @@
-package integrations
+package sync
 
 import (
 	"bufio"
@@ -14,6 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"searchsvc/integrations"
+	"searchsvc/integrations/fakemail"
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -52,8 +57,8 @@ func benchResetPeakRSS() bool {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 }
 
-func benchVault(b *testing.B, fill byte) *Vault {
-	v, err := NewVault(bytes.Repeat([]byte{fill}, KeySize))
+func benchVault(b *testing.B, fill byte) *vault.Vault {
+	v, err := vault.NewVault(bytes.Repeat([]byte{fill}, vault.KeySize))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,26 +100,26 @@ func BenchmarkSync5000(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
-		m := newFakeMail(b, nil)
-		m.pageSize = 100
-		m.fill("box", messages, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-		for i := range m.boxes["box"] {
-			m.boxes["box"][i].Body = fakeBody(i, 4096)
+		m := fakemail.New(b, nil)
+		m.PageSize = 100
+		m.Fill("box", messages, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+		for i := range m.Boxes["box"] {
+			m.Boxes["box"][i].Body = fakeBody(i, 4096)
 		}
-		reg, err := NewRegistry(fakeManualDefinition(m))
+		reg, err := integrations.NewRegistry(fakemail.ManualDefinition(m))
 		if err != nil {
 			b.Fatal(err)
 		}
 		st := storage.New(filepath.Join(dir, "main"), storage.Options{})
-		records := NewRecords(st, benchVault(b, 3), nil)
-		s, err := NewSyncer(SyncConfig{Records: records, Registry: reg, DataDir: dir, Workers: 2})
+		recs := records.New(st, benchVault(b, 3), nil)
+		s, err := New(Config{Records: recs, Registry: reg, DataDir: dir, Workers: 2})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if err := st.Open(); err != nil {
 			b.Fatal(err)
 		}
-		rec, err := records.Connect("u1", fakeManualDomain, Credentials{Fields: map[string]string{"mailbox": "box"}})
+		rec, err := recs.Connect("u1", fakemail.ManualDomain, integrations.Credentials{Fields: map[string]string{"mailbox": "box"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -132,8 +137,8 @@ func BenchmarkSync5000(b *testing.B) {
 
 		b.StopTimer()
 		peak := benchProcStatus("VmHWM")
-		got, _ := records.Get(rec.ID)
-		if got.ItemsSynced != messages || got.Status != StatusConnected {
+		got, _ := recs.ByID(rec.ID)
+		if got.ItemsSynced != messages || got.Status != records.StatusConnected {
 			b.Fatalf("synced %d items, status %s, want %d", got.ItemsSynced, got.Status, messages)
 		}
 		stats := st.Stats()
@@ -163,26 +168,26 @@ func benchDirSize(dir string) int64 {
 // record and reports the time, the heap the items hold, and the process's
 // resident memory after the open.
 func BenchmarkOpen50000Items(b *testing.B) {
-	const items = 50000
+	const nItems = 50000
 	dir := b.TempDir()
 	vault := benchVault(b, 4)
 	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
-	records := NewRecords(st, vault, nil)
-	s, err := NewSyncer(SyncConfig{Records: records, Registry: &Registry{}, DataDir: b.TempDir()})
+	recs := records.New(st, vault, nil)
+	s, err := New(Config{Records: recs, Registry: &integrations.Registry{}, DataDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := st.Open(); err != nil {
 		b.Fatal(err)
 	}
-	rec, err := records.Connect("6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", "gmail", Credentials{AccessToken: "a", RefreshToken: "r"})
+	rec, err := recs.Connect("6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", "gmail", integrations.Credentials{AccessToken: "a", RefreshToken: "r"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ops []storage.Op
-	for i := range items {
-		it, err := newItem(vault, &rec, &Item{
+	for i := range nItems {
+		it, err := s.items.NewItem(items.Owner{UserID: rec.UserID, RecordID: rec.ID, Integration: rec.Integration}, &integrations.Item{
 			ProviderID: fmt.Sprintf("18c%013x", i*7919),
 			Title:      fmt.Sprintf("Re: %s about the %s, week %d", fakeBody(i, 20), fakeBody(i+1, 12), i%52),
 			From:       fmt.Sprintf("Sender Name %d <sender%d@example.com>", i%300, i%300),
@@ -193,7 +198,7 @@ func BenchmarkOpen50000Items(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ops = append(ops, s.items.Insert(it))
+		ops = append(ops, s.items.InsertOp(it))
 		if len(ops) == 1000 {
 			if err := st.Commit(ops...); err != nil {
 				b.Fatal(err)
@@ -218,8 +223,8 @@ func BenchmarkOpen50000Items(b *testing.B) {
 
 		start := time.Now()
 		st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
-		records := NewRecords(st, vault, nil)
-		s, err := NewSyncer(SyncConfig{Records: records, Registry: &Registry{}, DataDir: b.TempDir()})
+		recs := records.New(st, vault, nil)
+		s, err := New(Config{Records: recs, Registry: &integrations.Registry{}, DataDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -235,15 +240,15 @@ func BenchmarkOpen50000Items(b *testing.B) {
 		heapAfter := ms.HeapAlloc
 		debug.FreeOSMemory()
 		rssAfter := benchProcStatus("VmRSS")
-		if n := s.items.Len(); n != items {
-			b.Fatalf("open found %d items, want %d", n, items)
+		if n := s.items.Len(); n != nItems {
+			b.Fatalf("open found %d items, want %d", n, nItems)
 		}
 		b.ReportMetric(elapsed.Seconds(), "s/open")
-		b.ReportMetric(float64(int64(heapAfter)-int64(heapBefore))/items, "heap-B/item")
+		b.ReportMetric(float64(int64(heapAfter)-int64(heapBefore))/nItems, "heap-B/item")
 		b.ReportMetric(benchMB(rssAfter), "RSS-after-open-MB")
 		b.ReportMetric(benchMB(rssAfter-rssBefore), "RSS-growth-MB")
 		b.ReportMetric(benchMB(peak), "peak-RSS-MB")
-		b.ReportMetric(float64(fileBytes)/items, "log-B/item")
+		b.ReportMetric(float64(fileBytes)/nItems, "log-B/item")
 		st.Close()
 		b.StartTimer()
 	}

@@ -1,15 +1,25 @@
-package integrations
+// Package records keeps the user-integration records: one user's
+// connection to one integration, its sealed credentials and its sync
+// status. It is the only code that changes a record: the sync scheduler
+// asks it for the ops that record a sync's progress or failure and commits
+// them with its own. Ownership is checked here: Get answers ErrNotFound for
+// another user's record, as for an unknown one.
+package records
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
-// The states of a user-integration record (decisions.md).
+// The states of a user-integration record (the README's "Integrations"
+// section describes them).
 const (
 	StatusConnected    = "connected"    // credentials work; syncs are scheduled
 	StatusNeedsReauth  = "needs_reauth" // refresh failed or the provider revoked access; the user must reconnect
@@ -35,8 +45,8 @@ type Record struct {
 }
 
 // AAD is the identity the record's credentials are sealed to.
-func (r *Record) AAD() AAD {
-	return AAD{UserID: r.UserID, Domain: r.Integration, RecordID: r.ID}
+func (r *Record) AAD() vault.AAD {
+	return vault.AAD{Purpose: vault.Credentials, UserID: r.UserID, Domain: r.Integration, ID: r.ID}
 }
 
 // Live reports whether the record has not been disconnected.
@@ -66,20 +76,27 @@ func (r *Record) View() RecordView {
 	}
 }
 
-// ErrRecordNotFound is returned for an unknown or disconnected record.
-var ErrRecordNotFound = errors.New("integration record not found")
+// Errors of Records.
+var (
+	// ErrNotFound is returned for an unknown or disconnected record, and
+	// for another user's record.
+	ErrNotFound = errors.New("integration record not found")
+	// ErrCredentialsChanged is returned by an op made for credentials
+	// that are no longer the record's (the user reconnected meanwhile).
+	ErrCredentialsChanged = errors.New("credentials changed during sync")
+)
 
 // Records holds the user-integration records of the main store.
 type Records struct {
 	st    *storage.Store
 	t     *storage.Table[Record]
-	vault *Vault
+	vault *vault.Vault
 	now   func() time.Time
 }
 
-// NewRecords registers the "integrations" table on st (before st.Open):
+// New registers the "integrations" table on st (before st.Open):
 // one live record per user per integration, indexed by user.
-func NewRecords(st *storage.Store, vault *Vault, now func() time.Time) *Records {
+func New(st *storage.Store, v *vault.Vault, now func() time.Time) *Records {
 	if now == nil {
 		now = time.Now
 	}
@@ -93,21 +110,30 @@ func NewRecords(st *storage.Store, vault *Vault, now func() time.Time) *Records 
 			"user": func(r *Record) string { return r.UserID },
 		},
 	})
-	return &Records{st: st, t: t, vault: vault, now: now}
+	return &Records{st: st, t: t, vault: v, now: now}
 }
-
-// Table is the underlying table, for packages that commit changes to a
-// record together with their own (the sync scheduler).
-func (rs *Records) Table() *storage.Table[Record] { return rs.t }
 
 // Store is the main store the records live in.
 func (rs *Records) Store() *storage.Store { return rs.st }
 
 // Vault is the vault the records' credentials are sealed with.
-func (rs *Records) Vault() *Vault { return rs.vault }
+func (rs *Records) Vault() *vault.Vault { return rs.vault }
 
-// Get returns the live record with id.
-func (rs *Records) Get(id string) (Record, bool) {
+// Get returns the user's live record with id. An unknown id, a
+// disconnected record and another user's record are all ErrNotFound, so
+// that ids of other users' records cannot be probed.
+func (rs *Records) Get(userID, id string) (Record, error) {
+	r, ok := rs.ByID(id)
+	if !ok || r.UserID != userID {
+		return Record{}, ErrNotFound
+	}
+	return r, nil
+}
+
+// ByID returns the live record with id, whoever owns it: for the code
+// that acts for the record itself (the sync scheduler), never for a
+// request.
+func (rs *Records) ByID(id string) (Record, bool) {
 	r, ok := rs.t.Get(id)
 	if !ok || !r.Live() {
 		return Record{}, false
@@ -132,6 +158,10 @@ func (rs *Records) ForUser(userID string) []Record {
 	return out
 }
 
+// ScanAll calls fn for every record, live or not, until fn returns false.
+// fn must not call the store.
+func (rs *Records) ScanAll(fn func(Record) bool) { rs.t.Scan(fn) }
+
 // All calls fn for every live record until fn returns false.
 func (rs *Records) All(fn func(Record) bool) {
 	rs.t.Scan(func(r Record) bool {
@@ -146,14 +176,14 @@ func (rs *Records) All(fn func(Record) bool) {
 // record, and marks it connected. A user who already has a live record for
 // domain (reconnecting after needs_reauth, say) gets that same record
 // updated, never a second one. extra ops are committed in the same log line.
-func (rs *Records) Connect(userID, domain string, creds Credentials, extra ...storage.Op) (Record, error) {
+func (rs *Records) Connect(userID, domain string, creds integrations.Credentials, extra ...storage.Op) (Record, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		now := rs.now().UTC()
 		rec, exists := rs.Find(userID, domain)
 		if !exists {
 			rec = Record{ID: httpx.NewUUID(), UserID: userID, Integration: domain, ConnectedAt: now}
 		}
-		sealed, err := rs.vault.SealCredentials(rec.AAD(), creds)
+		sealed, err := rs.SealCredentials(&rec, creds)
 		if err != nil {
 			return Record{}, fmt.Errorf("seal credentials: %w", err)
 		}
@@ -163,7 +193,7 @@ func (rs *Records) Connect(userID, domain string, creds Credentials, extra ...st
 			id := rec.ID
 			op = rs.t.Update(id, func(r *Record) error {
 				if !r.Live() {
-					return ErrRecordNotFound
+					return ErrNotFound
 				}
 				r.Credentials, r.Status, r.LastError, r.UpdatedAt = sealed, StatusConnected, "", now
 				rec = *r
@@ -176,7 +206,7 @@ func (rs *Records) Connect(userID, domain string, creds Credentials, extra ...st
 		switch {
 		case err == nil:
 			return rec, nil
-		case errors.Is(err, storage.ErrUnique), errors.Is(err, ErrRecordNotFound), errors.Is(err, storage.ErrNotFound):
+		case errors.Is(err, storage.ErrUnique), errors.Is(err, ErrNotFound), errors.Is(err, storage.ErrNotFound):
 			continue // a concurrent connect or disconnect won; look again
 		default:
 			return Record{}, err
@@ -185,27 +215,45 @@ func (rs *Records) Connect(userID, domain string, creds Credentials, extra ...st
 	return Record{}, fmt.Errorf("connect %s: record kept changing under us", domain)
 }
 
+// SealCredentials seals c, as JSON, to the record r.
+func (rs *Records) SealCredentials(r *Record, c integrations.Credentials) (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("seal credentials: %w", err)
+	}
+	return rs.vault.Seal(r.AAD(), b)
+}
+
 // Credentials opens the record's sealed credentials. It fails closed: a
 // sealed string that does not open is an error.
-func (rs *Records) Credentials(r Record) (Credentials, error) {
-	return rs.vault.OpenCredentials(r.AAD(), r.Credentials)
+func (rs *Records) Credentials(r Record) (integrations.Credentials, error) {
+	b, err := rs.vault.Open(r.AAD(), r.Credentials)
+	if err != nil {
+		return integrations.Credentials{}, err
+	}
+	var c integrations.Credentials
+	if err := json.Unmarshal(b, &c); err != nil {
+		// The JSON error could quote plaintext; it is not passed on.
+		return integrations.Credentials{}, errors.New("open credentials: sealed data is not credentials JSON")
+	}
+	return c, nil
 }
 
 // SaveCredentials re-seals creds into the live record id (after a token
 // refresh or rotation), in one log line with extra.
-func (rs *Records) SaveCredentials(id string, creds Credentials, extra ...storage.Op) error {
-	r, ok := rs.Get(id)
+func (rs *Records) SaveCredentials(id string, creds integrations.Credentials, extra ...storage.Op) error {
+	r, ok := rs.ByID(id)
 	if !ok {
-		return ErrRecordNotFound
+		return ErrNotFound
 	}
-	sealed, err := rs.vault.SealCredentials(r.AAD(), creds)
+	sealed, err := rs.SealCredentials(&r, creds)
 	if err != nil {
 		return fmt.Errorf("seal credentials: %w", err)
 	}
 	now := rs.now().UTC()
 	op := rs.t.Update(id, func(r *Record) error {
 		if !r.Live() {
-			return ErrRecordNotFound
+			return ErrNotFound
 		}
 		r.Credentials, r.UpdatedAt = sealed, now
 		return nil
@@ -221,7 +269,7 @@ func (rs *Records) Disconnect(id string, extra ...storage.Op) (Record, error) {
 	now := rs.now().UTC()
 	op := rs.t.Update(id, func(r *Record) error {
 		if !r.Live() {
-			return ErrRecordNotFound
+			return ErrNotFound
 		}
 		r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, ""
 		out = *r
@@ -229,7 +277,7 @@ func (rs *Records) Disconnect(id string, extra ...storage.Op) (Record, error) {
 	})
 	err := rs.st.Commit(append([]storage.Op{op}, extra...)...)
 	if errors.Is(err, storage.ErrNotFound) {
-		err = ErrRecordNotFound
+		err = ErrNotFound
 	}
 	return out, err
 }
@@ -255,7 +303,7 @@ func (rs *Records) SetStatus(id, status, lastError string, extra ...storage.Op) 
 	now := rs.now().UTC()
 	op := rs.t.Update(id, func(r *Record) error {
 		if !r.Live() {
-			return ErrRecordNotFound
+			return ErrNotFound
 		}
 		r.Status, r.LastError, r.UpdatedAt = status, lastError, now
 		return nil

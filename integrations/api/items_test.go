@@ -1,4 +1,4 @@
-package integrations
+package api_test
 
 import (
 	"encoding/json"
@@ -14,27 +14,11 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations/api"
+	"searchsvc/integrations/fakemail"
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
 )
-
-// syncServer serves the sync, items and disconnect routes of f, with the
-// caller taken from the X-Test-User header.
-func (f *syncFixture) server() http.Handler {
-	userID := func(r *http.Request) (string, bool) {
-		id := r.Header.Get("X-Test-User")
-		return id, id != ""
-	}
-	sh := NewSyncHandlers(SyncHandlersConfig{Syncer: f.syncer, UserID: userID})
-	h := NewHandlers(HandlersConfig{
-		Registry: f.reg, Records: f.records, Getenv: func(k string) string { return f.env[k] },
-		Client: f.srv.Client(), UserID: userID, OnDisconnect: f.syncer.DisconnectOps, OnConnect: f.syncer.Connected,
-	})
-	mux := http.NewServeMux()
-	mux.Handle("POST /v1/user-integrations/{id}/sync", sh.SyncNow())
-	mux.Handle("GET /v1/items", sh.ListItems())
-	mux.Handle("GET /v1/items/{id}", sh.GetItem())
-	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
-	return httpx.Handler(mux, httpx.Config{})
-}
 
 type syncResponse struct {
 	status int
@@ -43,7 +27,7 @@ type syncResponse struct {
 		RequestID  string          `json:"requestId"`
 		Operation  string          `json:"operation"`
 		Result     json.RawMessage `json:"result"`
-		Results    []ItemView      `json:"results"`
+		Results    []items.View    `json:"results"`
 		Count      *int            `json:"count"`
 		NextCursor string          `json:"nextCursor"`
 		Error      struct {
@@ -86,8 +70,8 @@ func (r syncResponse) want(t *testing.T, status int, op, code string) {
 }
 
 func TestSyncNowHandler(t *testing.T) {
-	f := newSyncFixture(t, 2)
-	f.mail.fill("alice", 2, f.clock.Now())
+	f := newSyncFixture(t)
+	f.mail.Fill("alice", 2, f.clock.Now())
 	rec := f.connectManual("alice", "alice")
 	other := f.connectManual("bob", "bob")
 	h := f.server()
@@ -95,12 +79,12 @@ func TestSyncNowHandler(t *testing.T) {
 
 	for range 2 { // a second request queues nothing more
 		r := syncDo(t, h, "POST", path, "alice")
-		r.want(t, http.StatusAccepted, opSync, "")
-		var view SyncView
+		r.want(t, http.StatusAccepted, "userIntegration.sync", "")
+		var view api.RecordView
 		if err := json.Unmarshal(r.body.Result, &view); err != nil {
 			t.Fatal(err)
 		}
-		if view.ID != rec.ID || view.Status != StatusConnected || view.PendingTasks != 1 || view.UserID != "alice" {
+		if view.ID != rec.ID || view.Status != records.StatusConnected || view.PendingTasks != 1 || view.UserID != "alice" {
 			t.Errorf("result: got %+v, want the record with 1 pending task", view)
 		}
 		if strings.Contains(r.raw, "credentials") {
@@ -115,18 +99,18 @@ func TestSyncNowHandler(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := syncDo(t, h, "POST", tc.path, tc.user)
-			r.want(t, http.StatusNotFound, opSync, "integration_record_not_found")
+			r.want(t, http.StatusNotFound, "userIntegration.sync", "integration_record_not_found")
 			if r.body.Error.Message != "integration record not found" {
 				t.Errorf("message: got %q", r.body.Error.Message)
 			}
 		})
 	}
 
-	if err := f.records.SetStatus(other.ID, StatusNeedsReauth, "refused"); err != nil {
+	if err := f.records.SetStatus(other.ID, records.StatusNeedsReauth, "refused"); err != nil {
 		t.Fatal(err)
 	}
 	r := syncDo(t, h, "POST", "/v1/user-integrations/"+other.ID+"/sync", "bob")
-	r.want(t, http.StatusConflict, opSync, "needs_reauth")
+	r.want(t, http.StatusConflict, "userIntegration.sync", "needs_reauth")
 	if !strings.Contains(r.body.Error.Message, "reconnected") {
 		t.Errorf("message: got %q, want it to tell to reconnect", r.body.Error.Message)
 	}
@@ -134,26 +118,26 @@ func TestSyncNowHandler(t *testing.T) {
 		t.Error("a needs_reauth record got a task")
 	}
 
-	syncDo(t, h, "POST", path, "").want(t, http.StatusInternalServerError, opSync, "internal_error")
+	syncDo(t, h, "POST", path, "").want(t, http.StatusInternalServerError, "userIntegration.sync", "internal_error")
 }
 
 // syncedItems connects alice's two mailboxes, 100 and 20 messages whose
 // dates come in threes (so that the order needs the id as tie-break), and
 // syncs them.
-func syncedItems(t *testing.T) (f *syncFixture, big, small Record) {
-	f = newSyncFixture(t, 2)
-	f.mail.pageSize = 50
+func syncedItems(t *testing.T) (f *syncFixture, big, small records.Record) {
+	f = newSyncFixture(t)
+	f.mail.PageSize = 50
 	start := f.clock.Now().Add(-30 * 24 * time.Hour)
-	f.mail.fill("alice", 100, start)
-	f.mail.fill("alice2", 20, start.Add(time.Second))
+	f.mail.Fill("alice", 100, start)
+	f.mail.Fill("alice2", 20, start.Add(time.Second))
 	for _, box := range []string{"alice", "alice2"} {
-		for i := range f.mail.boxes[box] {
-			f.mail.boxes[box][i].Date = start.Add(time.Duration(i/3) * time.Hour)
+		for i := range f.mail.Boxes[box] {
+			f.mail.Boxes[box][i].Date = start.Add(time.Duration(i/3) * time.Hour)
 		}
 	}
-	f.mail.fill("bob", 5, start)
+	f.mail.Fill("bob", 5, start)
 	big = f.connectManual("alice", "alice")
-	small, _ = f.connect("alice", "alice2")
+	small = f.connect("alice", "alice2")
 	f.connectManual("bob", "bob")
 	f.runOnce()
 	return f, big, small
@@ -163,7 +147,7 @@ func TestItemsHandlerPagesNewestFirst(t *testing.T) {
 	f, _, _ := syncedItems(t)
 	h := f.server()
 
-	var all []ItemView
+	var all []items.View
 	cursor := ""
 	for page := 0; ; page++ {
 		path := "/v1/items?limit=50"
@@ -171,7 +155,7 @@ func TestItemsHandlerPagesNewestFirst(t *testing.T) {
 			path += "&cursor=" + url.QueryEscape(cursor)
 		}
 		r := syncDo(t, h, "GET", path, "alice")
-		r.want(t, http.StatusOK, opItemsList, "")
+		r.want(t, http.StatusOK, "item.readMany", "")
 		if r.body.Count == nil || *r.body.Count != len(r.body.Results) {
 			t.Errorf("page %d: count %v for %d results", page, r.body.Count, len(r.body.Results))
 		}
@@ -214,12 +198,12 @@ func TestItemsHandlerFilters(t *testing.T) {
 	h := f.server()
 
 	r := syncDo(t, h, "GET", "/v1/items?limit=200&integrationId="+small.ID, "alice")
-	r.want(t, http.StatusOK, opItemsList, "")
+	r.want(t, http.StatusOK, "item.readMany", "")
 	if len(r.body.Results) != 20 || r.body.NextCursor != "" {
 		t.Fatalf("integrationId filter: got %d items (next %q), want 20", len(r.body.Results), r.body.NextCursor)
 	}
 	for _, it := range r.body.Results {
-		if it.IntegrationID != small.ID || it.Integration != fakeOAuthDomain {
+		if it.IntegrationID != small.ID || it.Integration != fakemail.OAuthDomain {
 			t.Errorf("item of %s/%s under the filter for %s", it.IntegrationID, it.Integration, small.ID)
 		}
 	}
@@ -252,16 +236,16 @@ func TestItemsHandlerFilters(t *testing.T) {
 		{"cursor=bm90IGEgY3Vyc29y", "cursor"}, {"cursor=%25%25", "cursor"},
 	} {
 		r := syncDo(t, h, "GET", "/v1/items?"+q.query, "alice")
-		r.want(t, http.StatusBadRequest, opItemsList, "validation_failed")
+		r.want(t, http.StatusBadRequest, "item.readMany", "validation_failed")
 		if len(r.body.Error.Details) != 1 || r.body.Error.Details[0].Field != q.field {
 			t.Errorf("%s: details %+v, want the field %s", q.query, r.body.Error.Details, q.field)
 		}
 	}
 }
 
-func syncItemIDs(items []ItemView) []string {
+func syncItemIDs(views []items.View) []string {
 	var ids []string
-	for _, it := range items {
+	for _, it := range views {
 		ids = append(ids, it.ID)
 	}
 	return ids
@@ -271,20 +255,20 @@ func TestItemHandler(t *testing.T) {
 	f, big, _ := syncedItems(t)
 	h := f.server()
 	it := f.liveItems(big.ID)[0]
-	view, err := f.syncer.View(&it)
+	view, err := f.items().View(&it)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var msg fakeMsg
-	for _, m := range f.mail.boxes["alice"] {
+	var msg fakemail.Msg
+	for _, m := range f.mail.Boxes["alice"] {
 		if m.ID == view.ProviderID {
 			msg = m
 		}
 	}
 
 	r := syncDo(t, h, "GET", "/v1/items/"+it.ID, "alice")
-	r.want(t, http.StatusOK, opItemGet, "")
-	var got ItemDetail
+	r.want(t, http.StatusOK, "item.readOne", "")
+	var got items.Detail
 	if err := json.Unmarshal(r.body.Result, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -299,36 +283,36 @@ func TestItemHandler(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := syncDo(t, h, "GET", "/v1/items/"+tc.id, tc.user)
-			r.want(t, http.StatusNotFound, opItemGet, "item_not_found")
+			r.want(t, http.StatusNotFound, "item.readOne", "item_not_found")
 		})
 	}
 
-	if err := os.Remove(f.syncer.content.path(&it)); err != nil {
+	if err := os.Remove(f.items().Path(&it)); err != nil {
 		t.Fatal(err)
 	}
-	syncDo(t, h, "GET", "/v1/items/"+it.ID, "alice").want(t, http.StatusGone, opItemGet, "item_content_gone")
+	syncDo(t, h, "GET", "/v1/items/"+it.ID, "alice").want(t, http.StatusGone, "item.readOne", "item_content_gone")
 }
 
 func TestDisconnectSoftDeletesItems(t *testing.T) {
 	f, big, small := syncedItems(t)
 	h := f.server()
 	// A run left waiting on a 429, so the record has tasks queued.
-	f.mail.fill("alice", 3, f.clock.Now())
-	f.mail.fail(fakeFail{kind: "get", status: 429, retryAfter: "600"})
-	if err := f.syncer.SyncNow(big.ID); err != nil {
+	f.mail.Fill("alice", 3, f.clock.Now())
+	f.mail.FailNext(fakemail.Fail{Kind: "get", Status: 429, RetryAfter: "600"})
+	if err := f.syncer.SyncNow(big.UserID, big.ID); err != nil {
 		t.Fatal(err)
 	}
 	f.runOnce()
 	if f.syncer.Pending(big.ID) == 0 {
 		t.Fatal("no task queued before the disconnect")
 	}
-	dir := f.syncer.content.recordDir(big.ID)
+	dir := f.items().RecordDir(big.ID)
 
-	syncDo(t, h, "DELETE", "/v1/user-integrations/"+big.ID, "alice").want(t, http.StatusOK, opDelete, "")
+	syncDo(t, h, "DELETE", "/v1/user-integrations/"+big.ID, "alice").want(t, http.StatusOK, "userIntegration.deleteOne", "")
 	if n := f.syncer.Pending(big.ID); n != 0 {
 		t.Errorf("pending tasks after the disconnect: got %d, want 0", n)
 	}
-	for _, it := range f.syncer.items.Find(itemIndexRecord, big.ID) {
+	for _, it := range f.items().ForRecord(big.ID) {
 		if it.Live() || it.Meta != "" || it.Key != "" {
 			t.Errorf("item %s after the disconnect: live %v, meta or key kept", it.ID, it.Live())
 		}
@@ -337,49 +321,25 @@ func TestDisconnectSoftDeletesItems(t *testing.T) {
 	if len(r.body.Results) != 20 {
 		t.Errorf("items after disconnecting one record: got %d, want the other's 20", len(r.body.Results))
 	}
-	gone := f.syncer.items.Find(itemIndexRecord, big.ID)[0]
-	syncDo(t, h, "GET", "/v1/items/"+gone.ID, "alice").want(t, http.StatusNotFound, opItemGet, "item_not_found")
+	gone := f.items().ForRecord(big.ID)[0]
+	syncDo(t, h, "GET", "/v1/items/"+gone.ID, "alice").want(t, http.StatusNotFound, "item.readOne", "item_not_found")
 
 	// The scheduler removes the files of the disconnected record.
 	f.runOnce()
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("content directory of the disconnected record: %v, want it removed", err)
 	}
-	if _, err := os.Stat(f.syncer.content.recordDir(small.ID)); err != nil {
+	if _, err := os.Stat(f.items().RecordDir(small.ID)); err != nil {
 		t.Errorf("content directory of the other record: %v", err)
 	}
 	// Tombstones are kept a while, then dropped.
 	f.reopen()
-	if n := len(f.syncer.items.Find(itemIndexRecord, big.ID)); n != 100 {
+	if n := len(f.items().ForRecord(big.ID)); n != 100 {
 		t.Errorf("tombstones after a restart: got %d, want 100", n)
 	}
-	f.clock.Advance(tombstoneTTL + time.Hour)
+	f.clock.Advance(items.TombstoneTTL + time.Hour)
 	f.reopen()
-	if n := len(f.syncer.items.Find(itemIndexRecord, big.ID)); n != 0 {
-		t.Errorf("tombstones after %v: got %d, want none", tombstoneTTL, n)
+	if n := len(f.items().ForRecord(big.ID)); n != 0 {
+		t.Errorf("tombstones after %v: got %d, want none", items.TombstoneTTL, n)
 	}
-}
-
-func FuzzParseCursor(f *testing.F) {
-	f.Add(Cursor{Date: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), ID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"}.String())
-	f.Add(Cursor{Date: time.Unix(0, 0).UTC(), ID: "00000000-0000-4000-8000-000000000000"}.String())
-	f.Add("")
-	f.Add("fA")
-	f.Add(strings.Repeat("A", 300))
-	f.Fuzz(func(t *testing.T, s string) {
-		c, err := ParseCursor(s)
-		if err != nil {
-			if !errors.Is(err, ErrBadCursor) {
-				t.Fatalf("error %v is not ErrBadCursor", err)
-			}
-			return
-		}
-		if !httpx.IsUUID(c.ID) {
-			t.Fatalf("cursor id %q is not a UUID", c.ID)
-		}
-		again, err := ParseCursor(c.String())
-		if err != nil || !again.Date.Equal(c.Date) || again.ID != c.ID {
-			t.Fatalf("round trip of %q: got %+v, %v; want %+v", s, again, err, c)
-		}
-	})
 }

@@ -1,8 +1,9 @@
-package integrations
+package sync
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,7 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"searchsvc/integrations"
+	"searchsvc/integrations/fakemail"
+	"searchsvc/integrations/items"
 	"searchsvc/integrations/oauthtest"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -57,6 +63,27 @@ func (l *syncLog) String() string {
 
 const syncPoll = 15 * time.Minute
 
+func testVault(t testing.TB, fill byte, previous ...[]byte) *vault.Vault {
+	t.Helper()
+	return testVaultOf(t, bytes.Repeat([]byte{fill}, vault.KeySize), previous...)
+}
+
+func testVaultOf(t testing.TB, current []byte, previous ...[]byte) *vault.Vault {
+	t.Helper()
+	v, err := vault.NewVault(current, previous...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func testKey(t testing.TB) []byte {
+	t.Helper()
+	k := make([]byte, vault.KeySize)
+	rand.Read(k)
+	return k
+}
+
 // syncFixture is a syncer on a real store in a temporary DATA_DIR, with
 // the fake mail provider behind a real fake OAuth server.
 type syncFixture struct {
@@ -64,15 +91,15 @@ type syncFixture struct {
 	dir     string
 	clock   *syncClock
 	srv     *oauthtest.Server
-	mail    *fakeMail
+	mail    *fakemail.Server
 	env     map[string]string
-	reg     *Registry
-	vault   *Vault
+	reg     *integrations.Registry
+	vault   *vault.Vault
 	workers int
 	logs    *syncLog
 
 	st      *storage.Store
-	records *Records
+	records *records.Records
 	syncer  *Syncer
 }
 
@@ -83,10 +110,10 @@ func newSyncFixture(t *testing.T, workers int) *syncFixture {
 		clock: &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)},
 		vault: testVault(t, 9),
 	}
-	f.srv = oauthtest.New(t, oauthtest.Options{ClientID: fakeClientID, ClientSecret: fakeClientSecret, Body: true, Scope: "mail.read"})
-	f.mail = newFakeMail(t, f.srv)
-	f.env = fakeEnv(f.srv)
-	reg, err := NewRegistry(fakeOAuthDefinition(f.mail), fakeManualDefinition(f.mail))
+	f.srv = oauthtest.New(t, oauthtest.Options{ClientID: fakemail.ClientID, ClientSecret: fakemail.ClientSecret, Body: true, Scope: "mail.read"})
+	f.mail = fakemail.New(t, f.srv)
+	f.env = fakemail.Env(f.srv)
+	reg, err := integrations.NewRegistry(fakemail.OAuthDefinition(f.mail), fakemail.ManualDefinition(f.mail))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +126,8 @@ func newSyncFixture(t *testing.T, workers int) *syncFixture {
 func (f *syncFixture) open() {
 	f.t.Helper()
 	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now})
-	f.records = NewRecords(f.st, f.vault, f.clock.Now)
-	s, err := NewSyncer(SyncConfig{
+	f.records = records.New(f.st, f.vault, f.clock.Now)
+	s, err := New(Config{
 		Records: f.records, Registry: f.reg, DataDir: f.dir,
 		Getenv: func(k string) string { return f.env[k] }, Client: f.srv.Client(),
 		PollInterval: syncPoll, Workers: f.workers, ShutdownGrace: 50 * time.Millisecond,
@@ -130,9 +157,9 @@ func (f *syncFixture) reopen() {
 
 // connect authorizes user's box at the fake OAuth server and stores the
 // record, as the OAuth callback does.
-func (f *syncFixture) connect(user, box string) (Record, Credentials) {
+func (f *syncFixture) connect(user, box string) (records.Record, integrations.Credentials) {
 	f.t.Helper()
-	p, err := NewProvider(fakeOAuthDefinition(f.mail), func(k string) string { return f.env[k] }, f.srv.Client())
+	p, err := integrations.NewProvider(fakemail.OAuthDefinition(f.mail), func(k string) string { return f.env[k] }, f.srv.Client())
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -152,7 +179,7 @@ func (f *syncFixture) connect(user, box string) (Record, Credentials) {
 		f.t.Fatal(err)
 	}
 	creds.Fields = map[string]string{"mailbox": box}
-	rec, err := f.records.Connect(user, fakeOAuthDomain, creds)
+	rec, err := f.records.Connect(user, fakemail.OAuthDomain, creds)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -160,9 +187,9 @@ func (f *syncFixture) connect(user, box string) (Record, Credentials) {
 }
 
 // connectManual stores a record of the static-token fake for user's box.
-func (f *syncFixture) connectManual(user, box string) Record {
+func (f *syncFixture) connectManual(user, box string) records.Record {
 	f.t.Helper()
-	rec, err := f.records.Connect(user, fakeManualDomain, Credentials{Fields: map[string]string{"mailbox": box}})
+	rec, err := f.records.Connect(user, fakemail.ManualDomain, integrations.Credentials{Fields: map[string]string{"mailbox": box}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -176,9 +203,16 @@ func (f *syncFixture) runOnce() {
 	}
 }
 
-func (f *syncFixture) record(id string) Record {
+func (f *syncFixture) record(id string) records.Record {
 	f.t.Helper()
-	rec, ok := f.records.Table().Get(id)
+	var rec records.Record
+	ok := false
+	f.records.ScanAll(func(r records.Record) bool {
+		if r.ID == id {
+			rec, ok = r, true
+		}
+		return !ok
+	})
 	if !ok {
 		f.t.Fatalf("record %s not found", id)
 	}
@@ -186,9 +220,9 @@ func (f *syncFixture) record(id string) Record {
 }
 
 // liveItems returns the record's live items.
-func (f *syncFixture) liveItems(recordID string) []ItemRecord {
-	var out []ItemRecord
-	for _, it := range f.syncer.items.Find(itemIndexRecord, recordID) {
+func (f *syncFixture) liveItems(recordID string) []items.ItemRecord {
+	var out []items.ItemRecord
+	for _, it := range f.syncer.items.ForRecord(recordID) {
 		if it.Live() {
 			out = append(out, it)
 		}
@@ -196,7 +230,7 @@ func (f *syncFixture) liveItems(recordID string) []ItemRecord {
 	return out
 }
 
-func (f *syncFixture) wantStatus(rec Record, status, lastErrorPart string) Record {
+func (f *syncFixture) wantStatus(rec records.Record, status, lastErrorPart string) records.Record {
 	f.t.Helper()
 	got := f.record(rec.ID)
 	if got.Status != status {
@@ -234,15 +268,15 @@ func (f *syncFixture) assertNothingPlain(secrets ...string) {
 
 func TestSyncStoresItemsSealedAndOnce(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("alice", 25, f.clock.Now().Add(-48*time.Hour))
+	f.mail.Fill("alice", 25, f.clock.Now().Add(-48*time.Hour))
 	rec, creds := f.connect("u1", "alice")
 
 	f.runOnce()
-	got := f.wantStatus(rec, StatusConnected, "")
+	got := f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 25 || got.LastSyncAt == nil || !got.LastSyncAt.Equal(f.clock.Now()) {
 		t.Errorf("record: itemsSynced %d lastSyncAt %v, want 25 and %v", got.ItemsSynced, got.LastSyncAt, f.clock.Now())
 	}
-	_, downloads, most := f.mail.counts()
+	_, downloads, most := f.mail.Counts()
 	if downloads != 25 || most != 1 {
 		t.Errorf("downloads: got %d (at most %d of one), want 25, once each", downloads, most)
 	}
@@ -253,13 +287,13 @@ func TestSyncStoresItemsSealedAndOnce(t *testing.T) {
 	if len(items) != 25 {
 		t.Fatalf("items: got %d, want 25", len(items))
 	}
-	msgs := f.mail.boxes["alice"]
+	msgs := f.mail.Boxes["alice"]
 	for _, it := range items {
-		view, err := f.syncer.View(&it)
+		view, err := f.syncer.items.View(&it)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var msg fakeMsg
+		var msg fakemail.Msg
 		for _, m := range msgs {
 			if m.ID == view.ProviderID {
 				msg = m
@@ -268,16 +302,16 @@ func TestSyncStoresItemsSealedAndOnce(t *testing.T) {
 		if view.Title != msg.Subject || view.From != msg.From || !it.Date.Equal(msg.Date) || it.UserID != "u1" {
 			t.Errorf("item %s: got %+v, want the message %s", it.ID, view, msg.ID)
 		}
-		text, raw, err := f.syncer.content.read(&it, true)
+		text, raw, err := f.syncer.items.Content(&it)
 		if err != nil || text != msg.Body || !bytes.HasSuffix(raw, []byte(msg.Body)) {
 			t.Errorf("item %s content: got %q, %v", it.ID, text, err)
 		}
-		st, err := os.Stat(f.syncer.content.path(&it))
+		st, err := os.Stat(f.syncer.items.Path(&it))
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("content file mode: got %v, %v, want 0600", st.Mode(), err)
 		}
 	}
-	if st, err := os.Stat(f.syncer.content.recordDir(rec.ID)); err != nil || st.Mode().Perm() != 0o700 {
+	if st, err := os.Stat(f.syncer.items.RecordDir(rec.ID)); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("content directory mode: got %v, %v, want 0700", st.Mode(), err)
 	}
 
@@ -290,42 +324,42 @@ func TestSyncStoresItemsSealedAndOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets = append(secrets, creds.AccessToken, creds.RefreshToken, stored.AccessToken, fakeClientSecret)
+	secrets = append(secrets, creds.AccessToken, creds.RefreshToken, stored.AccessToken, fakemail.ClientSecret)
 	f.assertNothingPlain(secrets...)
 
 	// Within the poll interval nothing is scheduled.
-	requests, _, _ := f.mail.counts()
+	requests, _, _ := f.mail.Counts()
 	f.clock.Advance(syncPoll - time.Second)
 	f.runOnce()
-	if r2, _, _ := f.mail.counts(); r2 != requests {
+	if r2, _, _ := f.mail.Counts(); r2 != requests {
 		t.Errorf("requests before the poll interval: got %d more, want none", r2-requests)
 	}
 
 	// A second run lists again and downloads nothing new.
 	f.clock.Advance(time.Second)
 	f.runOnce()
-	_, downloads, _ = f.mail.counts()
+	_, downloads, _ = f.mail.Counts()
 	if downloads != 25 {
 		t.Errorf("downloads after a second run: got %d, want still 25", downloads)
 	}
-	got = f.wantStatus(rec, StatusConnected, "")
+	got = f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 25 || !got.LastSyncAt.Equal(f.clock.Now()) || len(f.liveItems(rec.ID)) != 25 {
 		t.Errorf("after a second run: itemsSynced %d, lastSyncAt %v, items %d; want 25, now, 25",
 			got.ItemsSynced, got.LastSyncAt, len(f.liveItems(rec.ID)))
 	}
-	if lists := f.mail.listed(); len(lists) != 6 {
+	if lists := f.mail.Listed(); len(lists) != 6 {
 		t.Errorf("list requests: got %v, want 3 pages twice", lists)
 	}
 }
 
 func TestSyncResumesAfterRestart(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("bob", 35, f.clock.Now().Add(-time.Hour))
+	f.mail.Fill("bob", 35, f.clock.Now().Add(-time.Hour))
 	rec, _ := f.connect("u1", "bob")
 
 	// Stop the service right after the second page was listed.
 	ctx, cancel := context.WithCancel(context.Background())
-	f.mail.onList = func(_, token string) {
+	f.mail.OnList = func(_, token string) {
 		if token == "p10" {
 			cancel()
 		}
@@ -333,7 +367,7 @@ func TestSyncResumesAfterRestart(t *testing.T) {
 	if err := f.syncer.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f.mail.onList = nil
+	f.mail.OnList = nil
 	if n := f.syncer.Pending(rec.ID); n == 0 {
 		t.Fatal("no task pending after the interrupted run")
 	}
@@ -344,15 +378,15 @@ func TestSyncResumesAfterRestart(t *testing.T) {
 
 	f.reopen()
 	f.runOnce()
-	_, downloads, most := f.mail.counts()
+	_, downloads, most := f.mail.Counts()
 	if downloads != 35 || most != 1 {
 		t.Errorf("downloads: got %d (at most %d of one message), want 35, each once", downloads, most)
 	}
 	want := []string{"bob:", "bob:p10", "bob:p20", "bob:p30"}
-	if got := f.mail.listed(); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got := f.mail.Listed(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("pages listed: got %v, want %v (resumed from the saved pageToken)", got, want)
 	}
-	got := f.wantStatus(rec, StatusConnected, "")
+	got := f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 35 || len(f.liveItems(rec.ID)) != 35 || got.LastSyncAt == nil {
 		t.Errorf("after the restart: itemsSynced %d, items %d, lastSyncAt %v; want 35, 35, set",
 			got.ItemsSynced, len(f.liveItems(rec.ID)), got.LastSyncAt)
@@ -361,19 +395,19 @@ func TestSyncResumesAfterRestart(t *testing.T) {
 
 func TestSyncRefreshesExpiringToken(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("carol", 3, f.clock.Now())
+	f.mail.Fill("carol", 3, f.clock.Now())
 	rec, creds := f.connect("u1", "carol")
 	f.runOnce()
 	tokenRequests := f.srv.TokenRequests()
 
 	// The access token (3599 s) expires within the refresh margin.
 	f.clock.Advance(3599*time.Second - 30*time.Second)
-	f.mail.fill("carol", 2, f.clock.Now())
+	f.mail.Fill("carol", 2, f.clock.Now())
 	f.runOnce()
 	if got := f.srv.TokenRequests() - tokenRequests; got != 1 {
 		t.Fatalf("token requests: got %d, want 1 refresh", got)
 	}
-	got := f.wantStatus(rec, StatusConnected, "")
+	got := f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 5 {
 		t.Errorf("itemsSynced: got %d, want 5", got.ItemsSynced)
 	}
@@ -399,14 +433,14 @@ func TestSyncRefreshesExpiringToken(t *testing.T) {
 
 func TestSyncRevokedRefreshToken(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("dave", 3, f.clock.Now())
+	f.mail.Fill("dave", 3, f.clock.Now())
 	rec, creds := f.connect("u1", "dave")
 	f.runOnce()
 
 	f.srv.Kill(creds.RefreshToken)
 	f.clock.Advance(2 * time.Hour) // the access token expired too
 	f.runOnce()
-	got := f.wantStatus(rec, StatusNeedsReauth, "connect it again")
+	got := f.wantStatus(rec, records.StatusNeedsReauth, "connect it again")
 	if o := f.syncer.Outcomes(); o["reauth"] != 1 {
 		t.Errorf("outcomes: got %v, want one reauth", o)
 	}
@@ -419,28 +453,28 @@ func TestSyncRevokedRefreshToken(t *testing.T) {
 
 	// No more scheduling: no token request, no API call, no task.
 	tokenRequests, _ := f.srv.TokenRequests(), 0
-	requests, _, _ := f.mail.counts()
+	requests, _, _ := f.mail.Counts()
 	f.clock.Advance(3 * syncPoll)
 	f.runOnce()
 	if f.srv.TokenRequests() != tokenRequests || f.syncer.Pending(rec.ID) != 0 {
 		t.Errorf("a needs_reauth record was scheduled again")
 	}
-	if r, _, _ := f.mail.counts(); r != requests {
+	if r, _, _ := f.mail.Counts(); r != requests {
 		t.Errorf("API requests for a needs_reauth record: got %d more", r-requests)
 	}
-	if err := f.syncer.SyncNow(rec.ID); !errors.Is(err, ErrNeedsReauth) {
+	if err := f.syncer.SyncNow(rec.UserID, rec.ID); !errors.Is(err, ErrNeedsReauth) {
 		t.Errorf("SyncNow: got %v, want ErrNeedsReauth", err)
 	}
 
 	// Reconnecting updates the same record, which syncs again.
-	f.mail.fill("dave", 2, f.clock.Now())
+	f.mail.Fill("dave", 2, f.clock.Now())
 	again, _ := f.connect("u1", "dave")
 	if again.ID != rec.ID {
 		t.Fatalf("reconnect made record %s, want the same %s", again.ID, rec.ID)
 	}
 	f.syncer.Connected(again)
 	f.runOnce()
-	got = f.wantStatus(rec, StatusConnected, "")
+	got = f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 5 {
 		t.Errorf("itemsSynced after reconnecting: got %d, want 5", got.ItemsSynced)
 	}
@@ -448,53 +482,53 @@ func TestSyncRevokedRefreshToken(t *testing.T) {
 
 func TestSyncRefusedAccessTokenIsRefreshedOnce(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("erin", 4, f.clock.Now())
+	f.mail.Fill("erin", 4, f.clock.Now())
 	rec, creds := f.connect("u1", "erin")
 
 	// The provider refuses a token that has not expired: refresh, retry.
-	f.mail.reject[creds.AccessToken] = true
+	f.mail.Reject[creds.AccessToken] = true
 	f.runOnce()
 	if got := f.srv.TokenRequests(); got != 2 { // the exchange and one refresh
 		t.Errorf("token requests: got %d, want the exchange and 1 refresh", got)
 	}
-	got := f.wantStatus(rec, StatusConnected, "")
+	got := f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 4 {
 		t.Errorf("itemsSynced: got %d, want 4", got.ItemsSynced)
 	}
 
 	// Refused again and the refresh token revoked: needs_reauth.
 	fresh, _ := f.records.Credentials(got)
-	f.mail.mu.Lock()
-	f.mail.reject[fresh.AccessToken] = true
-	f.mail.mu.Unlock()
+	f.mail.Mu.Lock()
+	f.mail.Reject[fresh.AccessToken] = true
+	f.mail.Mu.Unlock()
 	f.srv.Kill(creds.RefreshToken)
 	f.clock.Advance(syncPoll)
 	f.runOnce()
-	f.wantStatus(rec, StatusNeedsReauth, "connect it again")
+	f.wantStatus(rec, records.StatusNeedsReauth, "connect it again")
 }
 
 func TestSyncRetryAfter(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("frank", 3, f.clock.Now())
+	f.mail.Fill("frank", 3, f.clock.Now())
 	rec := f.connectManual("u1", "frank")
-	f.mail.fail(fakeFail{kind: "get", status: 429, retryAfter: "120"})
+	f.mail.FailNext(fakemail.Fail{Kind: "get", Status: 429, RetryAfter: "120"})
 
 	f.runOnce()
-	f.wantStatus(rec, StatusError, "fakebox answered 429; will retry")
+	f.wantStatus(rec, records.StatusError, "fakebox answered 429; will retry")
 	pending := f.syncer.Pending(rec.ID)
 	if pending == 0 {
 		t.Fatal("the failed task was not kept")
 	}
-	requests, _, _ := f.mail.counts()
+	requests, _, _ := f.mail.Counts()
 
 	f.clock.Advance(119 * time.Second)
 	f.runOnce()
-	if r, _, _ := f.mail.counts(); r != requests {
+	if r, _, _ := f.mail.Counts(); r != requests {
 		t.Errorf("requests before Retry-After: got %d more, want none", r-requests)
 	}
 	f.clock.Advance(time.Second)
 	f.runOnce()
-	got := f.wantStatus(rec, StatusConnected, "")
+	got := f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 3 || f.syncer.Pending(rec.ID) != 0 || got.LastSyncAt == nil {
 		t.Errorf("after the retry: itemsSynced %d, pending %d, lastSyncAt %v", got.ItemsSynced, f.syncer.Pending(rec.ID), got.LastSyncAt)
 	}
@@ -505,28 +539,28 @@ func TestSyncRetryAfter(t *testing.T) {
 
 func TestSyncBackoff(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("gina", 2, f.clock.Now())
+	f.mail.Fill("gina", 2, f.clock.Now())
 	rec := f.connectManual("u1", "gina")
-	f.mail.fail(fakeFail{kind: "list", status: 500}, fakeFail{kind: "list", status: 503})
+	f.mail.FailNext(fakemail.Fail{Kind: "list", Status: 500}, fakemail.Fail{Kind: "list", Status: 503})
 
 	// With the jitter at 0, the waits are half of 30 s, then half of 60 s.
 	for i, wait := range []time.Duration{15 * time.Second, 30 * time.Second} {
 		f.runOnce()
-		f.wantStatus(rec, StatusError, "will retry")
+		f.wantStatus(rec, records.StatusError, "will retry")
 		tasks := f.syncer.recordTasks(rec.ID)
 		if len(tasks) != 1 || tasks[0].Attempts != i+1 || !tasks[0].NotBefore.Equal(f.clock.Now().Add(wait)) {
 			t.Fatalf("failure %d: got tasks %+v, want one with attempts %d, notBefore now+%v", i+1, tasks, i+1, wait)
 		}
-		requests, _, _ := f.mail.counts()
+		requests, _, _ := f.mail.Counts()
 		f.clock.Advance(wait - time.Second)
 		f.runOnce()
-		if r, _, _ := f.mail.counts(); r != requests {
+		if r, _, _ := f.mail.Counts(); r != requests {
 			t.Fatalf("failure %d: retried before the backoff", i+1)
 		}
 		f.clock.Advance(time.Second)
 	}
 	f.runOnce()
-	got := f.wantStatus(rec, StatusConnected, "")
+	got := f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 2 {
 		t.Errorf("itemsSynced: got %d, want 2", got.ItemsSynced)
 	}
@@ -534,10 +568,10 @@ func TestSyncBackoff(t *testing.T) {
 
 func TestSyncRunsOneTaskPerRecordAtATime(t *testing.T) {
 	f := newSyncFixture(t, 4)
-	var recs []Record
+	var recs []records.Record
 	for i := range 3 {
 		box := fmt.Sprintf("box%d", i)
-		f.mail.fill(box, 20, f.clock.Now())
+		f.mail.Fill(box, 20, f.clock.Now())
 		rec, _ := f.connect(fmt.Sprintf("u%d", i), box)
 		recs = append(recs, rec)
 	}
@@ -545,12 +579,12 @@ func TestSyncRunsOneTaskPerRecordAtATime(t *testing.T) {
 	f.clock.Advance(3590 * time.Second)
 	f.runOnce()
 	for i, rec := range recs {
-		got := f.wantStatus(rec, StatusConnected, "")
+		got := f.wantStatus(rec, records.StatusConnected, "")
 		if got.ItemsSynced != 20 {
 			t.Errorf("record %d: itemsSynced %d, want 20", i, got.ItemsSynced)
 		}
 	}
-	for box, n := range f.mail.maxActive {
+	for box, n := range f.mail.MaxActive {
 		if n != 1 {
 			t.Errorf("box %s: %d tasks ran at once, want 1", box, n)
 		}
@@ -559,14 +593,14 @@ func TestSyncRunsOneTaskPerRecordAtATime(t *testing.T) {
 
 func TestSyncTaskDroppedAfterAttempts(t *testing.T) {
 	f := newSyncFixture(t, 1)
-	f.mail.fill("hal", 1, f.clock.Now())
+	f.mail.Fill("hal", 1, f.clock.Now())
 	rec := f.connectManual("u1", "hal")
 	for range maxAttempts {
-		f.mail.fail(fakeFail{kind: "list", status: 400})
+		f.mail.FailNext(fakemail.Fail{Kind: "list", Status: 400})
 	}
 	for i := range maxAttempts {
 		f.runOnce()
-		f.wantStatus(rec, StatusError, "fakebox answered 400")
+		f.wantStatus(rec, records.StatusError, "fakebox answered 400")
 		f.clock.Advance(backoffCap)
 		if i < maxAttempts-1 && f.syncer.Pending(rec.ID) != 1 {
 			t.Fatalf("attempt %d: task not kept", i+1)
@@ -581,20 +615,20 @@ func TestSyncTaskDroppedAfterAttempts(t *testing.T) {
 	// The next scheduled start lists again and succeeds.
 	f.clock.Advance(syncPoll)
 	f.runOnce()
-	if got := f.wantStatus(rec, StatusConnected, ""); got.ItemsSynced != 1 {
+	if got := f.wantStatus(rec, records.StatusConnected, ""); got.ItemsSynced != 1 {
 		t.Errorf("itemsSynced: got %d, want 1", got.ItemsSynced)
 	}
 }
 
 func TestSyncShutdownParksInFlightTask(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("ivy", 3, f.clock.Now())
+	f.mail.Fill("ivy", 3, f.clock.Now())
 	rec := f.connectManual("u1", "ivy")
 	ctx, cancel := context.WithCancel(context.Background())
 	// The first download hangs until its request is cancelled, which only
 	// the end of the shutdown grace does.
 	var once sync.Once
-	f.mail.onGet = func(r *http.Request) {
+	f.mail.OnGet = func(r *http.Request) {
 		hang := false
 		once.Do(func() { hang = true })
 		if hang {
@@ -612,19 +646,19 @@ func TestSyncShutdownParksInFlightTask(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("Run did not return after its context was cancelled\nlog:\n%s", f.logs)
 	}
-	f.mail.onGet = nil
+	f.mail.OnGet = nil
 	got := f.record(rec.ID)
-	if got.Status != StatusConnected || got.LastError != "" {
+	if got.Status != records.StatusConnected || got.LastError != "" {
 		t.Errorf("a parked task changed the record: status %q lastError %q", got.Status, got.LastError)
 	}
 	tasks := f.syncer.recordTasks(rec.ID)
-	if len(tasks) == 0 || tasks[0].Type != TaskDownloadEmail || tasks[0].Attempts != 0 {
+	if len(tasks) == 0 || tasks[0].Type != integrations.TaskDownloadEmail || tasks[0].Attempts != 0 {
 		t.Fatalf("parked tasks: got %+v, want the download, unattempted", tasks)
 	}
 
 	f.reopen()
 	f.runOnce()
-	got = f.wantStatus(rec, StatusConnected, "")
+	got = f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 3 {
 		t.Errorf("itemsSynced after restart: got %d, want 3", got.ItemsSynced)
 	}
@@ -632,14 +666,14 @@ func TestSyncShutdownParksInFlightTask(t *testing.T) {
 
 func TestSyncSweepsOrphans(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("jan", 2, f.clock.Now())
+	f.mail.Fill("jan", 2, f.clock.Now())
 	rec := f.connectManual("u1", "jan")
 	f.runOnce()
-	dir := f.syncer.content.recordDir(rec.ID)
+	dir := f.syncer.items.RecordDir(rec.ID)
 	orphans := []string{
 		filepath.Join(dir, "0c1e4a3a-5b8e-4b7e-9d57-0e4f3c1d2b6a"),
-		filepath.Join(dir, tmpPrefix+"1c1e4a3a-5b8e-4b7e-9d57-0e4f3c1d2b6a"),
-		filepath.Join(f.syncer.content.dir, "2c1e4a3a-5b8e-4b7e-9d57-0e4f3c1d2b6a", "x"),
+		filepath.Join(dir, ".tmp-"+"1c1e4a3a-5b8e-4b7e-9d57-0e4f3c1d2b6a"),
+		filepath.Join(f.syncer.items.Dir(), "2c1e4a3a-5b8e-4b7e-9d57-0e4f3c1d2b6a", "x"),
 	}
 	for _, p := range orphans {
 		os.MkdirAll(filepath.Dir(p), 0o700)
@@ -655,7 +689,7 @@ func TestSyncSweepsOrphans(t *testing.T) {
 		}
 	}
 	for _, it := range f.liveItems(rec.ID) {
-		if _, err := f.syncer.content.readText(&it); err != nil {
+		if _, err := f.syncer.items.Text(&it); err != nil {
 			t.Errorf("item %s: %v after the sweep", it.ID, err)
 		}
 	}
@@ -663,16 +697,16 @@ func TestSyncSweepsOrphans(t *testing.T) {
 
 func TestSyncRunWakesOnSyncNow(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("lou", 2, f.clock.Now())
+	f.mail.Fill("lou", 2, f.clock.Now())
 	rec := f.connectManual("u1", "lou")
 	f.runOnce() // synced: the next start is an interval away
 
-	f.mail.fill("lou", 3, f.clock.Now())
+	f.mail.Fill("lou", 3, f.clock.Now())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
 	gets := 0
-	f.mail.onGet = func(*http.Request) {
+	f.mail.OnGet = func(*http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		if gets++; gets == 3 {
@@ -681,7 +715,7 @@ func TestSyncRunWakesOnSyncNow(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- f.syncer.Run(ctx) }()
-	if err := f.syncer.SyncNow(rec.ID); err != nil {
+	if err := f.syncer.SyncNow(rec.UserID, rec.ID); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -692,7 +726,7 @@ func TestSyncRunWakesOnSyncNow(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("Run did not sync after SyncNow\nlog:\n%s", f.logs)
 	}
-	got := f.wantStatus(rec, StatusConnected, "")
+	got := f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 5 || f.syncer.Pending(rec.ID) != 0 {
 		t.Errorf("after SyncNow: itemsSynced %d, pending %d; want 5, 0", got.ItemsSynced, f.syncer.Pending(rec.ID))
 	}
@@ -703,16 +737,16 @@ func TestSyncRunWakesOnSyncNow(t *testing.T) {
 // brokenRest instead of fetching and failing the same batch in a loop.
 func TestSyncRestsRecordAfterBrokenSession(t *testing.T) {
 	f := newSyncFixture(t, 2)
-	f.mail.fill("gina", 3, f.clock.Now())
+	f.mail.Fill("gina", 3, f.clock.Now())
 	rec := f.connectManual("u1", "gina")
 	f.syncer.rest(rec.ID) // what a broken session does on its way out
 	f.runOnce()
-	if r, _, _ := f.mail.counts(); r != 0 {
+	if r, _, _ := f.mail.Counts(); r != 0 {
 		t.Errorf("requests while resting: got %d, want none", r)
 	}
 	f.clock.Advance(brokenRest)
 	f.runOnce()
-	if got := f.wantStatus(rec, StatusConnected, ""); got.ItemsSynced != 3 {
+	if got := f.wantStatus(rec, records.StatusConnected, ""); got.ItemsSynced != 3 {
 		t.Errorf("after the rest: itemsSynced %d, want 3", got.ItemsSynced)
 	}
 }

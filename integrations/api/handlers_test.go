@@ -1,4 +1,4 @@
-package integrations_test
+package api_test
 
 import (
 	"bytes"
@@ -22,7 +22,10 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/api"
 	"searchsvc/integrations/oauthtest"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -108,7 +111,8 @@ func revocable() integrations.Definition {
 	return d
 }
 
-// item is a row of a table of the test's own, for OnDisconnect's ops.
+// item is a row of a table of the test's own, which fakeSync.Disconnect
+// soft-deletes with the record.
 type item struct {
 	ID        string `json:"id"`
 	RecordID  string `json:"recordId"`
@@ -119,7 +123,7 @@ type fixture struct {
 	t        *testing.T
 	srv      *oauthtest.Server
 	dav      *httptest.Server
-	records  *integrations.Records
+	records  *records.Records
 	items    *storage.Table[item]
 	handler  http.Handler
 	dir      string
@@ -184,19 +188,20 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	st := storage.New(f.dir, storage.Options{Sync: storage.SyncNone})
-	vault, err := integrations.NewVault(bytes.Repeat([]byte{7}, integrations.KeySize))
+	v, err := vault.NewVault(bytes.Repeat([]byte{7}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.records = integrations.NewRecords(st, vault, func() time.Time { return testNow })
+	f.records = records.New(st, v, func() time.Time { return testNow })
 	f.items = storage.Register(st, "items", storage.TableConfig[item]{ID: func(i *item) string { return i.ID }})
 	if err := st.Open(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 
-	h := integrations.NewHandlers(integrations.HandlersConfig{
+	h := api.New(api.Config{
 		Registry: reg,
+		Sync:     fakeSync{f},
 		Records:  f.records,
 		Getenv:   func(k string) string { return f.env[k] },
 		Client:   f.srv.Client(),
@@ -205,19 +210,6 @@ func newFixture(t *testing.T) *fixture {
 			return id, id != ""
 		},
 		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnDisconnect: func(rec integrations.Record) []storage.Op {
-			var ops []storage.Op
-			for _, it := range f.itemsOf(rec.ID) {
-				ops = append(ops, f.items.Update(it.ID, func(i *item) error { i.DeletedAt = "now"; return nil }))
-			}
-			return ops
-		},
-		Pending: func(recordID string) int { return len(recordID) % 7 },
-		OnConnect: func(rec integrations.Record) {
-			f.mu.Lock()
-			f.connected = append(f.connected, rec.ID)
-			f.mu.Unlock()
-		},
 	})
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/integrations", h.Catalogue())
@@ -228,6 +220,30 @@ func newFixture(t *testing.T) *fixture {
 	f.handler = httpx.Handler(mux, httpx.Config{})
 	return f
 }
+
+// fakeSync is the sync scheduler as the record routes see it: Disconnect
+// soft-deletes the test's items with the record, Pending counts a number
+// made of the id, Connected keeps a list.
+type fakeSync struct{ f *fixture }
+
+func (s fakeSync) Connected(rec records.Record) {
+	s.f.mu.Lock()
+	s.f.connected = append(s.f.connected, rec.ID)
+	s.f.mu.Unlock()
+}
+
+func (s fakeSync) Disconnect(rec records.Record) error {
+	var ops []storage.Op
+	for _, it := range s.f.itemsOf(rec.ID) {
+		ops = append(ops, s.f.items.Update(it.ID, func(i *item) error { i.DeletedAt = "now"; return nil }))
+	}
+	_, err := s.f.records.Disconnect(rec.ID, ops...)
+	return err
+}
+
+func (s fakeSync) Pending(recordID string) int { return len(recordID) % 7 }
+
+func (s fakeSync) SyncNow(string, string) error { return nil }
 
 func oauthDefinition(domain string) integrations.Definition {
 	return integrations.Definition{
@@ -251,7 +267,7 @@ func (f *fixture) itemsOf(recordID string) []item {
 
 // connectAcme runs a real authorization against the fake provider and
 // stores the result as user's acme record.
-func (f *fixture) connectAcme(user string) (integrations.Record, integrations.Credentials) {
+func (f *fixture) connectAcme(user string) (records.Record, integrations.Credentials) {
 	f.t.Helper()
 	p, err := integrations.NewProvider(revocable(), func(k string) string { return f.env[k] }, f.srv.Client())
 	if err != nil {
@@ -469,7 +485,7 @@ func TestSubmitCredentials(t *testing.T) {
 		if _, ok := res["credentials"]; ok || strings.Contains(r.raw, davPassword) {
 			t.Errorf("response shows credentials: %s", r.raw)
 		}
-		rec, _ := f.records.Get(id)
+		rec, _ := f.records.ByID(id)
 		creds, err := f.records.Credentials(rec)
 		if err != nil {
 			t.Fatal(err)
@@ -583,7 +599,7 @@ func TestDelete(t *testing.T) {
 
 	f.do("DELETE", "/v1/user-integrations/"+other.ID, "u1", nil).
 		want(t, http.StatusNotFound, op, "integration_record_not_found", "integration record not found")
-	if _, ok := f.records.Get(other.ID); !ok {
+	if _, ok := f.records.ByID(other.ID); !ok {
 		t.Fatal("another user's record was deleted")
 	}
 
@@ -592,11 +608,17 @@ func TestDelete(t *testing.T) {
 	if r.body["success"] != true {
 		t.Errorf("body: got %s, want success true", r.raw)
 	}
-	if _, ok := f.records.Get(a.ID); ok {
+	if _, ok := f.records.ByID(a.ID); ok {
 		t.Error("record still live after delete")
 	}
-	got, _ := f.records.Table().Get(a.ID)
-	if got.Status != integrations.StatusDisconnected || got.DeletedAt == nil || got.Credentials != "" {
+	var got records.Record
+	f.records.ScanAll(func(r records.Record) bool {
+		if r.ID == a.ID {
+			got = r
+		}
+		return true
+	})
+	if got.Status != records.StatusDisconnected || got.DeletedAt == nil || got.Credentials != "" {
 		t.Errorf("stored record: got status %s deletedAt %v credentials %d bytes; want disconnected, set, none",
 			got.Status, got.DeletedAt, len(got.Credentials))
 	}
@@ -632,7 +654,7 @@ func TestDeleteRevocationFailureDoesNotBlock(t *testing.T) {
 	a, creds := f.connectAcme("u1")
 	r := f.do("DELETE", "/v1/user-integrations/"+a.ID, "u1", nil)
 	r.want(t, http.StatusOK, "userIntegration.deleteOne", "", "")
-	if _, ok := f.records.Get(a.ID); ok {
+	if _, ok := f.records.ByID(a.ID); ok {
 		t.Error("record still live after a delete whose revocation failed")
 	}
 	logs := f.logs.String()
@@ -723,7 +745,7 @@ func assertNotOnDisk(t *testing.T, dir string, secrets ...string) {
 // TestOperations checks that each handler names its operation, so that
 // auth's Require answers its 401s under the same name.
 func TestOperations(t *testing.T) {
-	h := integrations.NewHandlers(integrations.HandlersConfig{})
+	h := api.New(api.Config{Registry: &integrations.Registry{}, Records: &records.Records{}, Sync: fakeSync{}})
 	for _, tt := range []struct {
 		h  http.Handler
 		op string
@@ -734,9 +756,8 @@ func TestOperations(t *testing.T) {
 		{h.Delete(), "userIntegration.deleteOne"},
 		{h.SubmitCredentials(), "userIntegration.create"},
 	} {
-		o, ok := tt.h.(interface{ Operation() string })
-		if !ok || o.Operation() != tt.op {
-			t.Errorf("got %T without Operation or another name, want %s", tt.h, tt.op)
+		if got := httpx.OperationOf(tt.h, ""); got != tt.op {
+			t.Errorf("got %T with operation %q, want %s", tt.h, got, tt.op)
 		}
 	}
 }

@@ -1,4 +1,10 @@
-package integrations
+// Package sync runs the integrations' tasks: the task queue (the main
+// store's "tasks" table), the scheduler and its workers, the batches that
+// store what tasks produce, the failure classes that decide what a failed
+// task does to its record, and the start-up sweep. It changes records
+// through records' ops and items through the item store, and tells an
+// optional Indexer about every item stored or removed.
+package sync
 
 import (
 	"context"
@@ -11,6 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"searchsvc/integrations"
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
 	"searchsvc/storage"
 )
 
@@ -20,6 +29,10 @@ const (
 	DefaultSyncWorkers   = 2
 	DefaultShutdownGrace = 10 * time.Second
 )
+
+// defaultTimeout bounds each outbound request of a Syncer built without
+// an HTTP client.
+const defaultTimeout = 30 * time.Second
 
 // Limits of a sync session: how long one worker keeps one record before
 // the others get their turn, and how long one task may run.
@@ -34,19 +47,20 @@ const (
 	disconnectHold = time.Minute
 )
 
-// SyncConfig configures a Syncer.
-type SyncConfig struct {
-	Records  *Records
-	Registry *Registry
+// Config configures a Syncer.
+type Config struct {
+	Records  *records.Records
+	Registry *integrations.Registry
 	// DataDir is DATA_DIR: item content goes to DataDir/items.
 	DataDir string
-	// Getenv reads the OAuth client configuration, as for Handlers.
+	// Getenv reads the OAuth client configuration (<P>_OAUTH_CLIENT_ID…).
 	Getenv func(string) string
 	// Client makes the integrations' outbound requests. Nil: a client
 	// with a 30-second timeout.
 	Client *http.Client
 	// ManualClient makes the requests of manual integrations (a feed URL
-	// a user typed); nil: Client. See HandlersConfig.ManualClient.
+	// a user typed); nil: Client. Production passes a client that cannot
+	// reach the server's own network (integrations.PublicClient).
 	ManualClient *http.Client
 	// PollInterval is the time between two runs of a connected record
 	// (POLL_INTERVAL). 0: DefaultPollInterval.
@@ -65,6 +79,9 @@ type SyncConfig struct {
 	Rand func(n int64) int64
 	// Logger receives the syncer's events. Nil: discard.
 	Logger *slog.Logger
+	// Indexer is told about every item stored or removed (see Indexer).
+	// Nil: no index.
+	Indexer Indexer
 }
 
 // Syncer runs the integrations' tasks: it schedules a start for every
@@ -77,12 +94,12 @@ type SyncConfig struct {
 // does any token refresh they need: a refresh never races a task, or
 // another refresh, of the same record.
 type Syncer struct {
-	cfg     SyncConfig
-	records *Records
+	cfg     Config
+	records *records.Records
 	st      *storage.Store
 	tasks   *storage.Table[QueuedTask]
-	items   *storage.Table[ItemRecord]
-	content *contentStore
+	items   *items.Store
+	index   Indexer
 	log     *slog.Logger
 	now     func() time.Time
 	rand    func(int64) int64
@@ -116,10 +133,10 @@ func (s *Syncer) Outcomes() map[string]int64 {
 	}
 }
 
-// NewSyncer registers the tasks and items tables on the records' store,
-// which must not be open yet, and returns the syncer. Start it with Run
-// once the store is open.
-func NewSyncer(cfg SyncConfig) (*Syncer, error) {
+// New registers the tasks and items tables on the records' store, which
+// must not be open yet, and returns the syncer. Start it with Run once the
+// store is open.
+func New(cfg Config) (*Syncer, error) {
 	if cfg.Records == nil || cfg.Registry == nil {
 		return nil, errors.New("sync: Records and Registry are required")
 	}
@@ -160,8 +177,8 @@ func NewSyncer(cfg SyncConfig) (*Syncer, error) {
 		records: cfg.Records,
 		st:      st,
 		tasks:   registerTasks(st),
-		items:   registerItems(st),
-		content: newContentStore(filepath.Join(cfg.DataDir, "items"), cfg.Records.Vault()),
+		items:   items.New(st, cfg.Records.Vault(), filepath.Join(cfg.DataDir, "items")),
+		index:   cfg.Indexer,
 		log:     log,
 		now:     cfg.Now,
 		rand:    cfg.Rand,
@@ -174,19 +191,32 @@ func NewSyncer(cfg SyncConfig) (*Syncer, error) {
 	}, nil
 }
 
+// Items is the item store the syncer fills.
+func (s *Syncer) Items() *items.Store { return s.items }
+
 // ErrNeedsReauth is returned by SyncNow for a record whose authorization
-// was refused: the user must connect it again before it can sync.
+// was refused: the user must connect it again before it can sync. The
+// error returned is a *NeedsReauthError, which names the integration.
 var ErrNeedsReauth = errors.New("integration needs to be reconnected")
 
-// SyncNow queues a start for the live record now, unless it has tasks
-// pending already, and wakes the scheduler.
-func (s *Syncer) SyncNow(recordID string) error {
-	rec, ok := s.records.Get(recordID)
-	if !ok {
-		return ErrRecordNotFound
+// NeedsReauthError is ErrNeedsReauth for one integration.
+type NeedsReauthError struct{ Integration string }
+
+func (e *NeedsReauthError) Error() string { return e.Integration + ": " + ErrNeedsReauth.Error() }
+
+// Is makes errors.Is(err, ErrNeedsReauth) true.
+func (e *NeedsReauthError) Is(target error) bool { return target == ErrNeedsReauth }
+
+// SyncNow queues a start for the user's live record now, unless it has
+// tasks pending already, and wakes the scheduler. Another user's record
+// is records.ErrNotFound.
+func (s *Syncer) SyncNow(userID, recordID string) error {
+	rec, err := s.records.Get(userID, recordID)
+	if err != nil {
+		return err
 	}
-	if rec.Status == StatusNeedsReauth {
-		return ErrNeedsReauth
+	if rec.Status == records.StatusNeedsReauth {
+		return &NeedsReauthError{Integration: rec.Integration}
 	}
 	defer s.signal()
 	if s.Pending(recordID) > 0 {
@@ -196,9 +226,9 @@ func (s *Syncer) SyncNow(recordID string) error {
 }
 
 // Connected queues a first sync of a record that was just connected or
-// reconnected; it has the shape of HandlersConfig.OnConnect.
-func (s *Syncer) Connected(rec Record) {
-	if err := s.SyncNow(rec.ID); err != nil {
+// reconnected (by the manual form or the OAuth callback).
+func (s *Syncer) Connected(rec records.Record) {
+	if err := s.SyncNow(rec.UserID, rec.ID); err != nil {
 		s.log.Warn("queue first sync", "record_id", rec.ID, "err", err)
 	}
 }
@@ -210,8 +240,8 @@ func (s *Syncer) Pending(recordID string) int {
 
 // queueStart inserts a start task for rec. A start already queued is not
 // an error.
-func (s *Syncer) queueStart(rec Record) error {
-	t, err := s.newTask(&rec, Task{Type: TaskStart}, s.now())
+func (s *Syncer) queueStart(rec records.Record) error {
+	t, err := s.newTask(&rec, integrations.Task{Type: integrations.TaskStart}, s.now())
 	if err != nil {
 		return err
 	}
@@ -225,14 +255,46 @@ func (s *Syncer) queueStart(rec Record) error {
 	return nil
 }
 
-// DisconnectOps returns the ops that soft-delete the record's items (their
-// personal fields cleared) and delete its queued tasks, for the disconnect
-// handler to commit in the same log line as the record's own soft delete
-// (HandlersConfig.OnDisconnect). From this call on, a sync in progress for
-// the record commits nothing more, so the ops cannot conflict with it. The
-// items' content files are removed by the scheduler once the disconnect is
-// committed (and at the next start, whatever happens).
-func (s *Syncer) DisconnectOps(rec Record) []storage.Op {
+// Disconnect soft-deletes the record (records.Disconnect) together with
+// its items (their personal fields cleared) and its queued tasks, in one
+// log line, and tells the Indexer. From its start on, a sync in progress
+// for the record commits nothing more, so the two cannot conflict. The
+// items' content files are removed by the scheduler once the disconnect
+// is committed (and at the next start, whatever happens).
+func (s *Syncer) Disconnect(rec records.Record) error {
+	ops := s.disconnectOps(rec)
+	if _, err := s.records.Disconnect(rec.ID, ops...); err != nil {
+		return err
+	}
+	if s.index != nil {
+		s.index.RemoveRecord(rec.UserID, rec.ID)
+	}
+	return nil
+}
+
+// DeleteUserOps returns the ops that soft-delete every live record of the
+// user, their items and their pending tasks, for auth to commit in the
+// same log line as the user's own soft delete. DeletedUser tells the
+// Indexer once that line is committed.
+func (s *Syncer) DeleteUserOps(userID string) []storage.Op {
+	ops := s.records.DisconnectOps(userID)
+	for _, r := range s.records.ForUser(userID) {
+		ops = append(ops, s.disconnectOps(r)...)
+	}
+	return ops
+}
+
+// DeletedUser tells the Indexer that the user is gone, once the user's
+// soft delete (with DeleteUserOps) is committed.
+func (s *Syncer) DeletedUser(userID string) {
+	if s.index != nil {
+		s.index.RemoveUser(userID)
+	}
+}
+
+// disconnectOps returns the ops that soft-delete the record's items and
+// delete its queued tasks, and holds back the record's sync commits.
+func (s *Syncer) disconnectOps(rec records.Record) []storage.Op {
 	g := s.gate(rec.ID)
 	g.Lock()
 	defer g.Unlock()
@@ -245,15 +307,8 @@ func (s *Syncer) DisconnectOps(rec Record) []storage.Op {
 	for _, t := range s.tasks.Find(taskIndexRecord, rec.ID) {
 		ops = append(ops, s.tasks.Delete(t.ID))
 	}
-	for _, it := range s.items.Find(itemIndexRecord, rec.ID) {
-		if it.Live() {
-			ops = append(ops, s.items.Update(it.ID, func(it *ItemRecord) error {
-				scrub(it, now)
-				return nil
-			}))
-		}
-	}
-	return ops
+	itemOps, _ := s.items.RemoveRecordOps(rec.ID, now)
+	return append(ops, itemOps...)
 }
 
 // gate returns the lock held while the record's sync commits.
@@ -278,7 +333,7 @@ func (s *Syncer) commitFor(recordID string, ops ...storage.Op) error {
 	_, closing := s.closing[recordID]
 	s.mu.Unlock()
 	if closing {
-		return ErrRecordNotFound
+		return records.ErrNotFound
 	}
 	return s.st.Commit(ops...)
 }

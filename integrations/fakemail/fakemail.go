@@ -1,4 +1,7 @@
-package integrations
+// Package fakemail is a Gmail-like mail provider for the sync and handler
+// tests: Server serves mailboxes over HTTP and its definitions sync them
+// with the contract's task model (start, getEmailList, downloadEmail).
+package fakemail
 
 import (
 	"context"
@@ -15,17 +18,18 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"searchsvc/integrations"
 	"searchsvc/integrations/oauthtest"
 )
 
 // This file is a Gmail-like provider for the sync tests and benchmarks:
-// fakeMail serves mailboxes over HTTP (a paged message list and one
+// Server serves mailboxes over HTTP (a paged message list and one
 // message per request, behind a bearer token), and fakeClient is an
 // Integration that syncs them with the contract's task model: start →
 // getEmailList (paged) → downloadEmail.
 
-// fakeMsg is one message of a fake mailbox.
-type fakeMsg struct {
+// Msg is one message of a fake mailbox.
+type Msg struct {
 	ID      string
 	Subject string
 	From    string
@@ -34,39 +38,40 @@ type fakeMsg struct {
 	Body    string
 }
 
-// fakeFail is a scripted failure: the next request of kind ("list", "get"
+// Fail is a scripted failure: the next request of kind ("list", "get"
 // or "" for any) is answered with status and Retry-After.
-type fakeFail struct {
-	kind       string
-	status     int
-	retryAfter string
+type Fail struct {
+	Kind       string
+	Status     int
+	RetryAfter string
 }
 
-type fakeMail struct {
+// Server serves fake mailboxes; tests read and change its fields under Mu.
+type Server struct {
 	URL      string // API base, without a trailing slash
 	oauth    *oauthtest.Server
-	pageSize int
+	PageSize int
 
-	mu        sync.Mutex
-	boxes     map[string][]fakeMsg // newest first
-	downloads map[string]int       // by box/id
-	lists     []string             // box:pageToken of each list request served
+	Mu        sync.Mutex
+	Boxes     map[string][]Msg // newest first
+	downloads map[string]int   // by box/id
+	lists     []string         // box:pageToken of each list request served
 	requests  int
-	fails     []fakeFail
-	reject    map[string]bool // access tokens refused although live
-	onList    func(box, pageToken string)
-	onGet     func(r *http.Request)
+	fails     []Fail
+	Reject    map[string]bool // access tokens refused although live
+	OnList    func(box, pageToken string)
+	OnGet     func(r *http.Request)
 	active    map[string]int // per box: tasks and initializations running now
-	maxActive map[string]int
+	MaxActive map[string]int
 }
 
-// newFakeMail serves the API on the fake OAuth provider srv, or on its own
+// New serves the API on the fake OAuth provider srv, or on its own
 // server with static tokens ("static-<box>") when srv is nil.
-func newFakeMail(tb testing.TB, srv *oauthtest.Server) *fakeMail {
-	m := &fakeMail{
-		oauth: srv, pageSize: 10,
-		boxes: make(map[string][]fakeMsg), downloads: make(map[string]int),
-		reject: make(map[string]bool), active: make(map[string]int), maxActive: make(map[string]int),
+func New(tb testing.TB, srv *oauthtest.Server) *Server {
+	m := &Server{
+		oauth: srv, PageSize: 10,
+		Boxes: make(map[string][]Msg), downloads: make(map[string]int),
+		Reject: make(map[string]bool), active: make(map[string]int), MaxActive: make(map[string]int),
 	}
 	if srv != nil {
 		srv.Mux.HandleFunc("GET /api/{box}/messages", m.list)
@@ -84,13 +89,13 @@ func newFakeMail(tb testing.TB, srv *oauthtest.Server) *fakeMail {
 }
 
 // fill adds n messages to box, dated one minute apart.
-func (m *fakeMail) fill(box string, n int, start time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	have := len(m.boxes[box])
+func (m *Server) Fill(box string, n int, start time.Time) {
+	m.Mu.Lock()
+	defer m.Mu.Unlock()
+	have := len(m.Boxes[box])
 	for i := range n {
 		k := have + i
-		msg := fakeMsg{
+		msg := Msg{
 			ID:      fmt.Sprintf("%s-msg-%05d", box, k),
 			Subject: fmt.Sprintf("Subject %s number %d", box, k),
 			From:    fmt.Sprintf("sender%d@private.example", k),
@@ -99,21 +104,21 @@ func (m *fakeMail) fill(box string, n int, start time.Time) {
 			Body:    fmt.Sprintf("Confidential body %d of %s. ", k, box) + strings.Repeat("lorem ipsum dolor sit amet ", 40),
 		}
 		// Newest first, as Gmail lists.
-		m.boxes[box] = slices.Insert(m.boxes[box], 0, msg)
+		m.Boxes[box] = slices.Insert(m.Boxes[box], 0, msg)
 	}
 }
 
-func (m *fakeMail) fail(f ...fakeFail) {
-	m.mu.Lock()
+func (m *Server) FailNext(f ...Fail) {
+	m.Mu.Lock()
 	m.fails = append(m.fails, f...)
-	m.mu.Unlock()
+	m.Mu.Unlock()
 }
 
 // counts returns the requests served, downloads in all, and the most
 // downloads of one message.
-func (m *fakeMail) counts() (requests, downloads, most int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+func (m *Server) Counts() (requests, downloads, most int) {
+	m.Mu.Lock()
+	defer m.Mu.Unlock()
 	for _, n := range m.downloads {
 		downloads += n
 		most = max(most, n)
@@ -121,31 +126,31 @@ func (m *fakeMail) counts() (requests, downloads, most int) {
 	return m.requests, downloads, most
 }
 
-func (m *fakeMail) listed() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+func (m *Server) Listed() []string {
+	m.Mu.Lock()
+	defer m.Mu.Unlock()
 	return slices.Clone(m.lists)
 }
 
 // authorize checks the bearer token and the scripted failures; it answers
 // and reports false when the request must stop here.
-func (m *fakeMail) authorize(w http.ResponseWriter, r *http.Request, kind string) bool {
+func (m *Server) authorize(w http.ResponseWriter, r *http.Request, kind string) bool {
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	m.mu.Lock()
+	m.Mu.Lock()
 	m.requests++
 	for i, f := range m.fails {
-		if f.kind == "" || f.kind == kind {
+		if f.Kind == "" || f.Kind == kind {
 			m.fails = slices.Delete(m.fails, i, i+1)
-			m.mu.Unlock()
-			if f.retryAfter != "" {
-				w.Header().Set("Retry-After", f.retryAfter)
+			m.Mu.Unlock()
+			if f.RetryAfter != "" {
+				w.Header().Set("Retry-After", f.RetryAfter)
 			}
-			fakeAPIError(w, f.status, "scripted")
+			fakeAPIError(w, f.Status, "scripted")
 			return false
 		}
 	}
-	rejected := m.reject[tok]
-	m.mu.Unlock()
+	rejected := m.Reject[tok]
+	m.Mu.Unlock()
 	ok := tok == "static-"+r.PathValue("box")
 	if !strings.HasPrefix(tok, "static-") && m.oauth != nil {
 		ok = m.oauth.Bearer(r) && !rejected
@@ -167,7 +172,7 @@ type fakeListPage struct {
 	NextPageToken string                `json:"nextPageToken,omitempty"`
 }
 
-func (m *fakeMail) list(w http.ResponseWriter, r *http.Request) {
+func (m *Server) list(w http.ResponseWriter, r *http.Request) {
 	if !m.authorize(w, r, "list") {
 		return
 	}
@@ -181,18 +186,18 @@ func (m *fakeMail) list(w http.ResponseWriter, r *http.Request) {
 		}
 		from = n
 	}
-	m.mu.Lock()
-	msgs := m.boxes[box]
+	m.Mu.Lock()
+	msgs := m.Boxes[box]
 	var page fakeListPage
-	for i := from; i < len(msgs) && i < from+m.pageSize; i++ {
+	for i := from; i < len(msgs) && i < from+m.PageSize; i++ {
 		page.Messages = append(page.Messages, struct{ ID string }{msgs[i].ID})
 	}
-	if from+m.pageSize < len(msgs) {
-		page.NextPageToken = "p" + strconv.Itoa(from+m.pageSize)
+	if from+m.PageSize < len(msgs) {
+		page.NextPageToken = "p" + strconv.Itoa(from+m.PageSize)
 	}
 	m.lists = append(m.lists, box+":"+token)
-	hook := m.onList
-	m.mu.Unlock()
+	hook := m.OnList
+	m.Mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(page)
 	if hook != nil {
@@ -210,53 +215,53 @@ type fakeMessage struct {
 	Text    string    `json:"text"`
 }
 
-func (m *fakeMail) get(w http.ResponseWriter, r *http.Request) {
+func (m *Server) get(w http.ResponseWriter, r *http.Request) {
 	if !m.authorize(w, r, "get") {
 		return
 	}
-	m.mu.Lock()
-	hook := m.onGet
-	m.mu.Unlock()
+	m.Mu.Lock()
+	hook := m.OnGet
+	m.Mu.Unlock()
 	if hook != nil {
 		hook(r)
 	}
 	box, id := r.PathValue("box"), r.PathValue("id")
-	m.mu.Lock()
-	i := slices.IndexFunc(m.boxes[box], func(msg fakeMsg) bool { return msg.ID == id })
+	m.Mu.Lock()
+	i := slices.IndexFunc(m.Boxes[box], func(msg Msg) bool { return msg.ID == id })
 	if i < 0 {
-		m.mu.Unlock()
+		m.Mu.Unlock()
 		fakeAPIError(w, http.StatusNotFound, "not found")
 		return
 	}
-	msg := m.boxes[box][i]
+	msg := m.Boxes[box][i]
 	m.downloads[box+"/"+id]++
-	m.mu.Unlock()
+	m.Mu.Unlock()
 	raw := "From: " + msg.From + "\r\nTo: " + strings.Join(msg.To, ", ") + "\r\nSubject: " + msg.Subject +
 		"\r\nDate: " + msg.Date.Format(time.RFC1123Z) + "\r\n\r\n" + msg.Body
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(fakeMessage{ID: msg.ID, Subject: msg.Subject, From: msg.From, To: msg.To, Date: msg.Date, Raw: raw, Text: msg.Body})
 }
 
-func (m *fakeMail) enter(box string) {
-	m.mu.Lock()
+func (m *Server) enter(box string) {
+	m.Mu.Lock()
 	m.active[box]++
-	m.maxActive[box] = max(m.maxActive[box], m.active[box])
-	m.mu.Unlock()
+	m.MaxActive[box] = max(m.MaxActive[box], m.active[box])
+	m.Mu.Unlock()
 }
 
-func (m *fakeMail) leave(box string) {
-	m.mu.Lock()
+func (m *Server) leave(box string) {
+	m.Mu.Lock()
 	m.active[box]--
-	m.mu.Unlock()
+	m.Mu.Unlock()
 }
 
 // fakeClient is one connected fake mailbox.
 type fakeClient struct {
-	m      *fakeMail
-	env    Env
+	m      *Server
+	env    integrations.Env
 	box    string
 	api    string
-	tokens *Refresher // nil: a static token
+	tokens *integrations.Refresher // nil: a static token
 	static string
 }
 
@@ -279,39 +284,39 @@ func (c *fakeClient) ValidateAuthentication(context.Context) (bool, error) { ret
 
 func (c *fakeClient) Shutdown(context.Context) error { return nil }
 
-func (c *fakeClient) RunTask(ctx context.Context, task Task) (TaskResult, error) {
+func (c *fakeClient) RunTask(ctx context.Context, task integrations.Task) (integrations.TaskResult, error) {
 	c.m.enter(c.box)
 	defer c.m.leave(c.box)
 	switch task.Type {
-	case TaskStart:
-		return TaskResult{Tasks: []Task{{Type: TaskGetEmailList}}}, nil
-	case TaskGetEmailList:
+	case integrations.TaskStart:
+		return integrations.TaskResult{Tasks: []integrations.Task{{Type: integrations.TaskGetEmailList}}}, nil
+	case integrations.TaskGetEmailList:
 		var page fakeListPage
 		path := "/" + c.box + "/messages?pageToken=" + task.Payload["pageToken"]
 		if err := c.call(ctx, path, &page); err != nil {
-			return TaskResult{}, err
+			return integrations.TaskResult{}, err
 		}
-		var res TaskResult
+		var res integrations.TaskResult
 		for _, msg := range page.Messages {
 			if c.env.Known == nil || !c.env.Known(msg.ID) {
-				res.Tasks = append(res.Tasks, Task{Type: TaskDownloadEmail, Payload: map[string]string{"emailId": msg.ID}})
+				res.Tasks = append(res.Tasks, integrations.Task{Type: integrations.TaskDownloadEmail, Payload: map[string]string{"emailId": msg.ID}})
 			}
 		}
 		if page.NextPageToken != "" {
-			res.Tasks = append(res.Tasks, Task{Type: TaskGetEmailList, Payload: map[string]string{"pageToken": page.NextPageToken}})
+			res.Tasks = append(res.Tasks, integrations.Task{Type: integrations.TaskGetEmailList, Payload: map[string]string{"pageToken": page.NextPageToken}})
 		}
 		return res, nil
-	case TaskDownloadEmail:
+	case integrations.TaskDownloadEmail:
 		var msg fakeMessage
 		if err := c.call(ctx, "/"+c.box+"/messages/"+task.Payload["emailId"], &msg); err != nil {
-			return TaskResult{}, err
+			return integrations.TaskResult{}, err
 		}
-		return TaskResult{Output: []Item{{
+		return integrations.TaskResult{Output: []integrations.Item{{
 			ProviderID: msg.ID, Title: msg.Subject, From: msg.From, To: msg.To, Date: msg.Date,
 			Size: int64(len(msg.Raw)), Text: msg.Text, Raw: []byte(msg.Raw),
 		}}}, nil
 	}
-	return TaskResult{}, ErrUnsupportedTask
+	return integrations.TaskResult{}, integrations.ErrUnsupportedTask
 }
 
 func (c *fakeClient) call(ctx context.Context, path string, into any) error {
@@ -330,55 +335,55 @@ func (c *fakeClient) call(ctx context.Context, path string, into any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return NewAPIError(resp, "", c.env.now())
+		return integrations.NewAPIError(resp, "", c.env.Now())
 	}
 	return json.NewDecoder(resp.Body).Decode(into)
 }
 
 // Domains of the fake definitions.
 const (
-	fakeOAuthDomain  = "fakemail"
-	fakeManualDomain = "fakebox"
-	fakeClientID     = "fake-client-id"
-	fakeClientSecret = "fake-client-secret-do-not-leak"
+	OAuthDomain  = "fakemail"
+	ManualDomain = "fakebox"
+	ClientID     = "fake-client-id"
+	ClientSecret = "fake-client-secret-do-not-leak"
 )
 
-// fakeOAuthDefinition is the fake mail provider connected through OAuth.
-func fakeOAuthDefinition(m *fakeMail) Definition {
-	return Definition{
-		Manifest: Manifest{Domain: fakeOAuthDomain, DisplayName: "Fake Mail", Kind: KindEmail,
-			AuthType: AuthOAuth, Scopes: []string{"mail.read"}},
-		OAuth: &OAuthSpec{
+// OAuthDefinition is the fake mail provider connected through OAuth.
+func OAuthDefinition(m *Server) integrations.Definition {
+	return integrations.Definition{
+		Manifest: integrations.Manifest{Domain: OAuthDomain, DisplayName: "Fake Mail", Kind: integrations.KindEmail,
+			AuthType: integrations.AuthOAuth, Scopes: []string{"mail.read"}},
+		OAuth: &integrations.OAuthSpec{
 			AuthURL: "https://fakemail.example/authorize", TokenURL: "https://fakemail.example/token",
 			APIBaseURL: "https://fakemail.example/api", AuthStyle: oauth2.AuthStyleInParams, RequireRefreshToken: true,
 		},
-		New: func(env Env) (Integration, error) {
+		New: func(env integrations.Env) (integrations.Integration, error) {
 			return &fakeClient{m: m, env: env, box: env.Credentials.Fields["mailbox"],
-				api: env.Provider.APIBaseURL(), tokens: NewRefresher(env)}, nil
+				api: env.Provider.APIBaseURL(), tokens: integrations.NewRefresher(env)}, nil
 		},
 	}
 }
 
-// fakeManualDefinition is the same API connected with a static token.
-func fakeManualDefinition(m *fakeMail) Definition {
-	return Definition{
-		Manifest: Manifest{Domain: fakeManualDomain, DisplayName: "Fake Box", Kind: KindEmail, AuthType: AuthManual,
-			Fields: []Field{{Name: "mailbox", Label: "Mailbox", Type: FieldText, Required: true}}},
-		ValidateManual: func(_ context.Context, f map[string]string, _ *http.Client) (Credentials, error) {
-			return Credentials{Fields: f}, nil
+// ManualDefinition is the same API connected with a static token.
+func ManualDefinition(m *Server) integrations.Definition {
+	return integrations.Definition{
+		Manifest: integrations.Manifest{Domain: ManualDomain, DisplayName: "Fake Box", Kind: integrations.KindEmail, AuthType: integrations.AuthManual,
+			Fields: []integrations.Field{{Name: "mailbox", Label: "Mailbox", Type: integrations.FieldText, Required: true}}},
+		ValidateManual: func(_ context.Context, f map[string]string, _ *http.Client) (integrations.Credentials, error) {
+			return integrations.Credentials{Fields: f}, nil
 		},
-		New: func(env Env) (Integration, error) {
+		New: func(env integrations.Env) (integrations.Integration, error) {
 			box := env.Credentials.Fields["mailbox"]
 			return &fakeClient{m: m, env: env, box: box, api: m.URL, static: "static-" + box}, nil
 		},
 	}
 }
 
-// fakeEnv configures the OAuth definition against the fake provider.
-func fakeEnv(srv *oauthtest.Server) map[string]string {
+// Env configures the OAuth definition against the fake provider.
+func Env(srv *oauthtest.Server) map[string]string {
 	return map[string]string{
-		"FAKEMAIL_OAUTH_CLIENT_ID":     fakeClientID,
-		"FAKEMAIL_OAUTH_CLIENT_SECRET": fakeClientSecret,
+		"FAKEMAIL_OAUTH_CLIENT_ID":     ClientID,
+		"FAKEMAIL_OAUTH_CLIENT_SECRET": ClientSecret,
 		"FAKEMAIL_OAUTH_AUTH_URL":      srv.URL + "/authorize",
 		"FAKEMAIL_OAUTH_TOKEN_URL":     srv.URL + "/token",
 		"FAKEMAIL_API_BASE_URL":        srv.URL + "/api",

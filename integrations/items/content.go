@@ -1,4 +1,4 @@
-package integrations
+package items
 
 import (
 	"bytes"
@@ -12,10 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"searchsvc/integrations/vault"
+	"searchsvc/storage"
 )
 
 // Item content lives in one file per item, DATA_DIR/items/<recordID>/<itemID>,
-// holding Vault.Seal(AAD{user, integration, "item:"+itemID}, content): the
+// holding the content sealed for vault.ItemContent and the item: the
 // service holds private mail, and nothing personal sits on the SD card in
 // plain text. The content is a version byte then, deflated, the text's
 // length (uvarint), the text and the raw original. Mail compresses well,
@@ -52,14 +55,14 @@ const tmpPrefix = ".tmp-"
 // contentStore reads and writes item content files under dir.
 type contentStore struct {
 	dir   string
-	vault *Vault
+	vault *vault.Vault
 
 	mu      sync.Mutex
 	madeDir map[string]bool // record directories known to exist durably
 }
 
-func newContentStore(dir string, vault *Vault) *contentStore {
-	return &contentStore{dir: dir, vault: vault, madeDir: make(map[string]bool)}
+func newContentStore(dir string, v *vault.Vault) *contentStore {
+	return &contentStore{dir: dir, vault: v, madeDir: make(map[string]bool)}
 }
 
 func (c *contentStore) recordDir(recordID string) string { return filepath.Join(c.dir, recordID) }
@@ -68,10 +71,8 @@ func (c *contentStore) path(it *ItemRecord) string {
 	return filepath.Join(c.dir, it.RecordID, it.ID)
 }
 
-func contentAAD(it *ItemRecord) AAD {
-	// The "item:" prefix keeps an item's sealed content and a record's
-	// sealed credentials apart even if an id were ever reused.
-	return AAD{UserID: it.UserID, Domain: it.Integration, RecordID: "item:" + it.ID}
+func contentAAD(it *ItemRecord) vault.AAD {
+	return vault.AAD{Purpose: vault.ItemContent, UserID: it.UserID, Domain: it.Integration, ID: it.ID}
 }
 
 var flateWriters = sync.Pool{New: func() any {
@@ -178,7 +179,7 @@ func (c *contentStore) publish(files []staged) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			errs[i] = syncClose(s.f)
+			errs[i] = storage.SyncClose(s.f)
 		})
 	}
 	wg.Wait()
@@ -193,21 +194,9 @@ func (c *contentStore) publish(files []staged) error {
 		dirs[filepath.Dir(s.final)] = true
 	}
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := storage.SyncDir(d); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// syncClose fsyncs and closes a staged file.
-func syncClose(f *os.File) error {
-	err := f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fsync item content: %w", err)
 	}
 	return nil
 }
@@ -233,7 +222,7 @@ func (c *contentStore) ensureDir(recordID string) error {
 		err := os.Mkdir(d, 0o700)
 		switch {
 		case err == nil:
-			if err := syncDir(filepath.Dir(d)); err != nil {
+			if err := storage.SyncDir(filepath.Dir(d)); err != nil {
 				return err
 			}
 		case errors.Is(err, fs.ErrExist):
@@ -256,8 +245,8 @@ func (c *contentStore) removeRecord(recordID string) error {
 	return nil
 }
 
-// errContentMissing means an item's content file is not there.
-var errContentMissing = errors.New("item content missing")
+// ErrContentMissing means an item's content file is not there.
+var ErrContentMissing = errors.New("item content missing")
 
 // readText opens an item's content file and returns its text.
 func (c *contentStore) readText(it *ItemRecord) (string, error) {
@@ -268,7 +257,7 @@ func (c *contentStore) readText(it *ItemRecord) (string, error) {
 func (c *contentStore) read(it *ItemRecord, wantRaw bool) (string, []byte, error) {
 	f, err := os.Open(c.path(it))
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, errContentMissing
+		return "", nil, ErrContentMissing
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("open item content: %w", err)
@@ -302,21 +291,4 @@ func listDir(dir string) ([]string, error) {
 	}
 	defer f.Close()
 	return f.Readdirnames(-1)
-}
-
-// syncDir fsyncs a directory, making the entries added or renamed in it
-// durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("fsync directory: %w", err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
-	}
-	return nil
 }

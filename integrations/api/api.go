@@ -1,0 +1,183 @@
+// Package api serves the HTTP routes of the integrations: the catalogue,
+// the user-integration records (list, read, disconnect, the manual
+// credential form, "sync now") and the synced items. Every handler has
+// the service's one shape (httpx.HandlerFunc) and expects to be wrapped by
+// auth's session middleware; the domain errors of records, items and sync
+// are mapped to answers in one place (httpError).
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/integrations"
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/sync"
+)
+
+// Timeouts of the outbound calls the handlers make on a user's behalf.
+const (
+	// revokeTimeout bounds the best-effort revocation at a disconnect: a
+	// slow provider must not hold up the user's disconnect.
+	revokeTimeout = 5 * time.Second
+	// manualTimeout bounds the check of a submitted manual form against
+	// the provider (a login to a mail or file server, a feed fetch).
+	manualTimeout = 30 * time.Second
+	// defaultTimeout bounds each outbound request of a Config without a
+	// Client.
+	defaultTimeout = 30 * time.Second
+)
+
+// Sync is what the handlers ask of the sync scheduler; *sync.Syncer has
+// it. Tests of the record routes give a fake.
+type Sync interface {
+	// Connected queues a first sync of a record just connected.
+	Connected(rec records.Record)
+	// Disconnect soft-deletes the record with its items and tasks.
+	Disconnect(rec records.Record) error
+	// Pending counts the record's queued tasks.
+	Pending(recordID string) int
+	// SyncNow queues a sync of the user's record now.
+	SyncNow(userID, recordID string) error
+}
+
+// Config configures Handlers.
+type Config struct {
+	Registry *integrations.Registry
+	Records  *records.Records
+	// Items is the item store the item routes read; nil: they answer 500.
+	Items *items.Store
+	// Sync is the sync scheduler. Required.
+	Sync Sync
+	// Getenv reads the OAuth client configuration (<P>_OAUTH_CLIENT_ID…).
+	Getenv func(string) string
+	// Client makes the outbound requests: revocations and manual form
+	// checks. Nil means a client with a 30-second timeout.
+	Client *http.Client
+	// ManualClient makes the requests of manual integrations, whose
+	// targets users choose (a feed URL); nil: Client. Production passes
+	// integrations.PublicClient so users cannot reach the server's own
+	// network.
+	ManualClient *http.Client
+	// UserID returns the id of the authenticated caller; main passes a
+	// func over auth's context, which this package does not import.
+	UserID func(*http.Request) (string, bool)
+	// Logger receives the handlers' events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Handlers serves the integration routes. It is safe for concurrent use.
+type Handlers struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns the handlers of cfg. It panics without Registry, Records or
+// Sync, a programming error.
+func New(cfg Config) *Handlers {
+	if cfg.Registry == nil || cfg.Records == nil || cfg.Sync == nil {
+		panic("api: New needs Registry, Records and Sync")
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: defaultTimeout}
+	}
+	if cfg.ManualClient == nil {
+		cfg.ManualClient = cfg.Client
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handlers{cfg: cfg, log: log}
+}
+
+// Operation names of the envelope.
+const (
+	opCatalogue = "integration.readMany"
+	opList      = "userIntegration.readMany"
+	opGet       = "userIntegration.readOne"
+	opDelete    = "userIntegration.deleteOne"
+	opCreate    = "userIntegration.create"
+	opSync      = "userIntegration.sync"
+	opItemsList = "item.readMany"
+	opItemGet   = "item.readOne"
+)
+
+// endpoint is one of the handlers in the service's shape, its errors
+// mapped by httpError.
+func endpoint(op string, fn httpx.HandlerFunc) http.Handler {
+	return httpx.Handle(op, func(w http.ResponseWriter, r *http.Request) error {
+		if err := fn(w, r); err != nil {
+			return httpError(err)
+		}
+		return nil
+	})
+}
+
+// httpError is the one place where the errors of records, items and sync
+// become answers. An unknown id and another user's record or item get the
+// same 404, so that ids of other users' data cannot be probed. Anything
+// else goes to httpx as it is (a failed store is a 503, the rest a 500).
+func httpError(err error) error {
+	var nr *sync.NeedsReauthError
+	switch {
+	case errors.Is(err, records.ErrNotFound):
+		return errRecordNotFound()
+	case errors.Is(err, items.ErrNotFound):
+		return httpx.NewError(http.StatusNotFound, "item_not_found", "item not found")
+	case errors.Is(err, items.ErrContentMissing):
+		return httpx.NewError(http.StatusGone, "item_content_gone", "item content is no longer available")
+	case errors.As(err, &nr):
+		return httpx.NewError(http.StatusConflict, "needs_reauth",
+			"the integration must be reconnected before it can sync: authorize "+nr.Integration+" again")
+	}
+	return err
+}
+
+// errIntegrationNotFound answers an unknown integration domain.
+func errIntegrationNotFound() *httpx.Error {
+	return httpx.NewError(http.StatusNotFound, "integration_not_found", "integration not found")
+}
+
+// errRecordNotFound answers an unknown record and another user's record
+// alike.
+func errRecordNotFound() *httpx.Error {
+	return httpx.NewError(http.StatusNotFound, "integration_record_not_found", "integration record not found")
+}
+
+// errNoUser answers a handler reached without auth's middleware: a wiring
+// bug, not a client error.
+func errNoUser() error {
+	return httpx.Internal(errors.New("integrations: handler reached without an authenticated user"))
+}
+
+// userID returns the authenticated caller.
+func (h *Handlers) userID(r *http.Request) (string, error) {
+	if h.cfg.UserID != nil {
+		if id, ok := h.cfg.UserID(r); ok && id != "" {
+			return id, nil
+		}
+	}
+	return "", errNoUser()
+}
+
+// ownRecord returns the caller's live record named by the {id} path
+// value; an unknown id and another user's record are records.ErrNotFound.
+func (h *Handlers) ownRecord(r *http.Request) (records.Record, error) {
+	userID, err := h.userID(r)
+	if err != nil {
+		return records.Record{}, err
+	}
+	id := r.PathValue("id")
+	if !httpx.IsUUID(id) {
+		return records.Record{}, records.ErrNotFound
+	}
+	return h.cfg.Records.Get(userID, id)
+}

@@ -1,0 +1,289 @@
+// Package items keeps the synced items: their metadata in the main store's
+// "items" table (the personal part sealed), their content in sealed files
+// of their own, pages of a user's items through an index by user, and one
+// user's item by id. It is the only code that writes or reads item
+// content; the sync scheduler stores and deletes items through it.
+package items
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+	"unique"
+
+	"searchsvc/httpx"
+	"searchsvc/integrations"
+	"searchsvc/integrations/vault"
+	"searchsvc/storage"
+)
+
+// ItemRecord is the metadata of one synced item (an email, a feed entry),
+// owned by a user and the integration record that fetched it, kept in the
+// main store's "items" table. What is personal in it (provider id, title,
+// sender, recipients) is sealed in Meta, like the content, which is in a
+// sealed file of its own (see content.go): the store's log is plain JSON on
+// the SD card, and nothing personal sits there in plain text. Date, size
+// and the ids stay plain, enough to select and order a page, so a listing
+// opens only the page's Meta. Memory grows with the number of items, not
+// their size: every field here is held for every item.
+type ItemRecord struct {
+	ID          string `json:"id"`
+	UserID      string `json:"userId"`
+	RecordID    string `json:"recordId"`
+	Integration string `json:"integration"`
+	// Key identifies the item at the provider without naming it: a hash
+	// of the record id and the provider's id for the item. Among live
+	// items it is unique, so an item is stored once.
+	Key       string    `json:"key,omitempty"`
+	Meta      string    `json:"meta,omitempty"` // sealed Meta
+	Date      time.Time `json:"date"`
+	Size      int64     `json:"size"` // bytes of the original
+	CreatedAt time.Time `json:"createdAt"`
+	// DeletedAt is set when the record was disconnected: the item is
+	// soft-deleted, its Key, Meta and content file are gone, and the
+	// tombstone is dropped TombstoneTTL later.
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+}
+
+// Meta is the personal part of an item's metadata, sealed in
+// ItemRecord.Meta.
+type Meta struct {
+	ProviderID string   `json:"p"`
+	Title      string   `json:"t,omitempty"`
+	From       string   `json:"f,omitempty"`
+	To         []string `json:"to,omitempty"`
+}
+
+// UnmarshalJSON decodes an item, sharing one copy of the strings that
+// every item of a record repeats (user, record, integration) instead of
+// keeping one per item.
+func (it *ItemRecord) UnmarshalJSON(b []byte) error {
+	type plain ItemRecord
+	if err := json.Unmarshal(b, (*plain)(it)); err != nil {
+		return err
+	}
+	it.UserID = intern(it.UserID)
+	it.RecordID = intern(it.RecordID)
+	it.Integration = intern(it.Integration)
+	return nil
+}
+
+func intern(s string) string { return unique.Make(s).Value() }
+
+// Live reports whether the item has not been deleted.
+func (it *ItemRecord) Live() bool { return it.DeletedAt == nil }
+
+// Limits on item metadata, in bytes or entries. What is cut is still in
+// the content file.
+const (
+	maxTitle      = 512
+	maxAddress    = 320
+	maxRecipients = 20
+	maxProviderID = 2048
+)
+
+// TombstoneTTL is how long a soft-deleted item's tombstone is kept before
+// compaction (or the next start) drops it.
+const TombstoneTTL = 30 * 24 * time.Hour
+
+// Index names of the items table.
+const (
+	indexRecord = "record" // every item of a record
+	indexKey    = "key"    // live items by Key
+	// indexUser holds every item of a user, live or not, so that a page
+	// of one user's items reads that user's items only. Soft-deleted
+	// items stay in it until their tombstone expires: taking each out at
+	// its delete would cost a search of the user's list per item, and a
+	// disconnect deletes tens of thousands at once.
+	indexUser = "user"
+)
+
+func register(st *storage.Store) *storage.Table[ItemRecord] {
+	return storage.Register(st, "items", storage.TableConfig[ItemRecord]{
+		ID:   func(it *ItemRecord) string { return it.ID },
+		Live: (*ItemRecord).Live,
+		Expired: func(it *ItemRecord, now time.Time) bool {
+			return it.DeletedAt != nil && now.Sub(*it.DeletedAt) > TombstoneTTL
+		},
+		Unique: map[string]func(*ItemRecord) string{
+			indexKey: func(it *ItemRecord) string { return it.Key },
+		},
+		Index: map[string]func(*ItemRecord) string{
+			indexRecord: func(it *ItemRecord) string { return it.RecordID },
+			indexUser:   func(it *ItemRecord) string { return it.UserID },
+		},
+	})
+}
+
+// Store keeps the items of the main store and their content files. It is
+// safe for concurrent use.
+type Store struct {
+	st      *storage.Store
+	t       *storage.Table[ItemRecord]
+	vault   *vault.Vault
+	content *contentStore
+}
+
+// New registers the "items" table on st, which must not be open yet, with
+// content files under dir (DATA_DIR/items).
+func New(st *storage.Store, v *vault.Vault, dir string) *Store {
+	return &Store{st: st, t: register(st), vault: v, content: newContentStore(dir, v)}
+}
+
+// Dir is the directory of the content files, one directory per record.
+func (s *Store) Dir() string { return s.content.dir }
+
+// Owner is the user-integration record an item is synced for.
+type Owner struct {
+	UserID      string
+	RecordID    string
+	Integration string // the integration's domain
+}
+
+// itemKey is ItemRecord.Key: 128 bits of SHA-256 over the record id and
+// the provider's id, in base64url. It keeps a provider id (a feed entry's
+// URL, say) out of the log, and is short in memory.
+func itemKey(recordID, providerID string) string {
+	h := sha256.New()
+	h.Write([]byte(recordID))
+	h.Write([]byte{0})
+	h.Write([]byte(providerID))
+	var sum [sha256.Size]byte
+	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16])
+}
+
+func metaAAD(it *ItemRecord) vault.AAD {
+	return vault.AAD{Purpose: vault.ItemMeta, UserID: it.UserID, Domain: it.Integration, ID: it.ID}
+}
+
+// Known reports whether the record holds a live item with providerID.
+func (s *Store) Known(recordID, providerID string) bool {
+	_, ok := s.t.Lookup(indexKey, itemKey(recordID, providerID))
+	return ok
+}
+
+// MaxProviderID bounds a provider's id for an item (bytes); an item with
+// a longer one is not stored.
+const MaxProviderID = maxProviderID
+
+// NewItem turns what a provider returned into the metadata to store, its
+// personal part clipped to the limits above and sealed, times in UTC.
+func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (ItemRecord, error) {
+	it := ItemRecord{
+		ID:          httpx.NewUUID(),
+		UserID:      intern(owner.UserID),
+		RecordID:    intern(owner.RecordID),
+		Integration: intern(owner.Integration),
+		Key:         itemKey(owner.RecordID, out.ProviderID),
+		Date:        out.Date.UTC(),
+		Size:        out.Size,
+		CreatedAt:   now.UTC(),
+	}
+	if it.Size <= 0 {
+		it.Size = int64(len(out.Raw))
+	}
+	if it.Date.IsZero() {
+		it.Date = it.CreatedAt
+	}
+	m := Meta{ProviderID: out.ProviderID, Title: clip(out.Title, maxTitle), From: clip(out.From, maxAddress)}
+	for _, to := range out.To {
+		if len(m.To) == maxRecipients {
+			break
+		}
+		m.To = append(m.To, clip(to, maxAddress))
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return ItemRecord{}, err
+	}
+	if it.Meta, err = s.vault.Seal(metaAAD(&it), b); err != nil {
+		return ItemRecord{}, fmt.Errorf("seal item metadata: %w", err)
+	}
+	return it, nil
+}
+
+// OpenMeta opens an item's sealed metadata.
+func (s *Store) OpenMeta(it *ItemRecord) (Meta, error) {
+	var m Meta
+	b, err := s.vault.Open(metaAAD(it), it.Meta)
+	if err != nil {
+		return m, fmt.Errorf("open item metadata: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("decode item metadata: %w", err)
+	}
+	return m, nil
+}
+
+// scrub soft-deletes an item and forgets what was personal in it.
+func scrub(it *ItemRecord, now time.Time) {
+	it.DeletedAt = &now
+	it.Key, it.Meta = "", ""
+}
+
+// View is an item as clients see it. IntegrationID is the id of the
+// user-integration record that fetched it (an id, never the record).
+type View struct {
+	ID            string    `json:"id"`
+	UserID        string    `json:"userId"`
+	IntegrationID string    `json:"integrationId"`
+	Integration   string    `json:"integration"`
+	ProviderID    string    `json:"providerId"`
+	Title         string    `json:"title"`
+	From          string    `json:"from"`
+	To            []string  `json:"to"`
+	Date          time.Time `json:"date"`
+	Size          int64     `json:"size"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+// View returns what a client may see of it, opening its metadata.
+func (s *Store) View(it *ItemRecord) (View, error) {
+	m, err := s.OpenMeta(it)
+	if err != nil {
+		return View{}, err
+	}
+	if m.To == nil {
+		m.To = []string{}
+	}
+	return View{
+		ID: it.ID, UserID: it.UserID, IntegrationID: it.RecordID, Integration: it.Integration,
+		ProviderID: m.ProviderID, Title: m.Title, From: m.From, To: m.To,
+		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt,
+	}, nil
+}
+
+// Detail is one item with its extracted text.
+type Detail struct {
+	View
+	Text string `json:"text"`
+}
+
+// ErrNotFound is returned for an unknown or deleted item, and for another
+// user's item.
+var ErrNotFound = errors.New("item not found")
+
+// Get returns the user's live item with id. An unknown id, a deleted item
+// and another user's item are all ErrNotFound.
+func (s *Store) Get(userID, id string) (ItemRecord, error) {
+	it, ok := s.t.Get(id)
+	if !ok || !it.Live() || it.UserID != userID {
+		return ItemRecord{}, ErrNotFound
+	}
+	return it, nil
+}
+
+// clip cuts s to at most n bytes, on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,34 @@
+package items
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"searchsvc/httpx"
+)
+
+func FuzzParseCursor(f *testing.F) {
+	f.Add(Cursor{Date: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), ID: "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"}.String())
+	f.Add(Cursor{Date: time.Unix(0, 0).UTC(), ID: "00000000-0000-4000-8000-000000000000"}.String())
+	f.Add("")
+	f.Add("fA")
+	f.Add(strings.Repeat("A", 300))
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCursor(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadCursor) {
+				t.Fatalf("error %v is not ErrBadCursor", err)
+			}
+			return
+		}
+		if !httpx.IsUUID(c.ID) {
+			t.Fatalf("cursor id %q is not a UUID", c.ID)
+		}
+		again, err := ParseCursor(c.String())
+		if err != nil || !again.Date.Equal(c.Date) || again.ID != c.ID {
+			t.Fatalf("round trip of %q: got %+v, %v; want %+v", s, again, err, c)
+		}
+	})
+}

@@ -1,0 +1,97 @@
+package items
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"searchsvc/storage"
+)
+
+// rotateBatch is how many items share one log line in RotateKeys.
+const rotateBatch = 500
+
+// RotateKeys re-seals under the vault's current key what a previous key
+// sealed: item metadata and item content files, and returns how many
+// metadata it re-sealed. It is for searchsvc rotate-key, with the
+// scheduler stopped, so that CREDENTIALS_KEY_PREVIOUS can be dropped
+// afterwards without losing the items. Something that opens under no key
+// stops it: fail closed.
+func (s *Store) RotateKeys() (int, error) {
+	v := s.vault
+	n := 0
+	var ops []storage.Op
+	commit := func() error {
+		err := s.st.Commit(ops...)
+		ops = ops[:0]
+		return err
+	}
+
+	var items []ItemRecord
+	s.t.Scan(func(it ItemRecord) bool {
+		if it.Live() {
+			items = append(items, it)
+		}
+		return true
+	})
+	for _, it := range items {
+		if err := s.rotateContent(&it); err != nil {
+			return n, fmt.Errorf("item %s: %w", it.ID, err)
+		}
+		if it.Meta == "" || !v.NeedsRotation(it.Meta) {
+			continue
+		}
+		sealed, err := v.Rotate(metaAAD(&it), it.Meta)
+		if err != nil {
+			return n, fmt.Errorf("item %s: %w", it.ID, err)
+		}
+		old := it.Meta
+		ops = append(ops, s.t.Update(it.ID, func(cur *ItemRecord) error {
+			if cur.Meta == old {
+				cur.Meta = sealed
+			}
+			return nil
+		}))
+		n++
+		if len(ops) == rotateBatch {
+			if err := commit(); err != nil {
+				return n, err
+			}
+		}
+	}
+
+	if len(ops) > 0 {
+		if err := commit(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// rotateContent re-seals an item's content file if a previous key sealed
+// it, replacing it the crash-safe way (storage.ReplaceFile). A missing
+// file is left missing.
+func (s *Store) rotateContent(it *ItemRecord) error {
+	path := s.content.path(it)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxContentFile+1))
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if !s.vault.NeedsRotation(string(b)) {
+		return nil
+	}
+	sealed, err := s.vault.Rotate(contentAAD(it), string(b))
+	if err != nil {
+		return err
+	}
+	return storage.ReplaceFile(path, ".rotate", []byte(sealed), 0o600)
+}

@@ -1,0 +1,76 @@
+package records
+
+import (
+	"time"
+
+	"searchsvc/storage"
+)
+
+// The ops a sync commits together with its own (finished tasks, stored
+// items), so that a record's progress and the work it counts land in one
+// log line. Each checks, when it is applied, that the record is still
+// live, and fails the commit with ErrNotFound otherwise. now is the
+// caller's clock.
+
+// RefreshedOp stores sealed, credentials a sync refreshed, in the live
+// record id, unless the record's sealed credentials are no longer prev
+// (the user reconnected during the sync): then ErrCredentialsChanged, and
+// the new grant is kept.
+func (rs *Records) RefreshedOp(id, prev, sealed string, now time.Time) storage.Op {
+	now = now.UTC()
+	return rs.t.Update(id, func(cur *Record) error {
+		if !cur.Live() {
+			return ErrNotFound
+		}
+		if cur.Credentials != prev {
+			return ErrCredentialsChanged
+		}
+		cur.Credentials, cur.UpdatedAt = sealed, now
+		return nil
+	})
+}
+
+// Progress is what one committed batch of a sync did.
+type Progress struct {
+	Succeeded bool  // at least one task finished: the record is connected again
+	Items     int64 // items stored, added to ItemsSynced
+	Finished  bool  // the record has no task left: LastSyncAt is set
+}
+
+// ProgressOp records p on the live record id.
+func (rs *Records) ProgressOp(id string, p Progress, now time.Time) storage.Op {
+	now = now.UTC()
+	return rs.t.Update(id, func(cur *Record) error {
+		if !cur.Live() {
+			return ErrNotFound
+		}
+		if p.Succeeded {
+			cur.Status, cur.LastError = StatusConnected, ""
+		}
+		cur.ItemsSynced += p.Items
+		if p.Finished {
+			cur.LastSyncAt = &now
+		}
+		cur.UpdatedAt = now
+		return nil
+	})
+}
+
+// FailureOp records a failed sync step on the live record id: its status
+// (StatusError or StatusNeedsReauth) and lastError, a sentence safe to show
+// the user. A needs_reauth made for credentials that are no longer the
+// record's (prev) fails with ErrCredentialsChanged: the user reconnected
+// meanwhile, and the new grant gets its chance.
+func (rs *Records) FailureOp(id, status, lastError, prev string, now time.Time) storage.Op {
+	now = now.UTC()
+	return rs.t.Update(id, func(cur *Record) error {
+		if !cur.Live() {
+			return ErrNotFound
+		}
+		if status == StatusNeedsReauth && cur.Credentials != prev {
+			return ErrCredentialsChanged
+		}
+		cur.Status, cur.LastError, cur.UpdatedAt = status, lastError, now
+		return nil
+	})
+}

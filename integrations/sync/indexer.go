@@ -1,0 +1,40 @@
+package sync
+
+import "time"
+
+// Indexer is told about every change to the item store, so that an index
+// of the items (the search index) follows it. The syncer calls it at
+// exactly four places, each after the change is committed:
+//
+//   - Index, for the items a sync batch stored (run.flush);
+//   - Remove, for the items a provider reported deleted (run.flush);
+//   - RemoveRecord, when a record is disconnected with its items
+//     (Syncer.Disconnect) or found gone by the scheduler (Syncer.purge);
+//   - RemoveUser, when a user is deleted with their records
+//     (Syncer.DeletedUser).
+//
+// Calls come from the syncer's workers and from request handlers, so an
+// Indexer must be safe for concurrent use; it must return quickly (queue
+// the work), as a worker waits for it. A change it misses (a crash
+// between the commit and the call) is for the index to catch up on at
+// start, from the item store. A nil Indexer means no index.
+type Indexer interface {
+	Index(userID string, items []IndexedItem)
+	Remove(userID string, itemIDs []string)
+	RemoveRecord(userID, recordID string)
+	RemoveUser(userID string)
+}
+
+// IndexedItem is a stored item as an index sees it: its ids, its metadata
+// opened, and its extracted text, which is sealed on disk and only here
+// in the clear.
+type IndexedItem struct {
+	ID          string
+	RecordID    string
+	Integration string
+	Title       string
+	From        string
+	To          []string
+	Date        time.Time
+	Text        string
+}

@@ -1,0 +1,59 @@
+package sync
+
+import (
+	"fmt"
+
+	"searchsvc/storage"
+)
+
+// rotateBatch is how many tasks share one log line in RotateKeys.
+const rotateBatch = 500
+
+// RotateKeys re-seals under the vault's current key what the syncer's
+// stores sealed under a previous one: item metadata and content files
+// (items.Store.RotateKeys) and task payloads, and returns how many it
+// re-sealed. Like records.Records.RotateKeys it is for searchsvc
+// rotate-key, with the scheduler stopped, so that CREDENTIALS_KEY_PREVIOUS
+// can be dropped afterwards without losing the items. Something that
+// opens under no key stops it: fail closed.
+func (s *Syncer) RotateKeys() (int, error) {
+	n, err := s.items.RotateKeys()
+	if err != nil {
+		return n, err
+	}
+	v := s.records.Vault()
+	var tasks []QueuedTask
+	s.tasks.Scan(func(t QueuedTask) bool {
+		if t.Payload != "" && v.NeedsRotation(t.Payload) {
+			tasks = append(tasks, t)
+		}
+		return true
+	})
+	var ops []storage.Op
+	for _, t := range tasks {
+		sealed, err := v.Rotate(t.aad(), t.Payload)
+		if err != nil {
+			return n, fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		old := t.Payload
+		ops = append(ops, s.tasks.Update(t.ID, func(cur *QueuedTask) error {
+			if cur.Payload == old {
+				cur.Payload = sealed
+			}
+			return nil
+		}))
+		n++
+		if len(ops) == rotateBatch {
+			if err := s.st.Commit(ops...); err != nil {
+				return n, err
+			}
+			ops = ops[:0]
+		}
+	}
+	if len(ops) > 0 {
+		if err := s.st.Commit(ops...); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
