@@ -59,6 +59,9 @@ type Server struct {
 	requests  int
 	fails     []Fail
 	Reject    map[string]bool // access tokens refused although live
+	// Deleted lists, per box, the message ids the next start reports
+	// deleted at the provider (TaskResult.Removed); the start takes them.
+	Deleted   map[string][]string
 	OnList    func(box, pageToken string)
 	OnGet     func(r *http.Request)
 	active    map[string]int // per box: tasks and initializations running now
@@ -71,7 +74,7 @@ func New(tb testing.TB, srv *oauthtest.Server) *Server {
 	m := &Server{
 		oauth: srv, PageSize: 10,
 		Boxes: make(map[string][]Msg), downloads: make(map[string]int),
-		Reject: make(map[string]bool), active: make(map[string]int), MaxActive: make(map[string]int),
+		Reject: make(map[string]bool), Deleted: make(map[string][]string), active: make(map[string]int), MaxActive: make(map[string]int),
 	}
 	if srv != nil {
 		srv.Mux.HandleFunc("GET /api/{box}/messages", m.list)
@@ -289,7 +292,11 @@ func (c *fakeClient) RunTask(ctx context.Context, task integrations.Task) (integ
 	defer c.m.leave(c.box)
 	switch task.Type {
 	case integrations.TaskStart:
-		return integrations.TaskResult{Tasks: []integrations.Task{{Type: integrations.TaskGetEmailList}}}, nil
+		c.m.Mu.Lock()
+		removed := c.m.Deleted[c.box]
+		delete(c.m.Deleted, c.box)
+		c.m.Mu.Unlock()
+		return integrations.TaskResult{Tasks: []integrations.Task{{Type: integrations.TaskGetEmailList}}, Removed: removed}, nil
 	case integrations.TaskGetEmailList:
 		var page fakeListPage
 		path := "/" + c.box + "/messages?pageToken=" + task.Payload["pageToken"]
