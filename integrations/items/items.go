@@ -126,12 +126,17 @@ type Store struct {
 	t       *storage.Table[ItemRecord]
 	vault   *vault.Vault
 	content *contentStore
+	// pageSource gives Page the items of a user: scanUser, which tests
+	// wrap to count what a page reads.
+	pageSource func(userID string, fn func(ItemRecord) bool)
 }
 
 // New registers the "items" table on st, which must not be open yet, with
 // content files under dir (DATA_DIR/items).
 func New(st *storage.Store, v *vault.Vault, dir string) *Store {
-	return &Store{st: st, t: register(st), vault: v, content: newContentStore(dir, v)}
+	s := &Store{st: st, t: register(st), vault: v, content: newContentStore(dir, v)}
+	s.pageSource = s.scanUser
+	return s
 }
 
 // Dir is the directory of the content files, one directory per record.

@@ -102,6 +102,16 @@ func (h *pageHeap) Pop() any {
 // the index by user, holding the store's read lock for one pass over
 // them, and copies only the page: another user's items cost nothing.
 func (s *Store) Page(q Query) (page []ItemRecord, more bool) {
+	return s.page(q, s.pageSource)
+}
+
+// scanUser calls fn for every item of the user, through the index by user.
+func (s *Store) scanUser(userID string, fn func(ItemRecord) bool) {
+	s.t.ScanIndex(indexUser, userID, fn)
+}
+
+// page is Page over the items scan gives.
+func (s *Store) page(q Query, scan func(userID string, fn func(ItemRecord) bool)) (page []ItemRecord, more bool) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -111,7 +121,7 @@ func (s *Store) Page(q Query) (page []ItemRecord, more bool) {
 		return nil, false
 	}
 	h := make(pageHeap, 0, limit+1)
-	s.t.ScanIndex(indexUser, q.UserID, func(it ItemRecord) bool {
+	scan(q.UserID, func(it ItemRecord) bool {
 		if it.DeletedAt != nil || it.UserID != q.UserID || !q.Records[it.RecordID] || !q.Filter.Match(it.ID) {
 			return true
 		}
