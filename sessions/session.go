@@ -103,7 +103,7 @@ type Config struct {
 	Secure         bool             // cookie Secure flag (SESSION_SECURE)
 	BindIP         bool             // SESSION_BIND_IP
 	CSRF           bool             // CSRF_TOKENS: Create generates a token (32 random bytes, base64url) into the session
-	TouchInterval  time.Duration    // 0: min(15 min, IdleTimeout/4): how stale lastAccessedAt may be on disk
+	TouchInterval  time.Duration    // 0: min(15 min, IdleTimeout/4, MaxAge/4): how stale lastAccessedAt may be on disk
 	Now            func() time.Time // nil: time.Now
 	Logger         *slog.Logger     // nil: discard
 }
@@ -119,7 +119,10 @@ func (c Config) withDefaults() Config {
 		c.RenewThreshold = DefaultRenewThreshold
 	}
 	if c.TouchInterval <= 0 {
-		c.TouchInterval = min(MaxTouchInterval, c.IdleTimeout/4)
+		// It follows the max age too: a short SESSION_MAX_AGE gets
+		// renewals (and flushes) often enough to keep a session in use
+		// alive (see Validate).
+		c.TouchInterval = min(MaxTouchInterval, c.IdleTimeout/4, c.MaxAge/4)
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -66,11 +66,14 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 		return s, false, nil
 	}
 	exp := now.Add(m.cfg.MaxAge).UTC()
-	// A renewal that gains less than TouchInterval is not worth a write.
-	// With sane settings it gains MaxAge-RenewThreshold; the check only
-	// matters when RenewThreshold >= MaxAge, which would otherwise cost a
-	// write on every request.
-	if exp.Sub(s.ExpiresAt) < m.cfg.TouchInterval {
+	// A renewal that gains less than the renewal step is not worth a
+	// write. With RenewThreshold below MaxAge a renewal gains at least
+	// MaxAge-RenewThreshold and the next one waits as long, so writes are
+	// bounded by the settings; the step matters when RenewThreshold >=
+	// MaxAge, which would otherwise cost a write on every request. It
+	// never exceeds a quarter of MaxAge, so that a configured renewal of a
+	// short-lived session (SESSION_MAX_AGE of seconds) does renew.
+	if exp.Sub(s.ExpiresAt) < min(m.cfg.TouchInterval, m.cfg.MaxAge/4) {
 		return s, false, nil
 	}
 	// One renewal per session at a time: concurrent requests of the same

@@ -216,6 +216,28 @@ func TestValidateSlidingThresholdAboveMaxAge(t *testing.T) {
 	}
 }
 
+// TestValidateSlidingShortMaxAge: with SESSION_MAX_AGE=6 s and
+// SESSION_RENEW_THRESHOLD=5 s, a session used every 2 s is renewed and
+// lives on, however long the default touch interval; without the
+// renewal it would die at 6 s.
+func TestValidateSlidingShortMaxAge(t *testing.T) {
+	e := newEnv(t, Config{Sliding: true, MaxAge: 6 * time.Second, RenewThreshold: 5 * time.Second})
+	s := e.create("u")
+	for i := range 15 {
+		e.clk.Add(2 * time.Second)
+		got, renewed, err := e.m.Validate(s.ID, homeIP)
+		if err != nil {
+			t.Fatalf("request %d, %v after login: Validate = %v, want the session renewed", i+1, e.clk.Now().Sub(s.CreatedAt), err)
+		}
+		if want := e.clk.Now().Add(6 * time.Second); !renewed || !got.ExpiresAt.Equal(want) {
+			t.Fatalf("request %d: renewed %v to %v, want renewed to %v", i+1, renewed, got.ExpiresAt, want)
+		}
+		if st, _ := e.stored(s.ID); !st.ExpiresAt.Equal(got.ExpiresAt) {
+			t.Fatalf("request %d: stored expiry %v, want the renewal %v written", i+1, st.ExpiresAt, got.ExpiresAt)
+		}
+	}
+}
+
 // TestValidateSlidingKeepsAlive uses a session every 12 hours for a month
 // with sliding renewal: it never expires, and without renewal it would.
 func TestValidateSlidingKeepsAlive(t *testing.T) {
