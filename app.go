@@ -135,6 +135,13 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		}
 		return nil, errors.Join(wrapErr("open main store", mainErr), wrapErr("open session store", sessErr))
 	}
+	// A key that cannot open what the store holds would start cleanly and
+	// then fail every request that opens something: refuse to start.
+	if err := a.syncer.CheckKeys(); err != nil {
+		a.mainStore.Close()
+		a.sessionStore.Close()
+		return nil, err
+	}
 	a.auth = auth.NewHandlers(auth.Config{
 		Sessions:      a.sessions,
 		Users:         a.users,

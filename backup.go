@@ -11,6 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"searchsvc/integrations"
+	"searchsvc/integrations/records"
+	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -159,6 +163,49 @@ func syncTree(root string) error {
 	})
 }
 
+// backupKeyWarning checks the restored main store in dir against the
+// CREDENTIALS_KEY the server will start with (from getenv, or the
+// development secrets in dataDir), and says what is wrong if the backup
+// was sealed under another key: the server would refuse to start. A
+// restore is not refused for it, as the right key may be set afterwards.
+func backupKeyWarning(getenv func(string) string, dataDir, dir string) string {
+	c, err := loadConfig(getenv)
+	if err != nil {
+		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
+	}
+	if c.CredentialsKey == nil && !c.SessionSecure {
+		if _, err := os.Stat(filepath.Join(dataDir, "dev-secrets.json")); err == nil {
+			if err := c.devSecrets(); err != nil {
+				return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
+			}
+		}
+	}
+	if c.CredentialsKey == nil {
+		return "CREDENTIALS_KEY is not set: the backup's sealed credentials and items open only under the key they were sealed with"
+	}
+	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
+	}
+	st := storage.New(dir, storage.Options{})
+	recs := records.New(st, v, nil)
+	syncer, err := isync.New(isync.Config{Records: recs, Registry: &integrations.Registry{}, DataDir: dataDir})
+	if err != nil {
+		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
+	}
+	if err := st.Open(); err != nil {
+		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
+	}
+	defer func() {
+		st.Close()
+		os.Remove(filepath.Join(dir, "LOCK"))
+	}()
+	if err := syncer.CheckKeys(); err != nil {
+		return "the backup was sealed under another key, and the server will not start until it has that key: " + err.Error()
+	}
+	return ""
+}
+
 // restoreCmd puts a backup into DATA_DIR. It refuses to overwrite stores
 // that hold data (move DATA_DIR aside first). It copies everything into a
 // temporary directory inside DATA_DIR, opens both stores there once (which
@@ -203,6 +250,9 @@ func restoreCmd(getenv func(string) string, args []string, stdout io.Writer) err
 			return err
 		}
 		os.Remove(filepath.Join(tmp, name, "LOCK")) // the target takes its own
+	}
+	if warn := backupKeyWarning(getenv, dst, filepath.Join(tmp, mainStoreDir)); warn != "" {
+		fmt.Fprintln(stdout, "warning: "+warn)
 	}
 	for _, name := range parts {
 		from := filepath.Join(tmp, name)

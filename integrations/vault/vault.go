@@ -274,6 +274,17 @@ func (v *Vault) split(sealed string) (k vaultKey, header, payload string, err er
 	return k, version + "." + id, payload, nil
 }
 
+// SealedKeyID returns the id of the key sealed names in its header, and
+// false for a string that is not a sealed string of this format.
+func SealedKeyID(sealed string) (string, bool) {
+	version, rest, ok1 := strings.Cut(sealed, ".")
+	id, _, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || version != sealVersion {
+		return "", false
+	}
+	return id, true
+}
+
 // Holds reports whether sealed names a key the vault holds (the current
 // one or a previous one). It does not check that sealed opens; it is what
 // start-up uses to refuse a CREDENTIALS_KEY that cannot open the store.

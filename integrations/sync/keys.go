@@ -1,0 +1,61 @@
+package sync
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
+)
+
+// CheckKeys reports whether the vault holds the keys of everything the
+// store holds sealed: the records' credentials, the items' metadata and
+// the tasks' payloads. Start-up calls it, so that a CREDENTIALS_KEY that
+// cannot open the stored data (a restore under another key, a mistyped
+// key) stops the service with a message that says so, instead of a start
+// that answers 500 on every item. The error wraps vault.ErrUnknownKey and
+// names the variables and the key ids, never a key.
+func (s *Syncer) CheckKeys() error {
+	v := s.records.Vault()
+	unknown := make(map[string]int) // by key id
+	check := func(sealed string) {
+		if sealed == "" || v.Holds(sealed) {
+			return
+		}
+		id, ok := vault.SealedKeyID(sealed)
+		if !ok {
+			id = "unreadable"
+		}
+		unknown[id]++
+	}
+	s.records.All(func(r records.Record) bool {
+		check(r.Credentials)
+		return true
+	})
+	s.items.Scan(func(it items.ItemRecord) bool {
+		if it.Live() {
+			check(it.Meta)
+		}
+		return true
+	})
+	s.tasks.Scan(func(t QueuedTask) bool {
+		check(t.Payload)
+		return true
+	})
+	if len(unknown) == 0 {
+		return nil
+	}
+	n, ids := 0, ""
+	for _, id := range slices.Sorted(maps.Keys(unknown)) {
+		n += unknown[id]
+		if ids != "" {
+			ids += ", "
+		}
+		ids += id
+	}
+	return fmt.Errorf("CREDENTIALS_KEY (key id %s) cannot open what the store holds: %d sealed values name key id %s, "+
+		"which is neither CREDENTIALS_KEY nor in CREDENTIALS_KEY_PREVIOUS; set CREDENTIALS_KEY to the key they were sealed with "+
+		"(or list it in CREDENTIALS_KEY_PREVIOUS and run searchsvc rotate-key): %w", v.KeyID(), n, ids, vault.ErrUnknownKey)
+}
