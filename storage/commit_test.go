@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -129,6 +130,12 @@ func newGateFS() *gateFS {
 // Reads see a commit only once it is durable, and Close finishes the
 // commits queued before it.
 func TestReadsWaitForFsyncAndCloseDrains(t *testing.T) {
+	synctest.Test(t, testReadsWaitForFsyncAndCloseDrains)
+}
+
+// testReadsWaitForFsyncAndCloseDrains runs in a testing/synctest bubble,
+// so that synctest.Wait sees the commits wait in the queue.
+func testReadsWaitForFsyncAndCloseDrains(t *testing.T) {
 	dir := t.TempDir()
 	g := newGateFS()
 	db := newDB(dir, Options{FS: g})
@@ -150,8 +157,9 @@ func TestReadsWaitForFsyncAndCloseDrains(t *testing.T) {
 	// Two more commits queue behind it, then Close is called.
 	go func() { results <- db.s.Commit(db.users.Put(user{ID: "u2", Email: "b@x"})) }()
 	go func() { results <- db.s.Commit(db.users.Put(user{ID: "u3", Email: "c@x"})) }()
-	for len(db.s.reqs) < 2 {
-		time.Sleep(time.Millisecond)
+	synctest.Wait() // both wait in the queue
+	if n := len(db.s.reqs); n != 2 {
+		t.Fatalf("commits queued: got %d, want 2", n)
 	}
 	closed := make(chan error)
 	go func() { closed <- db.s.Close() }()
@@ -233,6 +241,13 @@ func (f holdFile) Sync() error {
 // batch's write fails, both fail, and found stays false. A commit of only
 // no-ops on a failed store fails too.
 func TestNoopCommitSharesItsBatchFate(t *testing.T) {
+	synctest.Test(t, testNoopCommitSharesItsBatchFate)
+}
+
+// testNoopCommitSharesItsBatchFate runs in a testing/synctest bubble, so
+// that synctest.Wait sees a commit wait in the queue instead of a loop
+// polling for it.
+func testNoopCommitSharesItsBatchFate(t *testing.T) {
 	mfs := newMemFS()
 	h := &holdFS{FS: mfs, entered: make(chan struct{}, 1), gate: make(chan struct{})}
 	db := newDB("/d", Options{FS: h})
@@ -252,9 +267,10 @@ func TestNoopCommitSharesItsBatchFate(t *testing.T) {
 	n := mfs.counts["write"]
 	mfs.mu.Unlock()
 	mfs.failAt("write", n+1, errors.New("input/output error"))
-	queued := func(k int) { // waits for k commits in the queue, never long
-		for len(db.s.reqs) < k {
-			time.Sleep(time.Millisecond)
+	queued := func(k int) { // waits until the new commit waits in the queue
+		synctest.Wait()
+		if n := len(db.s.reqs); n != k {
+			t.Fatalf("commits queued: got %d, want %d", n, k)
 		}
 	}
 	a := make(chan error, 1)

@@ -66,6 +66,7 @@ type Server struct {
 	OnGet     func(r *http.Request)
 	active    map[string]int // per box: tasks and initializations running now
 	MaxActive map[string]int
+	local     http.Handler // NewLocal's routes
 }
 
 // New serves the API on the fake OAuth provider srv, or on its own
@@ -89,6 +90,41 @@ func New(tb testing.TB, srv *oauthtest.Server) *Server {
 	tb.Cleanup(hs.Close)
 	m.URL = hs.URL + "/api"
 	return m
+}
+
+// NewLocal is a Server with static tokens that listens nowhere: Client
+// reaches it in-process. It is for tests inside a testing/synctest
+// bubble, where a listening socket would keep the fake clock from moving.
+func NewLocal() *Server {
+	m := &Server{
+		PageSize: 10,
+		Boxes:    make(map[string][]Msg), downloads: make(map[string]int),
+		Reject: make(map[string]bool), Deleted: make(map[string][]string), active: make(map[string]int), MaxActive: make(map[string]int),
+		URL: "http://fakemail.invalid/api",
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/{box}/messages", m.list)
+	mux.HandleFunc("GET /api/{box}/messages/{id}", m.get)
+	m.local = mux
+	return m
+}
+
+// Client returns an HTTP client that serves a NewLocal Server's requests
+// in-process: no socket, no goroutine of its own. A request whose context
+// ends while its handler waits gets the context's error, as over a network.
+func (m *Server) Client() *http.Client {
+	return &http.Client{Transport: localTransport{m.local}}
+}
+
+type localTransport struct{ h http.Handler }
+
+func (t localTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, r)
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
+	return rec.Result(), nil
 }
 
 // fill adds n messages to box, dated one minute apart.

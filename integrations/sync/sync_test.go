@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"searchsvc/integrations"
@@ -94,6 +95,7 @@ type syncFixture struct {
 	mail    *fakemail.Server
 	env     map[string]string
 	reg     *integrations.Registry
+	client  *http.Client // the syncer's
 	vault   *vault.Vault
 	workers int
 	logs    *syncLog
@@ -118,6 +120,30 @@ func newSyncFixture(t *testing.T, workers int) *syncFixture {
 		t.Fatal(err)
 	}
 	f.reg = reg
+	f.client = f.srv.Client()
+	f.open()
+	return f
+}
+
+// newLocalFixture is newSyncFixture with the fake mail provider served
+// in-process and no OAuth server: nothing listens, so it works inside a
+// testing/synctest bubble (the fake clock only moves when every goroutine
+// of the bubble waits on it, and a listening socket never does). It has
+// the static-token definition only.
+func newLocalFixture(t *testing.T, workers int) *syncFixture {
+	t.Helper()
+	f := &syncFixture{
+		t: t, dir: t.TempDir(), workers: workers, logs: &syncLog{},
+		clock: &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)},
+		vault: testVault(t, 9),
+		mail:  fakemail.NewLocal(),
+	}
+	reg, err := integrations.NewRegistry(fakemail.ManualDefinition(f.mail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.reg = reg
+	f.client = f.mail.Client()
 	f.open()
 	return f
 }
@@ -129,7 +155,7 @@ func (f *syncFixture) open() {
 	f.records = records.New(f.st, f.vault, f.clock.Now)
 	s, err := New(Config{
 		Records: f.records, Registry: f.reg, DataDir: f.dir,
-		Getenv: func(k string) string { return f.env[k] }, Client: f.srv.Client(),
+		Getenv: func(k string) string { return f.env[k] }, Client: f.client,
 		PollInterval: syncPoll, Workers: f.workers, ShutdownGrace: 50 * time.Millisecond,
 		Now: f.clock.Now, Rand: func(int64) int64 { return 0 },
 		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -620,8 +646,16 @@ func TestSyncTaskDroppedAfterAttempts(t *testing.T) {
 	}
 }
 
+// TestSyncShutdownParksInFlightTask runs in a testing/synctest bubble:
+// the shutdown grace passes on the bubble's clock, and a Run that never
+// returned would be reported as a deadlock at once, not after a guess at
+// how long is long enough.
 func TestSyncShutdownParksInFlightTask(t *testing.T) {
-	f := newSyncFixture(t, 2)
+	synctest.Test(t, testSyncShutdownParksInFlightTask)
+}
+
+func testSyncShutdownParksInFlightTask(t *testing.T) {
+	f := newLocalFixture(t, 2)
 	f.mail.Fill("ivy", 3, f.clock.Now())
 	rec := f.connectManual("u1", "ivy")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -638,13 +672,8 @@ func TestSyncShutdownParksInFlightTask(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- f.syncer.Run(ctx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("Run did not return after its context was cancelled\nlog:\n%s", f.logs)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 	f.mail.OnGet = nil
 	got := f.record(rec.ID)
@@ -695,8 +724,14 @@ func TestSyncSweepsOrphans(t *testing.T) {
 	}
 }
 
+// TestSyncRunWakesOnSyncNow runs in a testing/synctest bubble, like
+// TestSyncShutdownParksInFlightTask.
 func TestSyncRunWakesOnSyncNow(t *testing.T) {
-	f := newSyncFixture(t, 2)
+	synctest.Test(t, testSyncRunWakesOnSyncNow)
+}
+
+func testSyncRunWakesOnSyncNow(t *testing.T) {
+	f := newLocalFixture(t, 2)
 	f.mail.Fill("lou", 2, f.clock.Now())
 	rec := f.connectManual("u1", "lou")
 	f.runOnce() // synced: the next start is an interval away
@@ -718,13 +753,8 @@ func TestSyncRunWakesOnSyncNow(t *testing.T) {
 	if err := f.syncer.SyncNow(rec.UserID, rec.ID); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("Run did not sync after SyncNow\nlog:\n%s", f.logs)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	got := f.wantStatus(rec, records.StatusConnected, "")
 	if got.ItemsSynced != 5 || f.syncer.Pending(rec.ID) != 0 {
