@@ -313,7 +313,7 @@ func noHardLinks(err error) bool {
 		errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
 }
 
-// isLoopback reports whether host is one decisions.md allows over plain
+// isLoopback reports whether host is one the README allows over plain
 // http: localhost, 127.0.0.1 or ::1, exactly.
 func isLoopback(host string) bool {
 	switch host {

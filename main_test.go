@@ -27,7 +27,7 @@ func TestConfigDefaults(t *testing.T) {
 		c.PollInterval.Seconds() != 900 || c.SyncWorkers != 2 || c.StoreSync != "fsync" || !c.RegistrationOpen ||
 		c.BaseURL.String() != "http://localhost:8080" || c.FrontendURL.String() != "http://localhost:8080" ||
 		c.OAuthRedirectBase.String() != "http://localhost:8080" || c.SessionSliding || c.CSRFTokens || c.SessionBindIP {
-		t.Errorf("defaults differ from decisions.md: %+v", c)
+		t.Errorf("defaults differ from the README's Configuration table: %+v", c)
 	}
 }
 

@@ -54,7 +54,7 @@ type Config struct {
 	OnUserDeleted func(userID string)
 }
 
-// Handlers serves endpoints 1 to 10 and the administrator endpoints, and
+// Handlers serves the /v1/auth, /v1/user and /v1/admin routes, and
 // provides the session middleware.
 type Handlers struct {
 	sessions     *sessions.Manager

@@ -34,7 +34,7 @@ func (req *registerRequest) validate() error {
 	return v.err()
 }
 
-// Register serves POST /v1/auth/register (endpoint 1): it creates the
+// Register serves POST /v1/auth/register: it creates the
 // user, the first one ever as admin, and signs them in: 201 with the user
 // under user and result, and the session's csrfToken when CSRF is on.
 func (h *Handlers) Register() http.Handler {
@@ -174,7 +174,7 @@ func (req *loginRequest) validate() error {
 	return v.err()
 }
 
-// Login serves POST /v1/auth/login (endpoint 2). Every attempt counts
+// Login serves POST /v1/auth/login. Every attempt counts
 // against the client address's rate limit, checked first. An unknown email
 // and a wrong password get the same 401 after the same amount of Argon2
 // work. A session cookie sent along is deleted (session fixation) and a
@@ -264,7 +264,7 @@ func (h *Handlers) checkPassword(ctx context.Context, u User, password string) (
 	return true, nil
 }
 
-// Logout serves POST /v1/auth/logout (endpoint 3), behind Require: it
+// Logout serves POST /v1/auth/logout, behind Require: it
 // deletes the caller's session and clears the cookie.
 func (h *Handlers) Logout() http.Handler {
 	return endpoint("auth.logout", h.logout)

@@ -8,7 +8,7 @@ import (
 	"searchsvc/httpx"
 )
 
-// Profile serves GET /v1/user/profile (endpoint 8), behind Require: the
+// Profile serves GET /v1/user/profile behind Require: the
 // caller's user record under result.
 func (h *Handlers) Profile() http.Handler {
 	return endpoint("user.readOne", h.profile)

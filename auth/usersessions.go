@@ -10,9 +10,9 @@ import (
 )
 
 // ListSessions serves GET /v1/auth/sessions and GET /v1/user/sessions
-// (endpoints 4 and 9), behind Require: the caller's active sessions,
-// newest first, current: true on the caller's own, filtered by inIds and
-// ninIds on sessionId. CSRF tokens are never listed.
+// behind Require: the caller's active sessions, newest first, current:
+// true on the caller's own, filtered by inIds and ninIds on sessionId.
+// CSRF tokens are never listed.
 func (h *Handlers) ListSessions() http.Handler {
 	return endpoint("session.readMany", h.listSessions)
 }
@@ -38,8 +38,7 @@ func (h *Handlers) listSessions(w http.ResponseWriter, r *http.Request) error {
 }
 
 // DeleteSession serves DELETE /v1/auth/sessions/{sessionId} and DELETE
-// /v1/user/sessions/{sessionId} (endpoints 5 and 10), behind Require. An
-// id that is not a UUID or names no session is 404 "session not found";
+// /v1/user/sessions/{sessionId} behind Require. An id that is not a UUID or names no session is 404 "session not found";
 // another user's session is 403 "not your session", checked before
 // anything is changed. Ending one's own current session also clears the
 // cookie.
@@ -83,7 +82,7 @@ func (h *Handlers) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// LogoutAll serves POST /v1/auth/logout-all (endpoint 6), behind Require:
+// LogoutAll serves POST /v1/auth/logout-all, behind Require:
 // every session of the caller but the current one is deleted.
 func (h *Handlers) LogoutAll() http.Handler {
 	return endpoint("auth.logoutAll", h.logoutAll)

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// CookieName is the browser-binding cookie set at endpoint 11 and checked
-// at endpoint 12. The SameSite=Strict session cookie is not sent on the
+// CookieName is the browser-binding cookie set at the authorize route and
+// checked at the callback route. The SameSite=Strict session cookie is not sent on the
 // provider's cross-site redirect back to the callback; this one is
 // SameSite=Lax, so it is sent on that top-level navigation, and proves that
 // the browser finishing the flow is the one that started it.

@@ -1,6 +1,7 @@
-// Package oauth serves the two OAuth endpoints of the contract: endpoint 11
-// (authorize) starts an authorization for the signed-in user and sends the
-// browser to the provider; endpoint 12 (callback) receives the provider's
+// Package oauth serves the two OAuth routes: GET
+// /v1/user-integration/oauth/{integration}/authorize starts an authorization
+// for the signed-in user and sends the browser to the provider; GET
+// /v1/user-integration/oauth/{integration}/callback receives the provider's
 // redirect, checks it, trades the code for tokens and stores them sealed
 // as the user's integration record.
 //
@@ -62,7 +63,8 @@ type Config struct {
 	OnConnect func(records.Record)
 }
 
-// Handlers serves endpoints 11 and 12. It is safe for concurrent use.
+// Handlers serves the authorize and callback routes. It is safe for
+// concurrent use.
 type Handlers struct {
 	cfg     Config
 	log     *slog.Logger
@@ -126,7 +128,7 @@ func (h *Handlers) redirectURI(domain string) string {
 }
 
 // Authorize serves GET /v1/user-integration/oauth/{integration}/authorize
-// (endpoint 11) behind auth's Require. It answers 404 for an unknown or
+// behind auth's Require. It answers 404 for an unknown or
 // manual integration, 403 when the userId parameter is not the caller's
 // id, 500 naming the variable when the client id or secret is not set,
 // and 503 when too many authorizations are in flight; otherwise it keeps
@@ -203,7 +205,7 @@ func msgCancelled(domain string) string { return domain + " authorization was ca
 func msgFailed(domain string) string    { return "failed to complete " + domain + " authorization" }
 
 // Callback serves GET /v1/user-integration/oauth/{integration}/callback
-// (endpoint 12), without auth's Require: the browser does not send the
+// without auth's Require: the browser does not send the
 // SameSite=Strict session cookie on the provider's cross-site redirect.
 // An unknown or manual integration is a 404; everything else is a 302 to
 // the frontend's /integrations page with status=success or status=error

@@ -8,8 +8,9 @@ import (
 
 // Bounds of the pending authorizations.
 const (
-	// StateTTL is how long an authorization may take between endpoint 11
-	// and the provider's redirect to endpoint 12 (the contract's 5 minutes).
+	// StateTTL is how long an authorization may take between the authorize
+	// route and the provider's redirect to the callback route (5 minutes,
+	// as the README's "Integrations and OAuth" section says).
 	StateTTL = 5 * time.Minute
 	// MaxPerSession is how many authorizations one session may have in
 	// flight; starting another drops the oldest. Ten covers a user who
@@ -27,7 +28,7 @@ const (
 // errFull is returned by put when MaxPending authorizations are in flight.
 var errFull = errors.New("oauth: too many authorizations in flight")
 
-// pending is an authorization started at endpoint 11 and not yet finished:
+// pending is an authorization started at the authorize route and not yet finished:
 // everything the callback needs, found by the state the provider hands
 // back, since the callback arrives without the session cookie.
 type pending struct {
