@@ -40,8 +40,8 @@ func (h *Handlers) listSessions(w http.ResponseWriter, r *http.Request) error {
 // DeleteSession serves DELETE /v1/auth/sessions/{sessionId} and DELETE
 // /v1/user/sessions/{sessionId} behind Require. An id that is not a UUID
 // or names no session is 404 "session not found"; another user's session
-// is 403 "not your session", checked before anything is changed. Ending one's own current session also clears the
-// cookie.
+// is 403 "not your session", checked before anything is changed. Ending
+// one's own current session also clears the cookie.
 //
 // Answering 404 and 403 differently tells a caller whether an id they
 // already hold names a live session of someone else. That is no leak
