@@ -130,33 +130,34 @@ func (b *byteReader) ReadByte() (byte, error) {
 	return c[0], err
 }
 
-// staged is a content file written under its temporary name, still open
-// (at most a batch's worth of files is), not yet fsynced.
-type staged struct {
+// Staged is an item's content file written under its temporary name,
+// still open (at most a batch's worth of files is), not yet fsynced;
+// Store.Publish makes it durable.
+type Staged struct {
 	f          *os.File
 	tmp, final string
 }
 
 // stage seals an item's content into its record's directory under a
 // temporary name. publish makes it durable.
-func (c *contentStore) stage(it *ItemRecord, text string, raw []byte) (staged, error) {
+func (c *contentStore) stage(it *ItemRecord, text string, raw []byte) (Staged, error) {
 	dir := c.recordDir(it.RecordID)
 	if err := c.ensureDir(it.RecordID); err != nil {
-		return staged{}, err
+		return Staged{}, err
 	}
 	sealed, err := c.vault.Seal(contentAAD(it), encodeContent(text, raw))
 	if err != nil {
-		return staged{}, fmt.Errorf("seal item content: %w", err)
+		return Staged{}, fmt.Errorf("seal item content: %w", err)
 	}
-	s := staged{tmp: filepath.Join(dir, tmpPrefix+it.ID), final: filepath.Join(dir, it.ID)}
+	s := Staged{tmp: filepath.Join(dir, tmpPrefix+it.ID), final: filepath.Join(dir, it.ID)}
 	f, err := os.OpenFile(s.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return staged{}, fmt.Errorf("create item content: %w", err)
+		return Staged{}, fmt.Errorf("create item content: %w", err)
 	}
 	if _, err := io.WriteString(f, sealed); err != nil {
 		f.Close()
 		os.Remove(s.tmp)
-		return staged{}, fmt.Errorf("write item content: %w", err)
+		return Staged{}, fmt.Errorf("write item content: %w", err)
 	}
 	s.f = f
 	return s, nil
@@ -167,11 +168,11 @@ func (c *contentStore) stage(it *ItemRecord, text string, raw []byte) (staged, e
 // their waiters), so a batch costs a few commits rather than one per file.
 const syncParallel = 8
 
-// publish makes staged files durable and puts them in place: it fsyncs
+// publish makes Staged files durable and puts them in place: it fsyncs
 // and closes them (several at once), renames each to its final name, and
 // fsyncs each directory they are in once. On error the files may be in
 // either place; remove cleans both.
-func (c *contentStore) publish(files []staged) error {
+func (c *contentStore) publish(files []Staged) error {
 	sem := make(chan struct{}, syncParallel)
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
@@ -202,7 +203,7 @@ func (c *contentStore) publish(files []staged) error {
 }
 
 // remove deletes the files of a batch that was not committed.
-func (c *contentStore) remove(files []staged) {
+func (c *contentStore) remove(files []Staged) {
 	for _, s := range files {
 		s.f.Close() // an error here means it was closed already
 		os.Remove(s.tmp)

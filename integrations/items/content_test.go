@@ -50,7 +50,7 @@ func TestContentFiles(t *testing.T) {
 	}
 	a, b := mk("0a1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"), mk("0b1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b")
 	const secret = "the secret text of a private message"
-	var files []staged
+	var files []Staged
 	for _, it := range []*ItemRecord{a, b} {
 		s, err := c.stage(it, secret, []byte("raw "+secret))
 		if err != nil {

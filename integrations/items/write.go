@@ -15,17 +15,13 @@ import (
 // produced or removed the items, the record's progress), and removes the
 // content files once that line is durable.
 
-// Staged is an item's content file written under a temporary name, not
-// yet durable; Publish makes it so.
-type Staged = staged
-
 // Stage seals an item's text and raw original into a content file under a
 // temporary name in its record's directory.
 func (s *Store) Stage(it *ItemRecord, text string, raw []byte) (Staged, error) {
 	return s.content.stage(it, text, raw)
 }
 
-// Publish makes staged files durable and puts them in place (fsync of the
+// Publish makes Staged files durable and puts them in place (fsync of the
 // files, renames, one fsync per directory). On error the files may be in
 // either place; Discard cleans both.
 func (s *Store) Publish(files []Staged) error { return s.content.publish(files) }

@@ -407,35 +407,3 @@ func (r *run) flush(final bool) error {
 	r.reset()
 	return nil
 }
-
-// tellIndex gives the Indexer the batch just committed: the items stored,
-// with their text, and those removed.
-func (r *run) tellIndex(gone []items.ItemRecord) {
-	ix := r.s.index
-	if ix == nil {
-		return
-	}
-	if len(r.b.items) > 0 {
-		out := make([]IndexedItem, 0, len(r.b.items))
-		for i := range r.b.items {
-			it := &r.b.items[i]
-			m, err := r.s.items.OpenMeta(it)
-			if err != nil {
-				r.log.Error("open item metadata for the index", "item_id", it.ID, "err", err)
-				continue
-			}
-			out = append(out, IndexedItem{
-				ID: it.ID, RecordID: it.RecordID, Integration: it.Integration,
-				Title: m.Title, From: m.From, To: m.To, Date: it.Date, Text: r.b.texts[i],
-			})
-		}
-		ix.Index(r.rec.UserID, out)
-	}
-	if len(gone) > 0 {
-		ids := make([]string, len(gone))
-		for i := range gone {
-			ids[i] = gone[i].ID
-		}
-		ix.Remove(r.rec.UserID, ids)
-	}
-}
