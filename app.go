@@ -198,12 +198,12 @@ func (a *app) healthy() bool {
 // ready answers GET /readyz: 200 while both stores are open and take
 // writes, 503 once either has failed.
 func (a *app) ready() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httpx.Handle("health.ready", func(w http.ResponseWriter, r *http.Request) error {
 		if !a.healthy() {
-			httpx.WriteError(w, r, "health.ready", httpx.Unavailable(errors.Join(a.mainStore.Err(), a.sessionStore.Err())))
-			return
+			return httpx.Unavailable(errors.Join(a.mainStore.Err(), a.sessionStore.Err()))
 		}
 		httpx.One(w, r, "health.ready", map[string]string{"status": "ready"})
+		return nil
 	})
 }
 

@@ -76,8 +76,9 @@ func (m *metrics) observe(pattern string, status int) {
 
 // handler serves every metric as JSON, in the envelope for the admin route.
 func (m *metrics) handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httpx.Handle("metrics.read", func(w http.ResponseWriter, r *http.Request) error {
 		httpx.One(w, r, "metrics.read", rawJSON(m.all.String()))
+		return nil
 	})
 }
 
