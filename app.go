@@ -20,6 +20,7 @@ import (
 	"searchsvc/oauth"
 	"searchsvc/sessions"
 	"searchsvc/storage"
+	"searchsvc/web"
 )
 
 // app is the service's state: both stores and what is built on them.
@@ -35,6 +36,7 @@ type app struct {
 	syncer       *integrations.Syncer
 	sync         *integrations.SyncHandlers
 	metrics      *metrics
+	web          *web.App // the app served at /, a client of the API
 }
 
 // registry is the catalogue of integrations the service ships. The IMAP
@@ -66,6 +68,10 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
+	webApp, err := web.New()
+	if err != nil {
+		return nil, err
+	}
 	vault, err := integrations.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
@@ -89,6 +95,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
 			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
 	}
+	a.web = webApp
 	a.users = auth.NewUsers(a.mainStore)
 	a.records = integrations.NewRecords(a.mainStore, vault, nil)
 	client := &http.Client{Timeout: outboundTimeout}

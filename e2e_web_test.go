@@ -1,0 +1,340 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestBrowser drives the web app in headless Chromium against run() on
+// port 0, as a person would: register, connect a feed served by an
+// httptest server, sync it, search a word of an entry, open it, end
+// another device's session, open a hostile entry whose title and text are
+// markup (and prove none of it ran), and sign out. The server runs with
+// CSRF_TOKENS=true, so every change the app makes also proves it sends the
+// token.
+//
+// It needs Chromium (CHROME_BIN, or chromium on PATH) and skips without
+// it. WEB_SHOTS=dir keeps a screenshot of each step there;
+// docs/search.png in the README is the one named search.png.
+func TestBrowser(t *testing.T) {
+	bin := chromeBin()
+	if bin == "" {
+		t.Skip("browser test skipped: no Chromium found (set CHROME_BIN or put chromium on PATH)")
+	}
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	feed := newFakeFeed(t)
+	env := testEnv(t.TempDir())
+	env["ALLOW_PRIVATE_TARGETS"] = "true" // the fake feed is on 127.0.0.1
+	env["CSRF_TOKENS"] = "true"
+	srv := startRun(t, env)
+	searchOn := searchRouteExists(t, srv.URL)
+
+	b := startBrowser(t, bin, 1100, 760)
+	// Installed by the test, not by the page, so the CSP does not apply to
+	// it: it notes every CSP or Trusted Types violation the page causes.
+	b.must(b.session, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": `
+		window.__violations = [];
+		document.addEventListener('securitypolicyviolation', e =>
+			window.__violations.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber));`}, nil)
+
+	shots := os.Getenv("WEB_SHOTS")
+	step := func(name string, fn func() error) {
+		t.Helper()
+		if err := fn(); err != nil {
+			t.Fatalf("step %q: %v", name, err)
+		}
+		var violations []string
+		if err := b.eval("window.__violations || []", &violations); err != nil {
+			t.Fatalf("step %q: read violations: %v", name, err)
+		}
+		if p := b.takeProblems(); len(p) > 0 || len(violations) > 0 {
+			t.Fatalf("step %q: the page reported problems: %q; CSP violations: %q", name, p, violations)
+		}
+		if shots != "" {
+			if png, err := b.screenshot(); err == nil {
+				os.WriteFile(filepath.Join(shots, strings.ReplaceAll(name, " ", "-")+".png"), png, 0o644)
+			}
+		}
+	}
+	eq := func(what, expr, want string) error {
+		var got string
+		if err := b.eval(expr, &got); err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("%s: got %q, want %q", what, got, want)
+		}
+		return nil
+	}
+
+	step("open the app", func() error {
+		if err := b.navigate(srv.URL + "/"); err != nil {
+			return err
+		}
+		return b.waitFor("the sign-in page", `location.pathname === '/login' && document.querySelector('h1').textContent === 'Sign in'`)
+	})
+	step("register with a weak password", func() error {
+		if err := b.click("a", "Create an account"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the register form", `location.pathname === '/register' && document.querySelector('input[name=name]')`); err != nil {
+			return err
+		}
+		for sel, v := range map[string]string{"input[name=email]": "ann@example.org", "input[name=name]": "Ann", "input[name=password]": "short"} {
+			if err := b.fill(sel, v); err != nil {
+				return err
+			}
+		}
+		if err := b.click("button[type=submit]", "Create account"); err != nil {
+			return err
+		}
+		return b.waitFor("the reason", `document.body.innerText.includes('Password must be at least 10 characters.')`)
+	})
+	step("register", func() error {
+		if err := b.fill("input[name=password]", "a long enough passphrase"); err != nil {
+			return err
+		}
+		if err := b.click("button[type=submit]", "Create account"); err != nil {
+			return err
+		}
+		// The first user is the administrator.
+		return b.waitFor("the search page as admin", `['/', '/search'].includes(location.pathname) && document.querySelector('nav a[href="/admin"]')`)
+	})
+	step("connect a feed", func() error {
+		if err := b.click("nav a", "Connections"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the catalogue", `document.querySelector('form[data-integration=feed]')`); err != nil {
+			return err
+		}
+		if err := b.click("summary", "RSS or Atom feed"); err != nil {
+			return err
+		}
+		if err := b.fill("form[data-integration=feed] input[name=url]", feed.URL+"/feed.xml"); err != nil {
+			return err
+		}
+		if err := b.click("form[data-integration=feed] button[type=submit]", "Connect"); err != nil {
+			return err
+		}
+		return b.waitFor("the connection", `document.body.innerText.includes('RSS or Atom feed is connected') && document.querySelector('li[data-record]')`)
+	})
+	step("sync", func() error {
+		if err := b.click("li[data-record] button", "Sync now"); err != nil {
+			return err
+		}
+		return b.waitFor("both entries synced", `document.querySelector('li[data-record] .items-synced').textContent === '2 items'`)
+	})
+	if feed.hits.Load() == 0 {
+		t.Fatal("the feed was never fetched")
+	}
+
+	// openResult finds word (with search, or in the recent items without
+	// it) and opens the result whose title contains title.
+	openResult := func(word, title string) error {
+		if searchOn {
+			if err := b.click("nav a", "Search"); err != nil {
+				return err
+			}
+			if err := b.waitFor("the search box", `document.querySelector('input#q')`); err != nil {
+				return err
+			}
+			if err := b.fill("input#q", word); err != nil {
+				return err
+			}
+			if err := b.click("form[role=search] button[type=submit]", "Search"); err != nil {
+				return err
+			}
+			if err := b.waitFor("a highlighted result", `location.search === '?q=`+word+`' && [...document.querySelectorAll('.result mark')].some(m => m.textContent.toLowerCase() === '`+word+`')`); err != nil {
+				return err
+			}
+		} else {
+			if err := b.navigate(srv.URL + "/search"); err != nil {
+				return err
+			}
+			if err := b.waitFor("the recent items", `document.querySelectorAll('.result').length === 2`); err != nil {
+				return err
+			}
+		}
+		if err := b.click(".result h2 a", title); err != nil {
+			return err
+		}
+		return b.waitFor("the item", `location.pathname.startsWith('/items/') && document.querySelector('#item-text')`)
+	}
+	if !searchOn {
+		t.Log("GET /v1/search is not on this build: the search steps open the entries from the recent items instead")
+	}
+	step("search a word and open the entry", func() error {
+		if err := openResult("zeppelin", "Zeppelin"); err != nil {
+			return err
+		}
+		if err := eq("title", `document.querySelector('h1').textContent`, "Zeppelin over the lake"); err != nil {
+			return err
+		}
+		if err := eq("text", `document.querySelector('#item-text').textContent`, "The airship crossed the lake at dawn."); err != nil {
+			return err
+		}
+		return eq("link to the original", `(document.querySelector('a[target=_blank]') || {}).href || ''`, feed.URL+"/zeppelin")
+	})
+	if searchOn {
+		step("the back button returns to the results", func() error {
+			if err := b.eval("history.back()", nil); err != nil {
+				return err
+			}
+			return b.waitFor("the results again", `location.search === '?q=zeppelin' && document.querySelector('input#q').value === 'zeppelin' && document.querySelector('.result mark')`)
+		})
+	}
+
+	// Another device: signed in from outside the browser.
+	jar, _ := cookiejar.New(nil)
+	other := &http.Client{Jar: jar}
+	otherUA := "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:120.0) Gecko/20100101 Firefox/120.0"
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/auth/login", strings.NewReader(`{"email":"ann@example.org","password":"a long enough passphrase"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", otherUA)
+	if resp, err := other.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("log in from another device: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	step("see the sessions and end the other one", func() error {
+		if err := b.click("nav a", "Sessions"); err != nil {
+			return err
+		}
+		if err := b.waitFor("both devices", `document.querySelectorAll('li[data-session]').length === 2 && document.body.innerText.includes('Firefox on Windows') && document.body.innerText.includes('This device')`); err != nil {
+			return err
+		}
+		if err := b.click("li[data-session] button", "End session"); err != nil {
+			return err
+		}
+		return b.waitFor("one device left", `document.querySelectorAll('li[data-session]').length === 1 && document.body.innerText.includes('Ended the session of Firefox on Windows')`)
+	})
+	resp, err := other.Get(srv.URL + "/v1/user/profile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the ended session: got %d, want 401", resp.StatusCode)
+	}
+
+	step("open the hostile entry: nothing runs", func() error {
+		if err := openResult("quokka", "Quokka"); err != nil {
+			return err
+		}
+		if err := eq("title as text", `document.querySelector('h1').textContent`, hostileTitle); err != nil {
+			return err
+		}
+		if err := eq("text as text", `document.querySelector('#item-text').textContent`, hostileText); err != nil {
+			return err
+		}
+		var bad struct {
+			Pwned    bool
+			Elements int
+			Links    int
+		}
+		if err := b.eval(`({pwned: window.__pwned !== undefined,
+			elements: document.querySelectorAll('main script, main img, main iframe, [onerror]').length,
+			links: document.querySelectorAll('a[href^="javascript:"]').length})`, &bad); err != nil {
+			return err
+		}
+		if bad.Pwned || bad.Elements != 0 || bad.Links != 0 {
+			return fmt.Errorf("the payload took effect: %+v", bad)
+		}
+		return nil
+	})
+	step("search", func() error {
+		if err := b.navigate(srv.URL + "/search?q=zeppelin"); err != nil {
+			return err
+		}
+		if searchOn {
+			return b.waitFor("results", `document.querySelector('.result mark')`)
+		}
+		return b.waitFor("the search page", `document.querySelector('input#q').value === 'zeppelin' && document.body.innerText.includes('does not offer search')`)
+	})
+	step("sign out", func() error {
+		if err := b.click("header button", "Sign out"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the sign-in page", `location.pathname === '/login'`); err != nil {
+			return err
+		}
+		var status int
+		if err := b.eval(`fetch('/v1/user/profile').then(r => r.status)`, &status); err != nil {
+			return err
+		}
+		if status != http.StatusUnauthorized {
+			return fmt.Errorf("profile after signing out: got %d, want 401", status)
+		}
+		return nil
+	})
+	if !searchOn {
+		t.Log("search steps not run: they need GET /v1/search")
+	}
+}
+
+// The hostile entry's title and text as the feed parser makes them: markup
+// that would set window.__pwned if it were ever parsed as HTML.
+const (
+	hostileTitle = `<script>window.__pwned=1</script>Quokka <img src=x onerror="window.__pwned=2">`
+	hostileText  = `Quokka <img src=x onerror="window.__pwned=3"> <script>window.__pwned=4</script> is not HTML.`
+)
+
+// fakeFeed is an httptest RSS feed with an ordinary and a hostile entry;
+// the hostile one's guid is a javascript: address the app must not link.
+type fakeFeed struct {
+	*httptest.Server
+	hits atomic.Int64
+}
+
+func newFakeFeed(t *testing.T) *fakeFeed {
+	t.Helper()
+	f := &fakeFeed{}
+	esc := func(s string) string { // as a feed escapes markup inside a title
+		s = strings.ReplaceAll(s, "&", "&amp;")
+		s = strings.ReplaceAll(s, "<", "&lt;")
+		return strings.ReplaceAll(s, ">", "&gt;")
+	}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/feed.xml" {
+			http.NotFound(w, r)
+			return
+		}
+		f.hits.Add(1)
+		w.Header().Set("Content-Type", "application/rss+xml")
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0"><channel><title>Test feed</title><link>%[1]s/</link>
+<item><title>Zeppelin over the lake</title><link>%[1]s/zeppelin</link><guid>%[1]s/zeppelin</guid>
+<author>pilot@example.org (Pilot)</author><pubDate>Mon, 02 Nov 2026 09:00:00 +0000</pubDate>
+<description>The airship crossed the lake at dawn.</description></item>
+<item><title>%[2]s</title><guid isPermaLink="false">javascript:window.__pwned=5</guid>
+<pubDate>Tue, 03 Nov 2026 09:00:00 +0000</pubDate>
+<description>%[3]s</description></item>
+</channel></rss>`, f.URL, esc(esc(hostileTitle)), esc(esc(hostileText)))
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// searchRouteExists reports whether this build answers GET /v1/search: a
+// route that needs a session answers 401 to a request without one.
+func searchRouteExists(t *testing.T, base string) bool {
+	t.Helper()
+	resp, err := http.Get(base + "/v1/search?q=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Error struct{ Message string } }
+	json.NewDecoder(resp.Body).Decode(&body)
+	return !(resp.StatusCode == http.StatusNotFound && body.Error.Message == "not found")
+}
