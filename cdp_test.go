@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -61,6 +62,8 @@ type browser struct {
 	// must not see: uncaught exceptions and console errors and warnings.
 	problems []string
 	done     chan struct{}
+	// answer, when set, answers the requests paused by intercept.
+	answer func(url string) (status int, body []byte)
 }
 
 // cdpTimeout bounds one protocol command; it only turns a hung browser into
@@ -180,6 +183,24 @@ func (b *browser) event(m cdpMessage) {
 		if p.Type == "error" || p.Type == "warning" || p.Type == "assert" {
 			problem = fmt.Sprintf("console.%s: %v", p.Type, p.Args)
 		}
+	case "Fetch.requestPaused":
+		var p struct {
+			RequestID string
+			Request   struct{ URL string }
+		}
+		json.Unmarshal(m.Params, &p)
+		status, body := http.StatusNotFound, []byte(`{}`)
+		b.mu.Lock()
+		answer := b.answer
+		b.mu.Unlock()
+		if answer != nil {
+			status, body = answer(p.Request.URL)
+		}
+		// Not on this goroutine, which must stay free to read the answer.
+		go b.call(m.SessionID, "Fetch.fulfillRequest", map[string]any{
+			"requestId": p.RequestID, "responseCode": status,
+			"responseHeaders": []map[string]string{{"name": "Content-Type", "value": "application/json"}},
+			"body": base64.StdEncoding.EncodeToString(body)})
 	case "Log.entryAdded":
 		var p struct {
 			Entry struct{ Source, Level, Text, URL string }
@@ -330,6 +351,16 @@ func (b *browser) click(selector, text string) error {
 		.find(e => e.textContent.includes(%s));
 		if (!el) throw new Error('nothing to click: ' + %s + ' with ' + %s);
 		el.click(); })()`, sel, txt, sel, txt), nil)
+}
+
+// intercept answers the page's requests whose URL matches pattern (CDP's
+// wildcards) with answer instead of the server.
+func (b *browser) intercept(pattern string, answer func(url string) (int, []byte)) {
+	b.t.Helper()
+	b.mu.Lock()
+	b.answer = answer
+	b.mu.Unlock()
+	b.must(b.session, "Fetch.enable", map[string]any{"patterns": []map[string]string{{"urlPattern": pattern, "requestStage": "Request"}}}, nil)
 }
 
 // screenshot returns a PNG of the page as it shows.

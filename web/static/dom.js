@@ -35,6 +35,7 @@ function append(el, children) {
 function page(title, ...children) {
   const main = document.getElementById('main');
   const h1 = h('h1', { tabindex: '-1' }, title);
+  main.className = '';
   main.replaceChildren(h1, ...[children].flat(Infinity).filter(Boolean));
   document.title = title + ' · searchsvc';
   h1.focus({ preventScroll: true });
@@ -80,7 +81,7 @@ function field(label, attrs, help) {
 function selectField(label, name, options, value) {
   const id = uid('s');
   const sel = h('select', { id, name }, options.map(([v, t]) => h('option', { value: v }, t)));
-  sel.value = value || '';
+  sel.value = options.some(([v]) => v === value) ? value : options[0][0];
   return { wrap: h('label', { for: id }, label, sel), input: sel };
 }
 

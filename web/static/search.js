@@ -35,11 +35,13 @@ async function pageSearch(params) {
   const after = field('From date', { type: 'date', name: 'after', value: params.get('after') || '' });
   const before = field('Before date', { type: 'date', name: 'before', value: params.get('before') || '' });
   const form = h('form', { role: 'search', action: '/search', method: 'get' },
-    h('label', { for: 'q' }, 'Search'),
+    h('label', { for: 'q', class: 'vh' }, 'Search for'),
     h('div', { class: 'searchbar' }, input, h('button', { type: 'submit' }, 'Search')),
     h('details', { class: 'qhelp', id: 'qhelp' }, h('summary', null, 'How to search'),
       h('table', null, h('tbody', null, queryHelp.map(([ex, what]) => h('tr', null, h('td', null, h('code', null, ex)), h('td', null, what)))))),
-    h('div', { class: 'filters' }, sort.wrap, integ.wrap, kind.wrap, after.wrap, before.wrap));
+    h('details', { class: 'filterbox', open: filterKeys.some(k => params.get(k)) },
+      h('summary', null, 'Filters and order'),
+      h('div', { class: 'filters' }, sort.wrap, integ.wrap, kind.wrap, after.wrap, before.wrap)));
   form.addEventListener('submit', e => {
     e.preventDefault();
     const p = new URLSearchParams();
@@ -71,7 +73,7 @@ async function pageSearch(params) {
   const load = async cursor => {
     const p = new URLSearchParams(base);
     if (cursor) p.set('cursor', cursor);
-    say(region, '', 'Searching…');
+    region.replaceChildren(h('p', { class: 'count' }, 'Searching…'));
     let res;
     try {
       res = await api('GET', '/v1/search?' + p);
@@ -91,9 +93,9 @@ async function pageSearch(params) {
     shown += results.length;
     append(list, results.map(resultItem));
     const total = Number(res.total) || shown;
-    say(region, '', shown === 0 ? 'Nothing found for ' : (res.totalIsLowerBound ? 'More than ' : '') +
+    region.replaceChildren(h('p', { class: 'count' }, shown === 0 ? 'Nothing found for ' : (res.totalIsLowerBound ? 'More than ' : '') +
       plural(total, 'result', 'results') + ' for ', h('strong', null, q || query.trim()),
-      shown && shown < total ? ' (showing ' + shown.toLocaleString() + ')' : '');
+      shown && shown < total ? ' (showing ' + shown.toLocaleString() + ')' : ''));
     moreBox.replaceChildren();
     if (res.nextCursor) {
       const more = h('button', { type: 'button', class: 'secondary' }, 'More results');
@@ -120,7 +122,7 @@ async function showRecent(region, list, moreBox, connected) {
     const res = await api('GET', '/v1/items?limit=20');
     const items = res.results || [];
     if (!items.length) { say(region, '', 'No items synced yet. They appear here as your services sync.'); return; }
-    say(region, '', 'Recently synced');
+    region.replaceChildren(h('h2', null, 'Recently synced'));
     append(list, items.map(it => resultItem({ id: it.id, title: it.title, from: it.from, date: it.date,
       integration: it.integration, kind: kindOfIntegration(it.integration) })));
   } catch (err) {
