@@ -200,7 +200,7 @@ func (b *browser) event(m cdpMessage) {
 		go b.call(m.SessionID, "Fetch.fulfillRequest", map[string]any{
 			"requestId": p.RequestID, "responseCode": status,
 			"responseHeaders": []map[string]string{{"name": "Content-Type", "value": "application/json"}},
-			"body": base64.StdEncoding.EncodeToString(body)})
+			"body":            base64.StdEncoding.EncodeToString(body)})
 	case "Log.entryAdded":
 		var p struct {
 			Entry struct{ Source, Level, Text, URL string }

@@ -114,7 +114,9 @@ func TestServe(t *testing.T) {
 			}
 			raw, _ := io.ReadAll(resp.Body)
 			if tt.status == 404 {
-				var e struct{ Error struct{ Code, Message string } }
+				var e struct {
+					Error struct{ Code, Message string }
+				}
 				if err := json.Unmarshal(raw, &e); err != nil || e.Error.Message != "not found" {
 					t.Errorf("body: got %s, want the API's JSON 404", raw)
 				}
