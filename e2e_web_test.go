@@ -305,13 +305,56 @@ func TestBrowser(t *testing.T) {
 		}
 		return b.eval("document.activeElement.blur()", nil) // no caret in the README's picture
 	})
+	step("the OAuth landing page says what happened", func() error {
+		if err := b.navigate(srv.URL + "/integrations?status=error&integration=gmail&message=gmail%20authorization%20was%20cancelled"); err != nil {
+			return err
+		}
+		return b.waitFor("the outcome in words", `document.body.innerText.includes('Could not connect Gmail. Gmail authorization was cancelled.') && document.querySelector('li[data-record]')`)
+	})
+	step("administration", func() error {
+		if err := b.click("nav a", "Administration"); err != nil {
+			return err
+		}
+		return b.waitFor("the users and the metrics", `document.querySelector('table.users tbody tr') && document.querySelector('table.users').innerText.includes('ann@example.org') && document.querySelector('.metrics').innerText.includes('sessions active')`)
+	})
+	step("change the password", func() error {
+		if err := b.click("nav a", "Account"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the form", `document.querySelectorAll('input[type=password]').length === 3`); err != nil {
+			return err
+		}
+		fill3 := func(current, next string) error {
+			for i, v := range []string{current, next, next} {
+				if err := b.fill(fmt.Sprintf("form div:nth-of-type(%d) input[type=password]", i+1), v); err != nil {
+					return err
+				}
+			}
+			return b.click("form button[type=submit]", "Change password")
+		}
+		if err := fill3("not my password", "another long passphrase"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the reason", `document.body.innerText.includes('Current password is incorrect.')`); err != nil {
+			return err
+		}
+		if err := fill3("a long enough passphrase", "another long passphrase"); err != nil {
+			return err
+		}
+		return b.waitFor("the change", `document.body.innerText.includes('Password changed.')`)
+	})
 	if shots != "" {
 		// The same page on a phone, and in the dark, for a person to look at.
 		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
 			"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": true}, nil)
 		b.must(b.session, "Emulation.setEmulatedMedia", map[string]any{
 			"features": []map[string]string{{"name": "prefers-color-scheme", "value": "dark"}}}, nil)
-		step("search on a dark phone", func() error { return b.waitFor("results", `document.querySelector('.result mark')`) })
+		step("search on a dark phone", func() error {
+			if err := b.navigate(srv.URL + "/search?q=zeppelin"); err != nil {
+				return err
+			}
+			return b.waitFor("results", `document.querySelector('.result mark')`)
+		})
 		b.must(b.session, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{}}, nil)
 		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
 			"width": 1100, "height": 760, "deviceScaleFactor": 1, "mobile": false}, nil)

@@ -42,7 +42,9 @@ function pageLogin(params, register) {
     : h('p', null, 'New here? ', h('a', { href: '/register' + (next ? '?next=' + encodeURIComponent(next) : '') }, 'Create an account'),
       h('span', { class: 'muted' }, ' (the first account on a new server becomes its administrator).'));
   const ended = params.get('ended') ? notice('', 'Your session has ended. Sign in again to continue.') : null;
+  const intro = h('p', { class: 'intro' }, h('img', { src: '/assets/' + iconName(), alt: '' }), 'searchsvc');
   const main = page(register ? 'Create an account' : 'Sign in', ended, region, form, other);
+  main.prepend(intro);
   main.classList.add('narrow');
   email.input.focus();
 }

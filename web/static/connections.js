@@ -24,7 +24,7 @@ function authorizeURL(domain) {
 
 async function pageConnections(params) {
   const region = liveRegion();
-  const outcome = oauthOutcome(params);
+  const outcome = h('div');
   const mine = h('ul', { class: 'cards', 'aria-label': 'Your connections' });
   const cat = h('ul', { class: 'cards grid2', 'aria-label': 'Services you can connect' });
   page('Connections', outcome, region, h('h2', null, 'Your connections'), mine, h('h2', null, 'Connect a service'), cat);
@@ -35,6 +35,8 @@ async function pageConnections(params) {
   } catch (err) {
     if (err.status !== 401) say(region, 'error', explain(err).message);
     return;
+  } finally {
+    append(outcome, oauthOutcome(params)); // in words, once the names are known
   }
   const refresh = async () => {
     const fresh = await connections();
@@ -51,8 +53,7 @@ function oauthOutcome(params) {
   if (!status) return null;
   const name = integrationName(params.get('integration') || '') || 'The service';
   if (status === 'success') return notice('ok', name + ' is connected. Its first sync has started.');
-  const msg = params.get('message') || 'the service did not say why';
-  return notice('error', 'Could not connect ' + name + ': ' + msg + '.');
+  return notice('error', 'Could not connect ' + name + '. ', sentence(params.get('message') || 'The service did not say why.'));
 }
 
 function connectionCard(r, region, refresh) {
