@@ -134,9 +134,9 @@ func newAsset(name, ctype string, body []byte) *asset {
 // Size is the bytes of every embedded file before compression.
 func (a *App) Size() int { return a.size }
 
-// Asset returns the served name of an embedded asset ("app.js" →
+// assetName returns the served name of an embedded asset ("app.js" →
 // "app.3f2a9c1e4b7d.js"), or "" if there is none.
-func (a *App) Asset(name string) string {
+func (a *App) assetName(name string) string {
 	ext := path.Ext(name)
 	prefix := strings.TrimSuffix(name, ext) + "."
 	for n := range a.assets {

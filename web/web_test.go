@@ -62,8 +62,8 @@ func TestDocumentNamesHashedAssets(t *testing.T) {
 			t.Errorf("asset %s is embedded but the document never loads it", name)
 		}
 	}
-	if got := a.Asset("app.js"); got == "" || !seen[got] {
-		t.Errorf("Asset(app.js): got %q, want the hashed name the document loads", got)
+	if got := a.assetName("app.js"); got == "" || !seen[got] {
+		t.Errorf("assetName(app.js): got %q, want the hashed name the document loads", got)
 	}
 }
 
@@ -80,7 +80,7 @@ func get(t *testing.T, a *App, method, target string, header map[string]string) 
 
 func TestServe(t *testing.T) {
 	a := newApp(t)
-	js := "/assets/" + a.Asset("app.js")
+	js := "/assets/" + a.assetName("app.js")
 	jsBody, _ := fs.ReadFile(static, "static/app.js")
 	doc := a.index.body
 	tests := []struct {
@@ -98,7 +98,7 @@ func TestServe(t *testing.T) {
 		{"asset gzipped", "GET", js, map[string]string{"Accept-Encoding": "gzip"}, 200, cacheImmutable, "gzip", jsBody, "text/javascript; charset=utf-8"},
 		{"gzip refused", "GET", js, map[string]string{"Accept-Encoding": "gzip;q=0, identity"}, 200, cacheImmutable, "", jsBody, "text/javascript; charset=utf-8"},
 		{"head", "HEAD", js, nil, 200, cacheImmutable, "", []byte{}, "text/javascript; charset=utf-8"},
-		{"revalidated", "GET", js, map[string]string{"If-None-Match": a.assets[a.Asset("app.js")].etag}, 304, cacheImmutable, "", []byte{}, ""},
+		{"revalidated", "GET", js, map[string]string{"If-None-Match": a.assets[a.assetName("app.js")].etag}, 304, cacheImmutable, "", []byte{}, ""},
 		{"revalidated gzipped", "GET", "/", map[string]string{"Accept-Encoding": "gzip", "If-None-Match": strings.TrimSuffix(a.index.etag, `"`) + `-gz"`}, 304, cacheDocument, "", []byte{}, ""},
 		{"unhashed name", "GET", "/assets/app.js", nil, 404, "", "", nil, "application/json"},
 		{"unknown asset", "GET", "/assets/nothing.0123456789ab.js", nil, 404, "", "", nil, "application/json"},

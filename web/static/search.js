@@ -25,11 +25,13 @@ async function pageSearch(params) {
 
   const input = h('input', { type: 'search', name: 'q', id: 'q', value: q, autocomplete: 'off',
     'aria-describedby': 'qhelp', placeholder: 'Search your mail, messages, files and feeds' });
+  const here = location.href;
   const records = await connections().catch(() => []);
   await catalogue().catch(() => null);
+  if (location.href !== here) return; // the person has moved on meanwhile
   const sort = selectField('Sort by', 'sort', [['relevance', 'Relevance'], ['date', 'Newest first']], params.get('sort'));
   const integ = selectField('Service', 'integrationId',
-    [['', 'All services'], ...records.map(r => [r.id, integrationName(r.integration)])], params.get('integrationId'));
+    [['', 'All services'], ...records.map(r => [r.id, recordName(r, records)])], params.get('integrationId'));
   const kind = selectField('Kind', 'kind',
     [['', 'All kinds'], ['email', 'Email'], ['message', 'Messages'], ['file', 'Files'], ['entry', 'Feed entries']], params.get('kind'));
   const after = field('From date', { type: 'date', name: 'after', value: params.get('after') || '' });
@@ -147,19 +149,29 @@ function resultItem(r) {
     h('p', { class: 'meta' }, meta), snippet);
 }
 
+// recordName names a connection, with when it was made if the person has
+// several of the same service.
+function recordName(r, all) {
+  const name = integrationName(r.integration);
+  return all.filter(x => x.integration === r.integration).length > 1 ? name + ' (' + fmtDate(r.connectedAt) + ')' : name;
+}
+
 async function pageItem(id) {
   page('Item');
+  const here = location.href;
   let item;
   await catalogue().catch(() => null);
   try {
     item = (await api('GET', '/v1/items/' + encodeURIComponent(id))).result;
   } catch (err) {
+    if (location.href !== here) return;
     if (err.status === 401) return;
     const msg = err.status === 404 ? 'This item does not exist, or is no longer kept here.'
       : err.status === 410 ? 'The text of this item is gone from the server.' : explain(err).message;
     page('Item', notice('error', msg), backLink());
     return;
   }
+  if (location.href !== here) return;
   const link = originalLink(item);
   const to = Array.isArray(item.to) ? item.to.join(', ') : '';
   page(item.title || '(no title)',
