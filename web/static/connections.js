@@ -159,7 +159,7 @@ function manualForm(m, region, refresh) {
     else if (f.default) attrs.placeholder = f.default;
     if (f.type === 'number') attrs.inputmode = 'numeric';
     attrs.autocomplete = f.secret ? 'new-password' : 'off';
-    const fl = field(f.label + (f.required ? '' : ''), attrs, fieldHelp(f));
+    const fl = field(f.label, attrs, fieldHelp(f));
     inputs[f.name] = fl.input; sets[f.name] = fl.setError; labels[f.name] = f.label;
     return fl.wrap;
   });
