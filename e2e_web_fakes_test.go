@@ -32,7 +32,7 @@ func stubSearch(q url.Values, items map[string]map[string]any) (int, []byte) {
 	body := map[string]any{"operation": "item.search", "results": []any{}, "count": 0, "total": 0}
 	switch query := strings.ToLower(q.Get("q")); {
 	case query == "zeppelin" && q.Get("cursor") == "":
-		body["results"] = []any{result(items["zeppelin"], frag("The airship crossed the lake at dawn. ", false), frag("Zeppelin", true))}
+		body["results"] = []any{result(items["zeppelin"], frag("The ", false), frag("zeppelin", true), frag(" crossed the lake at dawn.", false))}
 		body["count"], body["total"], body["nextCursor"] = 1, 2, "next"
 	case query == "zeppelin" && q.Get("cursor") == "next":
 		body["results"] = []any{result(items["quokka"], frag("Quokka ", false), frag("zeppelin", true))}
@@ -78,7 +78,7 @@ func newFakeFeed(t *testing.T) *fakeFeed {
 <rss version="2.0"><channel><title>Test feed</title><link>%[1]s/</link>
 <item><title>Zeppelin over the lake</title><link>%[1]s/zeppelin</link><guid>%[1]s/zeppelin</guid>
 <author>pilot@example.org (Pilot)</author><pubDate>Mon, 02 Nov 2026 09:00:00 +0000</pubDate>
-<description>The airship crossed the lake at dawn.</description></item>
+<description>The zeppelin crossed the lake at dawn.</description></item>
 <item><title>%[2]s</title><guid isPermaLink="false">javascript:window.__pwned=5</guid>
 <pubDate>Tue, 03 Nov 2026 09:00:00 +0000</pubDate>
 <description>%[3]s</description></item>

@@ -183,11 +183,25 @@ func TestBrowser(t *testing.T) {
 		if err := b.fill("input#q", word); err != nil {
 			return err
 		}
-		if err := b.click("form[role=search] button[type=submit]", "Search"); err != nil {
-			return err
-		}
-		if err := b.waitFor("a highlighted result", `location.search === '?q=`+word+`' && [...document.querySelectorAll('.result mark')].some(m => m.textContent.toLowerCase() === '`+word+`')`); err != nil {
-			return err
+		// An item is findable within 2 s of being stored, so the search
+		// is asked again (as a person would) until it is.
+		found := `location.search === '?q=` + word + `' && [...document.querySelectorAll('.result mark')].some(m => m.textContent.toLowerCase() === '` + word + `')`
+		for try := 0; ; try++ {
+			if err := b.click("form[role=search] button[type=submit]", "Search"); err != nil {
+				return err
+			}
+			err := b.waitFor("the search to answer", `(() => { const c = document.querySelector('.count');
+				return document.querySelector('main .notice') || (c && !c.textContent.startsWith('Searching')); })()`)
+			if err == nil {
+				var ok bool
+				if err = b.eval(found, &ok); err == nil && ok {
+					break
+				}
+			}
+			if try == 20 {
+				return b.waitFor("a highlighted result", found)
+			}
+			time.Sleep(250 * time.Millisecond)
 		}
 		if err := b.click(".result h2 a", title); err != nil {
 			return err
@@ -201,7 +215,7 @@ func TestBrowser(t *testing.T) {
 		if err := eq("title", `document.querySelector('h1').textContent`, "Zeppelin over the lake"); err != nil {
 			return err
 		}
-		if err := eq("text", `document.querySelector('#item-text').textContent`, "The airship crossed the lake at dawn."); err != nil {
+		if err := eq("text", `document.querySelector('#item-text').textContent`, "The zeppelin crossed the lake at dawn."); err != nil {
 			return err
 		}
 		return eq("link to the original", `(document.querySelector('a[target=_blank]') || {}).href || ''`, feed.URL+"/zeppelin")
