@@ -360,12 +360,19 @@ func TestBrowser(t *testing.T) {
 			"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": true}, nil)
 		b.must(b.session, "Emulation.setEmulatedMedia", map[string]any{
 			"features": []map[string]string{{"name": "prefers-color-scheme", "value": "dark"}}}, nil)
-		step("search on a dark phone", func() error {
-			if err := b.navigate(srv.URL + "/search?q=zeppelin"); err != nil {
-				return err
-			}
-			return b.waitFor("results", `document.querySelector('.result mark')`)
-		})
+		for _, p := range []struct{ name, path, ready string }{
+			{"search on a dark phone", "/search?q=zeppelin", `document.querySelector('.result mark')`},
+			{"connections on a dark phone", "/integrations", `document.querySelector('li[data-record]')`},
+			{"sessions on a dark phone", "/sessions", `document.querySelector('li[data-session]')`},
+			{"administration on a dark phone", "/admin", `document.querySelector('.metrics dl')`},
+		} {
+			step(p.name, func() error {
+				if err := b.navigate(srv.URL + p.path); err != nil {
+					return err
+				}
+				return b.waitFor("the page", p.ready)
+			})
+		}
 		b.must(b.session, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{}}, nil)
 		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
 			"width": 1100, "height": 760, "deviceScaleFactor": 1, "mobile": false}, nil)
