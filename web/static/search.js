@@ -24,7 +24,7 @@ async function pageSearch(params) {
   const moreBox = h('div', { class: 'more' });
 
   const input = h('input', { type: 'search', name: 'q', id: 'q', value: q, autocomplete: 'off',
-    'aria-describedby': 'qhelp', placeholder: 'Search your mail, messages, files and feeds' });
+    placeholder: 'Search your mail, messages, files and feeds' });
   const here = location.href;
   const records = await connections().catch(() => []);
   await catalogue().catch(() => null);
@@ -62,14 +62,17 @@ async function pageSearch(params) {
   const filtered = filterKeys.some(k => k !== 'sort' && params.get(k));
   if (!q && !filtered) return showRecent(region, list, moreBox, records.length);
 
-  let query = q;
+  // The filters are words of the query language, ANDed with the whole of
+  // what was typed (whose own ORs stay inside its parentheses).
+  const extra = ['kind', 'after', 'before'].some(k => params.get(k));
+  let query = q && extra ? '(' + q + ')' : q;
   if (params.get('kind')) query += ' kind:' + params.get('kind');
   if (params.get('after')) query += ' after:' + params.get('after');
   if (params.get('before')) query += ' before:' + params.get('before');
   const base = new URLSearchParams({ q: query.trim(), limit: '20' });
   if (params.get('sort') === 'date') base.set('sort', 'date');
   if (params.get('integrationId')) base.set('integrationId', params.get('integrationId'));
-  document.title = q + ' · Search · searchsvc';
+  document.title = (q || query.trim()) + ' · Search · searchsvc';
 
   let shown = 0;
   const load = async cursor => {
