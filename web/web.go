@@ -82,8 +82,8 @@ func New() (*App, error) {
 			return nil
 		}
 		ext := path.Ext(name)
-		ctype, ok := contentTypes[ext]
-		if !ok {
+		ctype := contentType(ext)
+		if ctype == "" {
 			return fmt.Errorf("web: %s: no content type for %q", p, ext)
 		}
 		as := newAsset(strings.TrimSuffix(name, ext)+"."+shortHash(b)+ext, ctype, b)
@@ -104,12 +104,20 @@ func New() (*App, error) {
 	return a, nil
 }
 
-// contentTypes are the types of the files the app ships.
-var contentTypes = map[string]string{
-	".js":  "text/javascript; charset=utf-8",
-	".css": "text/css; charset=utf-8",
-	".svg": "image/svg+xml",
-	".png": "image/png",
+// contentType is the type of a file the app ships, by its extension; ""
+// for any other.
+func contentType(ext string) string {
+	switch ext {
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".png":
+		return "image/png"
+	}
+	return ""
 }
 
 func shortHash(b []byte) string {
