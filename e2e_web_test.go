@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -11,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"searchsvc/integrations/gmail"
+	"searchsvc/integrations/oauthtest"
 )
 
 // TestBrowser drives the web app in headless Chromium against run() on
@@ -33,9 +37,29 @@ func TestBrowser(t *testing.T) {
 		t.Skip("browser test skipped in -short mode")
 	}
 	feed := newFakeFeed(t)
+	const clientID, clientSecret = "client-id-web.apps", "client-secret-web"
+	google := oauthtest.New(t, oauthtest.Options{
+		ClientID: clientID, ClientSecret: clientSecret, Basic: true, Body: true, Scope: gmail.Scope,
+		AuthParams: map[string]string{"access_type": "offline", "prompt": "consent"},
+	})
 	env := testEnv(t.TempDir())
 	env["ALLOW_PRIVATE_TARGETS"] = "true" // the fake feed is on 127.0.0.1
 	env["CSRF_TOKENS"] = "true"
+	env["GMAIL_OAUTH_CLIENT_ID"] = clientID
+	env["GMAIL_OAUTH_CLIENT_SECRET"] = clientSecret
+	env["GMAIL_OAUTH_AUTH_URL"] = google.URL + "/authorize"
+	env["GMAIL_OAUTH_TOKEN_URL"] = google.URL + "/token"
+	env["GMAIL_API_BASE_URL"] = google.URL
+	// The OAuth callback must come back to this very server, and then to
+	// its app (FRONTEND_URL is left to default to BASE_URL), so it listens
+	// on a port chosen before it starts.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["LISTEN_ADDR"] = ln.Addr().String()
+	ln.Close()
+	env["BASE_URL"] = "http://" + env["LISTEN_ADDR"]
 	srv := startRun(t, env)
 	searchOn := searchRouteExists(t, srv.URL)
 
@@ -139,6 +163,17 @@ func TestBrowser(t *testing.T) {
 	if feed.hits.Load() == 0 {
 		t.Fatal("the feed was never fetched")
 	}
+	step("connect Gmail through OAuth", func() error {
+		if err := b.click("a.button", "Connect Gmail"); err != nil {
+			return err
+		}
+		// authorize → the fake Google, which approves at once → callback →
+		// FRONTEND_URL/integrations?status=success, this app.
+		if err := b.waitFor("the outcome", `location.pathname === '/integrations' && new URLSearchParams(location.search).get('status') === 'success' && document.body.innerText.includes('Gmail is connected.')`); err != nil {
+			return err
+		}
+		return b.waitFor("the connection listed", `[...document.querySelectorAll('li[data-record] h3')].some(h => h.textContent.startsWith('Gmail'))`)
+	})
 
 	// Without GET /v1/search on this build, the test answers it from the
 	// spec (the shape of search.md's answer, with the real item ids), so
