@@ -155,14 +155,25 @@ func TestBrowser(t *testing.T) {
 		return b.waitFor("the connection", `document.body.innerText.includes('RSS or Atom feed is connected') && document.querySelector('li[data-record]')`)
 	})
 	step("sync", func() error {
+		// Connecting queued a first sync; Sync now must fetch the feed again.
+		if err := b.waitFor("the first sync", `document.querySelector('li[data-record] .items-synced').textContent === '2 items'`); err != nil {
+			return err
+		}
+		before := feed.hits.Load()
 		if err := b.click("li[data-record] button", "Sync now"); err != nil {
 			return err
 		}
-		return b.waitFor("both entries synced", `document.querySelector('li[data-record] .items-synced').textContent === '2 items'`)
+		if err := b.waitFor("the sync to be queued", `document.body.innerText.includes('Sync started.') || document.querySelector('li[data-record] button:disabled')`); err != nil {
+			return err
+		}
+		for i := 0; feed.hits.Load() == before; i++ {
+			if i == 200 {
+				return fmt.Errorf("the feed was not fetched again within 20 s of Sync now")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return b.waitFor("both entries still there", `document.querySelector('li[data-record] .items-synced').textContent === '2 items'`)
 	})
-	if feed.hits.Load() == 0 {
-		t.Fatal("the feed was never fetched")
-	}
 	step("connect Gmail through OAuth", func() error {
 		if err := b.click("a.button", "Connect Gmail"); err != nil {
 			return err
@@ -357,11 +368,65 @@ func TestBrowser(t *testing.T) {
 		}
 		return b.waitFor("the outcome in words", `document.body.innerText.includes('Could not connect Gmail. Gmail authorization was cancelled.') && document.querySelector('li[data-record]')`)
 	})
-	step("administration", func() error {
+	// Bob registers elsewhere; the administrator deletes him.
+	bobJar, _ := cookiejar.New(nil)
+	bob := &http.Client{Jar: bobJar}
+	if resp, err := bob.Post(srv.URL+"/v1/auth/register", "application/json",
+		strings.NewReader(`{"email":"bob@example.org","password":"bob's long passphrase","name":"Bob"}`)); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("register Bob: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	step("administration: delete a user", func() error {
 		if err := b.click("nav a", "Administration"); err != nil {
 			return err
 		}
-		return b.waitFor("the users and the metrics", `document.querySelector('table.users tbody tr') && document.querySelector('table.users').innerText.includes('ann@example.org') && document.querySelector('.metrics').innerText.includes('sessions active')`)
+		if err := b.waitFor("the users and the metrics", `document.querySelectorAll('table.users tbody tr').length === 2 && document.querySelector('table.users').innerText.includes('bob@example.org') && document.querySelector('.metrics').innerText.includes('sessions active')`); err != nil {
+			return err
+		}
+		if err := b.click("table.users button[aria-label='Delete Bob']", "Delete"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the confirmation", `document.querySelector('dialog[open]') && document.querySelector('dialog[open]').innerText.includes('bob@example.org is signed out everywhere')`); err != nil {
+			return err
+		}
+		if err := b.click("dialog[open] button", "Delete user"); err != nil {
+			return err
+		}
+		return b.waitFor("Bob gone", `document.querySelectorAll('table.users tbody tr').length === 1 && document.body.innerText.includes('Bob is deleted.')`)
+	})
+	if resp, err := bob.Get(srv.URL + "/v1/user/profile"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("Bob after his deletion: got %v %v, want 401", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	step("disconnect the feed, and its items go", func() error {
+		if err := b.click("nav a", "Connections"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the feed's card", `document.querySelector('li[data-record] .items-synced')`); err != nil {
+			return err
+		}
+		if err := b.eval(`[...document.querySelectorAll('li[data-record]')].find(li => li.querySelector('h3').textContent.startsWith('RSS')).querySelector('button.danger').click()`, nil); err != nil {
+			return err
+		}
+		if err := b.waitFor("the confirmation", `document.querySelector('dialog[open]') && document.querySelector('dialog[open]').innerText.includes('Its 2 synced items will be deleted from this server too')`); err != nil {
+			return err
+		}
+		if err := b.click("dialog[open] button", "Disconnect and delete items"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the feed gone", `document.body.innerText.includes('RSS or Atom feed is disconnected and its items are deleted.') && ![...document.querySelectorAll('li[data-record] h3')].some(h => h.textContent.startsWith('RSS'))`); err != nil {
+			return err
+		}
+		var n int
+		if err := b.eval(`fetch('/v1/items').then(r => r.json()).then(b => b.results.length)`, &n); err != nil {
+			return err
+		}
+		if n != 0 {
+			return fmt.Errorf("items after disconnecting: got %d, want 0", n)
+		}
+		return nil
 	})
 	step("change the password", func() error {
 		if err := b.click("nav a", "Account"); err != nil {

@@ -38,12 +38,23 @@ async function pageConnections(params) {
   } finally {
     append(outcome, oauthOutcome(params)); // in words, once the names are known
   }
+  // While a connection waits for its first sync, the list is reloaded
+  // now and then (one timer at a time, only while this page shows), so the
+  // person sees its items arrive.
+  let timer = 0, polls = 0;
+  const show = rs => {
+    mine.replaceChildren(...(rs.length ? rs.map(r => connectionCard(r, region, refresh)) : [h('li', { class: 'muted' }, 'No service is connected yet.')]));
+    if (!timer && polls < 40 && rs.some(r => r.status === 'connected' && !r.lastSyncAt)) {
+      polls++;
+      timer = setTimeout(() => { timer = 0; if (mine.isConnected) refresh().catch(() => {}); }, 1500);
+    }
+  };
   const refresh = async () => {
     const fresh = await connections();
-    mine.replaceChildren(...(fresh.length ? fresh.map(r => connectionCard(r, region, refresh)) : [h('li', { class: 'muted' }, 'No service is connected yet.')]));
+    show(fresh);
     return fresh;
   };
-  mine.replaceChildren(...(list.length ? list.map(r => connectionCard(r, region, refresh)) : [h('li', { class: 'muted' }, 'No service is connected yet.')]));
+  show(list);
   for (const m of session.catalogue.values()) cat.append(catalogueCard(m, region, refresh));
 }
 
@@ -107,10 +118,10 @@ function connectionCard(r, region, refresh) {
 // watchSync reloads the list a few times after "Sync now", until the
 // record's last sync changes, so the person sees the items arrive.
 function watchSync(r, refresh) {
-  const here = location.pathname;
+  const main = document.querySelector('#main h1');
   let tries = 0;
   const tick = async () => {
-    if (location.pathname !== here || ++tries > 20) return;
+    if (!main.isConnected || ++tries > 20) return;
     let fresh;
     try { fresh = await refresh(); } catch (e) { return; }
     const now = fresh.find(x => x.id === r.id);
