@@ -24,6 +24,7 @@ import (
 	"searchsvc/oauth"
 	"searchsvc/sessions"
 	"searchsvc/storage"
+	"searchsvc/web"
 )
 
 // app is the service's state: both stores and what is built on them.
@@ -38,6 +39,7 @@ type app struct {
 	oauth        *oauth.Handlers
 	syncer       *isync.Syncer
 	metrics      *metrics
+	web          *web.App // the app served at /, a client of the API
 }
 
 // registry is the catalogue of integrations the service ships. The IMAP
@@ -69,6 +71,10 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
+	webApp, err := web.New()
+	if err != nil {
+		return nil, err
+	}
 	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
@@ -92,6 +98,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
 			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
 	}
+	a.web = webApp
 	a.users = auth.NewUsers(a.mainStore)
 	a.records = records.New(a.mainStore, v, nil)
 	client := &http.Client{Timeout: outboundTimeout}

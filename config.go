@@ -74,7 +74,7 @@ var envVars = [][2]string{
 	{"LISTEN_ADDR", "address to listen on (127.0.0.1:8080)"},
 	{"DATA_DIR", "all persistent state (./data)"},
 	{"BASE_URL", "public address of this service (http://localhost:8080)"},
-	{"FRONTEND_URL", "where OAuth results are redirected (BASE_URL)"},
+	{"FRONTEND_URL", "where OAuth results are redirected (BASE_URL: the web app this binary serves)"},
 	{"OAUTH_REDIRECT_BASE_URL", "callback base; https unless loopback (BASE_URL)"},
 	{"SESSION_SECRET", "secret, at least 32 bytes; required when SESSION_SECURE=true"},
 	{"SESSION_MAX_AGE", "absolute session lifetime, seconds (604800)"},

@@ -322,4 +322,14 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("POST /v1/user-integrations/{id}/sync", au.Require(ui.SyncNow()))
 	mux.Handle("GET /v1/items", au.Require(ui.ListItems()))
 	mux.Handle("GET /v1/items/{id}", au.Require(ui.GetItem()))
+
+	// The web app (package web), not part of the API: each of its pages
+	// answers the same document, whose script shows the page its path
+	// names, so deep links, reloads and FRONTEND_URL/integrations work;
+	// its files are under /assets/. Any other path, /v1/ included, stays
+	// the API's JSON 404.
+	for _, page := range []string{"/{$}", "/search", "/login", "/register", "/items/{id}",
+		"/integrations", "/sessions", "/account", "/admin", "/assets/{file}"} {
+		mux.Handle("GET "+page, a.web)
+	}
 }
