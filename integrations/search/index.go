@@ -541,8 +541,8 @@ func (ix *Index) userList() []*user {
 // Stats are the index's figures for the metrics.
 type Stats struct {
 	Users        int
-	Docs         int   // live documents
-	Pending      int   // documents not yet in a segment
+	Docs         int // live documents
+	Pending      int // documents not yet in a segment
 	Segments     int
 	BytesOnDisk  int64 // segment files
 	BytesWritten int64 // since Open: segments, manifests, checkpoint

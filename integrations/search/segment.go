@@ -583,14 +583,14 @@ func (s *segment) postings(off, n uint64, buf *[]byte, memo *blockMemo) ([]byte,
 
 // dictIter walks dictionary entries in order from one dictionary block on.
 type dictIter struct {
-	s      *segment
-	blk    int
-	r      reader
-	off    uint64
-	prev   []byte
-	memo   *blockMemo
-	e      dictEntry
-	err    error
+	s    *segment
+	blk  int
+	r    reader
+	off  uint64
+	prev []byte
+	memo *blockMemo
+	e    dictEntry
+	err  error
 }
 
 func (s *segment) dictFrom(blk int, memo *blockMemo) *dictIter {
