@@ -23,15 +23,19 @@ type columns struct {
 
 func (c *columns) len() int { return len(c.ids) }
 
-// find returns a document number with this id, in a segment's columns.
-func (c *columns) find(id string) (uint32, bool) {
-	i, ok := slices.BinarySearchFunc(c.byID, id, func(d uint32, id string) int {
+// find returns the document with this id that dead does not reject, in a
+// segment's columns. A segment written from a buffer keeps the replaced
+// versions of a document, deleted, beside the live one.
+func (c *columns) find(id string, dead func(uint32) bool) (uint32, bool) {
+	i, _ := slices.BinarySearchFunc(c.byID, id, func(d uint32, id string) int {
 		return strings.Compare(c.ids[d], id)
 	})
-	if !ok {
-		return 0, false
+	for ; i < len(c.byID) && c.ids[c.byID[i]] == id; i++ {
+		if !dead(c.byID[i]) {
+			return c.byID[i], true
+		}
 	}
-	return c.byID[i], true
+	return 0, false
 }
 
 func (c *columns) sortByID() {

@@ -143,6 +143,7 @@ func Open(cfg Config) (*Index, error) {
 	if err := ix.readCheckpoint(); err != nil {
 		return nil, err
 	}
+	ix.cpWant = ix.cpDone
 	entries, err := os.ReadDir(cfg.Dir)
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func (p *part) find(id string) (uint32, bool) {
 	if p.buf != nil {
 		d, ok = p.buf.ids[id]
 	} else {
-		d, ok = p.seg.cols.find(id)
+		d, ok = p.seg.cols.find(id, p.deleted)
 	}
 	return d, ok && !p.deleted(d)
 }

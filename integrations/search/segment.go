@@ -322,11 +322,6 @@ func decodeColumns(b []byte) (columns, error) {
 		return columns{}, r.err
 	}
 	c.sortByID()
-	for i := 1; i < len(c.byID); i++ {
-		if c.ids[c.byID[i-1]] == c.ids[c.byID[i]] {
-			return columns{}, fmt.Errorf("%w: duplicate document id", ErrCorrupt)
-		}
-	}
 	return c, nil
 }
 
