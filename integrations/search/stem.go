@@ -134,8 +134,19 @@ func (s *stemmer) afterVC(i int) int {
 	return len(b)
 }
 
+// ends reports whether b ends with suf, comparing from the end, where
+// most suffixes differ.
 func (s *stemmer) ends(suf string) bool {
-	return len(s.b) >= len(suf) && string(s.b[len(s.b)-len(suf):]) == suf
+	n := len(s.b) - len(suf)
+	if n < 0 {
+		return false
+	}
+	for i := len(suf) - 1; i >= 0; i-- {
+		if s.b[n+i] != suf[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // replace replaces the last n bytes with r.
