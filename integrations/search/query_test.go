@@ -221,3 +221,81 @@ func TestParseLimitsAccepted(t *testing.T) {
 		}
 	}
 }
+
+// checkTree fails unless n is a tree Parse may return: bounded in depth
+// and terms, with no empty groups and no empty terms.
+func checkTree(t *testing.T, q string, n Node, depth int, terms *int) {
+	t.Helper()
+	if depth > 2*MaxDepth+4 {
+		t.Fatalf("Parse(%q): tree deeper than %d", q, 2*MaxDepth+4)
+	}
+	switch x := n.(type) {
+	case And:
+		if len(x.Children) == 0 {
+			t.Fatalf("Parse(%q): empty And", q)
+		}
+		for _, k := range x.Children {
+			checkTree(t, q, k, depth+1, terms)
+		}
+	case Or:
+		if len(x.Children) < 2 {
+			t.Fatalf("Parse(%q): Or of %d", q, len(x.Children))
+		}
+		for _, k := range x.Children {
+			checkTree(t, q, k, depth+1, terms)
+		}
+	case Not:
+		checkTree(t, q, x.Child, depth+1, terms)
+	case Term:
+		*terms++
+		if x.Text == "" || len(x.Text) > MaxTermBytes {
+			t.Fatalf("Parse(%q): term %q empty or too long", q, x.Text)
+		}
+	case Phrase:
+		*terms += len(x.Terms)
+		if len(x.Terms) < 2 {
+			t.Fatalf("Parse(%q): phrase of %d terms", q, len(x.Terms))
+		}
+		for _, s := range x.Terms {
+			if s == "" || len(s) > MaxTermBytes {
+				t.Fatalf("Parse(%q): phrase term %q empty or too long", q, s)
+			}
+		}
+	case Kind, Integration, DateRange:
+		*terms++
+	default:
+		t.Fatalf("Parse(%q): node %T", q, n)
+	}
+	if *terms > 2*MaxTerms {
+		t.Fatalf("Parse(%q): more than %d terms", q, 2*MaxTerms)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"quarterly report", `"quarterly report"`, "quart*", `-draft -"out of office"`,
+		"invoice OR receipt", "(a OR b) c", "from:alice@example.org", "to:bob",
+		`subject:"q3 budget"`, "kind:email integration:slack", "after:2026-01-31 before:2026-03-01",
+		"e-mail report_v2 東京都", "a AND b", "((((", "))", `"`, "OR", "-", "-(a)", "x:y",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		n, err := Parse(q)
+		if err != nil {
+			var qe *QueryError
+			if !errors.As(err, &qe) || qe.Pos < 0 || qe.Pos > len(q) || qe.Msg == "" {
+				t.Fatalf("Parse(%q): error %#v, want a *QueryError within the query", q, err)
+			}
+			if n != nil {
+				t.Fatalf("Parse(%q): a tree and an error", q)
+			}
+			return
+		}
+		if len(q) > MaxQueryBytes {
+			t.Fatalf("Parse of %d bytes: no error", len(q))
+		}
+		terms := 0
+		checkTree(t, q, n, 0, &terms)
+	})
+}
