@@ -37,12 +37,12 @@ func TestDeletes(t *testing.T) {
 					q    Node
 					want []string
 				}{
-					{term("quarterly"), []string{"d5"}},
-					{term("invoice"), []string{}},
-					{term("lunch"), []string{"d2"}}, // the title still says Lunch
-					{fieldTerm(FieldText, "lunch"), []string{}},
-					{term("dinner"), []string{"d2"}},
-					{Not{Child: term("zeppelin")}, []string{"d2", "d4", "d5"}},
+					{qterm("quarterly"), []string{"d5"}},
+					{qterm("invoice"), []string{}},
+					{qterm("lunch"), []string{"d2"}}, // the title still says Lunch
+					{qfield(FieldText, "lunch"), []string{}},
+					{qterm("dinner"), []string{"d2"}},
+					{Not{Child: qterm("zeppelin")}, []string{"d2", "d4", "d5"}},
 				}
 				for _, tc := range cases {
 					res := search(t, ix, userA, Request{Query: tc.q})
@@ -64,7 +64,7 @@ func TestDeletes(t *testing.T) {
 			if err := ix.DeleteUser(userA); err != nil {
 				t.Fatal(err)
 			}
-			if res := search(t, ix, userA, Request{Query: term("report")}); len(res.Hits) != 0 {
+			if res := search(t, ix, userA, Request{Query: qterm("report")}); len(res.Hits) != 0 {
 				t.Errorf("after DeleteUser: got %v", hitIDs(res))
 			}
 			if _, err := os.Stat(filepath.Join(dir, userA)); !os.IsNotExist(err) {
@@ -72,7 +72,7 @@ func TestDeletes(t *testing.T) {
 			}
 			ix.Close()
 			ix = openTest(t, dir)
-			if res := search(t, ix, userA, Request{Query: term("report")}); len(res.Hits) != 0 {
+			if res := search(t, ix, userA, Request{Query: qterm("report")}); len(res.Hits) != 0 {
 				t.Errorf("after DeleteUser and reopen: got %v", hitIDs(res))
 			}
 		})
@@ -134,7 +134,7 @@ func TestDamage(t *testing.T) {
 				t.Fatalf("offset %d: %s: %v", off, tc.name, err)
 			}
 		}
-		res := search(t, ix, userA, Request{Query: term("budget")})
+		res := search(t, ix, userA, Request{Query: qterm("budget")})
 		if got := hitIDs(res); !slices.Equal(got, []string{"d4"}) {
 			t.Errorf("offset %d: the intact segment answers %v, want [d4]", off, got)
 		}
@@ -178,10 +178,10 @@ func TestDamagedManifest(t *testing.T) {
 	if got := ix.NeedsRebuild(); !slices.Equal(got, []string{userA}) {
 		t.Errorf("NeedsRebuild %v, want [%s]", got, userA)
 	}
-	if res := search(t, ix, userB, Request{Query: term("quarterly")}); res.Total != 3 {
+	if res := search(t, ix, userB, Request{Query: qterm("quarterly")}); res.Total != 3 {
 		t.Errorf("the other user: total %d, want 3", res.Total)
 	}
-	if res := search(t, ix, userA, Request{Query: term("quarterly")}); res.Total != 0 {
+	if res := search(t, ix, userA, Request{Query: qterm("quarterly")}); res.Total != 0 {
 		t.Errorf("damaged user: total %d, want 0 until rebuilt", res.Total)
 	}
 }
@@ -227,7 +227,7 @@ func TestWrongKey(t *testing.T) {
 // withoutD3 re-adds d3 (deleted before) so the known answers hold.
 func withoutD3(t *testing.T, ix *Index) *Index {
 	t.Helper()
-	res := search(t, ix, userA, Request{Query: term("invoice")})
+	res := search(t, ix, userA, Request{Query: qterm("invoice")})
 	if len(res.Hits) != 0 {
 		t.Errorf("deleted d3 found: %v", hitIDs(res))
 	}

@@ -26,26 +26,26 @@ func openTest(t *testing.T, dir string, mod ...func(*Config)) *Index {
 }
 
 // word analyzes one query word into the term the index keeps.
-func word(w string) string {
+func qword(w string) string {
 	out := w
 	Analyze(w, func(t Token) { out = t.Term })
 	return out
 }
 
-func term(w string) Term { return Term{Field: FieldAny, Text: word(w)} }
+func qterm(w string) Term { return Term{Field: FieldAny, Text: qword(w)} }
 
-func fieldTerm(f Field, w string) Term { return Term{Field: f, Text: word(w)} }
+func qfield(f Field, w string) Term { return Term{Field: f, Text: qword(w)} }
 
-func prefix(w string) Term {
+func qprefix(w string) Term {
 	out := w
 	Analyze(w, func(t Token) { out = t.Word })
 	return Term{Field: FieldAny, Text: out, Prefix: true}
 }
 
-func phrase(f Field, ws ...string) Phrase {
+func qphrase(f Field, ws ...string) Phrase {
 	p := Phrase{Field: f}
 	for _, w := range ws {
-		p.Terms = append(p.Terms, word(w))
+		p.Terms = append(p.Terms, qword(w))
 	}
 	return p
 }
@@ -74,7 +74,7 @@ func handDocs() []Doc {
 		{ID: "d3", RecordID: "r2", Integration: "slack", Kind: "message",
 			From: "Carol", Text: "Invoice attached for the marketing budget.", Date: day("2026-10-01")},
 		{ID: "d4", RecordID: "r3", Integration: "dropbox", Kind: "file", Title: "budget q3 xlsx",
-			Text: "receipt for the budget of the third quarter", Date: day("2026-09-01")},
+			Text: "receipt for the budget, running late", Date: day("2026-09-01")},
 		{ID: "d5", RecordID: "r4", Integration: "feed", Kind: "entry", Title: "News of the world",
 			Text: "The quarterly earnings report season starts.", Date: day("2026-11-12")},
 	}
@@ -111,34 +111,36 @@ var queryCases = []struct {
 	want    []string
 	ordered bool
 }{
-	{"term", term("quarterly"), []string{"d1", "d2", "d5"}, false},
-	{"term ranks the title first", term("quarterly"), []string{"d1"}, true},
-	{"title field", fieldTerm(FieldTitle, "report"), []string{"d1"}, false},
-	{"text field", fieldTerm(FieldText, "report"), []string{"d1", "d2", "d5"}, false},
-	{"from", fieldTerm(FieldFrom, "alice"), []string{"d1"}, false},
-	{"from address", fieldTerm(FieldFrom, "example"), []string{"d1", "d2"}, false},
-	{"to", fieldTerm(FieldTo, "alice"), []string{"d2"}, false},
-	{"to second recipient", fieldTerm(FieldTo, "dave"), []string{"d2"}, false},
-	{"and", And{Children: []Node{term("quarterly"), term("numbers")}}, []string{"d1", "d2"}, false},
-	{"and nothing", And{Children: []Node{term("quarterly"), term("invoice")}}, []string{}, false},
-	{"or", Or{Children: []Node{term("invoice"), term("receipt")}}, []string{"d3", "d4"}, false},
-	{"not in and", And{Children: []Node{term("budget"), Not{Child: term("receipt")}}}, []string{"d3"}, false},
-	{"not alone", Not{Child: term("quarterly")}, []string{"d3", "d4"}, false},
-	{"phrase", phrase(FieldAny, "quarterly", "report"), []string{"d1"}, false},
-	{"phrase in order only", phrase(FieldAny, "report", "quarterly"), []string{}, false},
-	{"phrase in a field", phrase(FieldTitle, "quarterly", "report"), []string{"d1"}, false},
-	{"phrase not across recipients", phrase(FieldTo, "example", "org", "dave"), []string{}, false},
-	{"phrase of three", phrase(FieldAny, "the", "quarterly", "earnings"), []string{"d5"}, false},
-	{"prefix", prefix("quart"), []string{"d1", "d2", "d4", "d5"}, false},
-	{"prefix in and", And{Children: []Node{prefix("bud"), term("marketing")}}, []string{"d3"}, false},
+	{"term", qterm("quarterly"), []string{"d1", "d2", "d5"}, false},
+	{"term ranks the title first", qterm("quarterly"), []string{"d1"}, true},
+	{"title field", qfield(FieldTitle, "report"), []string{"d1"}, false},
+	{"text field", qfield(FieldText, "report"), []string{"d1", "d2", "d5"}, false},
+	{"from", qfield(FieldFrom, "alice"), []string{"d1"}, false},
+	{"from address", qfield(FieldFrom, "example"), []string{"d1", "d2"}, false},
+	{"to", qfield(FieldTo, "alice"), []string{"d2"}, false},
+	{"to second recipient", qfield(FieldTo, "dave"), []string{"d2"}, false},
+	{"and", And{Children: []Node{qterm("quarterly"), qterm("numbers")}}, []string{"d1", "d2"}, false},
+	{"and nothing", And{Children: []Node{qterm("quarterly"), qterm("invoice")}}, []string{}, false},
+	{"or", Or{Children: []Node{qterm("invoice"), qterm("receipt")}}, []string{"d3", "d4"}, false},
+	{"not in and", And{Children: []Node{qterm("budget"), Not{Child: qterm("receipt")}}}, []string{"d3"}, false},
+	{"not alone", Not{Child: qterm("quarterly")}, []string{"d3", "d4"}, false},
+	{"phrase", qphrase(FieldAny, "quarterly", "report"), []string{"d1"}, false},
+	{"phrase in order only", qphrase(FieldAny, "report", "quarterly"), []string{}, false},
+	{"phrase in a field", qphrase(FieldTitle, "quarterly", "report"), []string{"d1"}, false},
+	{"phrase not across recipients", qphrase(FieldTo, "example", "org", "dave"), []string{}, false},
+	{"phrase of three", qphrase(FieldAny, "the", "quarterly", "earnings"), []string{"d5"}, false},
+	{"prefix", qprefix("quart"), []string{"d1", "d2", "d5"}, false},
+	{"prefix of a word, not of its stem", qprefix("runn"), []string{"d4"}, false},
+	{"stemmed", qterm("promise"), []string{"d1"}, false},
+	{"prefix in and", And{Children: []Node{qprefix("bud"), qterm("marketing")}}, []string{"d3"}, false},
 	{"kind", Kind{Kind: "file"}, []string{"d4"}, false},
-	{"kind and term", And{Children: []Node{term("budget"), Kind{Kind: "message"}}}, []string{"d3"}, false},
+	{"kind and term", And{Children: []Node{qterm("budget"), Kind{Kind: "message"}}}, []string{"d3"}, false},
 	{"integration", Integration{Integration: "slack"}, []string{"d3"}, false},
 	{"after", DateRange{After: day("2026-11-11")}, []string{"d2", "d5"}, false},
 	{"before", DateRange{Before: day("2026-10-01")}, []string{"d4"}, false},
 	{"between", DateRange{After: day("2026-10-01"), Before: day("2026-11-11")}, []string{"d1", "d3"}, false},
-	{"or of and", Or{Children: []Node{And{Children: []Node{term("lunch"), term("friday")}}, term("invoice")}}, []string{"d2", "d3"}, false},
-	{"missing word", term("zeppelin"), []string{}, false},
+	{"or of and", Or{Children: []Node{And{Children: []Node{qterm("lunch"), qterm("friday")}}, qterm("invoice")}}, []string{"d2", "d3"}, false},
+	{"missing word", qterm("zeppelin"), []string{}, false},
 }
 
 func checkQueries(t *testing.T, ix *Index) {
@@ -232,11 +234,11 @@ func TestUsersAreApart(t *testing.T) {
 			}
 		}
 	}
-	res := search(t, ix, "0b9f7a2e-3333-4c6e-9a57-000000000003", Request{Query: term("quarterly")})
+	res := search(t, ix, "0b9f7a2e-3333-4c6e-9a57-000000000003", Request{Query: qterm("quarterly")})
 	if len(res.Hits) != 0 || res.Total != 0 {
 		t.Errorf("a user without items: got %v", hitIDs(res))
 	}
-	if _, err := ix.Search("../etc", Request{Query: term("x")}); err != ErrBadUser {
+	if _, err := ix.Search("../etc", Request{Query: qterm("x")}); err != ErrBadUser {
 		t.Errorf("bad user id: got %v, want %v", err, ErrBadUser)
 	}
 }
@@ -254,7 +256,7 @@ func TestRanking(t *testing.T) {
 		if flush {
 			ix.Flush()
 		}
-		res := search(t, ix, userA, Request{Query: term("zebra")})
+		res := search(t, ix, userA, Request{Query: qterm("zebra")})
 		want := []string{"title", "from", "twice", "text-new", "text-old"}
 		if got := hitIDs(res); !slices.Equal(got, want) {
 			t.Errorf("relevance: got %v, want %v", got, want)
@@ -264,7 +266,7 @@ func TestRanking(t *testing.T) {
 				t.Errorf("scores not descending: %v", res.Hits)
 			}
 		}
-		res = search(t, ix, userA, Request{Query: term("animals"), Sort: SortDate})
+		res = search(t, ix, userA, Request{Query: qterm("animals"), Sort: SortDate})
 		want = []string{"text-new", "text-old", "title", "from", "twice"}
 		if got := hitIDs(res); !slices.Equal(got, want) {
 			t.Errorf("date: got %v, want %v", got, want)
@@ -284,7 +286,7 @@ func TestPagingAndFilters(t *testing.T) {
 		var all []string
 		cursor := ""
 		for page := 0; ; page++ {
-			res := search(t, ix, userA, Request{Query: term("common"), Limit: 10, Sort: sort, Cursor: cursor})
+			res := search(t, ix, userA, Request{Query: qterm("common"), Limit: 10, Sort: sort, Cursor: cursor})
 			if res.Total != 57 {
 				t.Errorf("%s page %d: total %d, want 57", sort, page, res.Total)
 			}
@@ -300,15 +302,15 @@ func TestPagingAndFilters(t *testing.T) {
 			}
 			cursor = res.NextCursor
 		}
-		one := search(t, ix, userA, Request{Query: term("common"), Limit: 100, Sort: sort})
+		one := search(t, ix, userA, Request{Query: qterm("common"), Limit: 100, Sort: sort})
 		if !slices.Equal(all, hitIDs(one)) {
 			t.Errorf("%s: pages %v differ from one page %v", sort, all, hitIDs(one))
 		}
 	}
-	if _, err := ix.Search(userA, Request{Query: term("common"), Cursor: "bogus!"}); err != ErrBadCursor {
+	if _, err := ix.Search(userA, Request{Query: qterm("common"), Cursor: "bogus!"}); err != ErrBadCursor {
 		t.Errorf("bad cursor: got %v, want %v", err, ErrBadCursor)
 	}
-	res := search(t, ix, userA, Request{Query: term("common"), RecordID: "r1", Limit: 100})
+	res := search(t, ix, userA, Request{Query: qterm("common"), RecordID: "r1", Limit: 100})
 	if res.Total != 19 {
 		t.Errorf("record filter: total %d, want 19", res.Total)
 	}
@@ -317,11 +319,11 @@ func TestPagingAndFilters(t *testing.T) {
 			t.Errorf("record filter: got a hit of %s", h.RecordID)
 		}
 	}
-	res = search(t, ix, userA, Request{Query: term("common"), InIDs: []string{"m01", "m02", "zz"}, NinIDs: []string{"m02"}})
+	res = search(t, ix, userA, Request{Query: qterm("common"), InIDs: []string{"m01", "m02", "zz"}, NinIDs: []string{"m02"}})
 	if got := hitIDs(res); !slices.Equal(got, []string{"m01"}) {
 		t.Errorf("id filters: got %v, want [m01]", got)
 	}
-	res = search(t, ix, userA, Request{Query: term("w3")})
+	res = search(t, ix, userA, Request{Query: qterm("w3")})
 	if len(res.Hits) != 1 || res.Hits[0].Kind != "email" || res.Hits[0].RecordID != "r0" || !res.Hits[0].Date.Equal(day("2026-01-01").Add(3*time.Hour)) {
 		t.Errorf("hit columns: got %+v", res.Hits)
 	}
@@ -334,12 +336,12 @@ func TestTotalIsLowerBound(t *testing.T) {
 		docs = append(docs, Doc{ID: fmt.Sprint(i), Kind: "email", Text: "same"})
 	}
 	ix.Add(userA, docs...)
-	res := search(t, ix, userA, Request{Query: term("same")})
+	res := search(t, ix, userA, Request{Query: qterm("same")})
 	if res.Total != MaxTotal || !res.TotalIsLowerBound {
 		t.Errorf("got total %d lower bound %v, want %d true", res.Total, res.TotalIsLowerBound, MaxTotal)
 	}
 	ix.Delete(userA, "1", "2", "3", "4", "5")
-	res = search(t, ix, userA, Request{Query: term("same")})
+	res = search(t, ix, userA, Request{Query: qterm("same")})
 	if res.Total != MaxTotal || res.TotalIsLowerBound {
 		t.Errorf("got total %d lower bound %v, want %d false", res.Total, res.TotalIsLowerBound, MaxTotal)
 	}
