@@ -151,16 +151,16 @@ func (b *buffer) add(a *analyzed) uint32 {
 			b.withF[f]++
 		}
 	}
-	b.bytes += 128 + len(d.ID)
+	b.bytes += 160 + len(d.ID)
 	for i := range a.terms {
 		t := &a.terms[i]
 		bt := b.terms[t.term]
 		if bt == nil {
 			bt = &bufTerm{}
 			b.terms[t.term] = bt
-			b.bytes += 96 + len(t.term)
+			b.bytes += 120 + len(t.term)
 		}
-		before := len(bt.docs) + len(bt.pos)
+		before := cap(bt.docs) + cap(bt.pos)
 		delta := doc - bt.last
 		if bt.df == 0 {
 			delta = doc
@@ -171,7 +171,7 @@ func (b *buffer) add(a *analyzed) uint32 {
 		}
 		bt.df++
 		bt.last = doc
-		b.bytes += len(bt.docs) + len(bt.pos) - before
+		b.bytes += cap(bt.docs) + cap(bt.pos) - before
 	}
 	return doc
 }

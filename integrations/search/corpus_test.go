@@ -1,9 +1,6 @@
 package search
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -17,8 +14,30 @@ import (
 )
 
 // corpusMails returns the test corpus's mails as documents, or skips when
-// the corpus is absent (see mailTexts for where it is looked for).
+// the corpus is absent (see corpusPath for where it is looked for).
 func corpusMails(tb testing.TB) []Doc {
+	tb.Helper()
+	var docs []Doc
+	add := func(raw []byte) {
+		m, err := mail.Parse(raw)
+		if err != nil {
+			return
+		}
+		docs = append(docs, Doc{
+			ID: fmt.Sprintf("m%05d", len(docs)), RecordID: "rec-1", Integration: "imap", Kind: "email",
+			Title: m.Subject, From: m.From, To: m.To, Text: m.Text, Date: m.Date,
+		})
+	}
+	for _, raw := range corpusRaw(tb) {
+		add(raw)
+	}
+	return docs
+}
+
+// corpusPath finds the test corpus: shared/corpora beside the repository
+// root (the folder holding go.mod) or beside one of its parents, where a
+// git worktree is nested deeper; it skips when the corpus is absent.
+func corpusPath(tb testing.TB) string {
 	tb.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -47,39 +66,8 @@ func corpusMails(tb testing.TB) []Doc {
 		}
 		d = parent
 	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var docs []Doc
-	add := func(raw []byte) {
-		m, err := mail.Parse(raw)
-		if err != nil {
-			return
-		}
-		docs = append(docs, Doc{
-			ID: fmt.Sprintf("m%05d", len(docs)), RecordID: "rec-1", Integration: "imap", Kind: "email",
-			Title: m.Subject, From: m.From, To: m.To, Text: m.Text, Date: m.Date,
-		})
-	}
-	sc := bufio.NewScanner(z)
-	sc.Buffer(nil, 64<<20)
-	var msg bytes.Buffer
-	for sc.Scan() {
-		line := sc.Bytes()
-		if bytes.HasPrefix(line, []byte("From ")) && msg.Len() > 0 {
-			add(msg.Bytes())
-			msg.Reset()
-		}
-		msg.Write(line)
-		msg.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	add(msg.Bytes())
-	return docs
+	f.Close()
+	return f.Name()
 }
 
 // newUUID is a random version 4 UUID.

@@ -3,8 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
-	"slices"
-)
+	)
 
 // maxExpansions bounds the terms one prefix expands to in one part.
 const maxExpansions = 50_000
@@ -204,8 +203,44 @@ type set struct {
 	scores []float64
 }
 
+// scratch holds slices for sets, kept between queries so a query does not
+// allocate its sets anew.
+type scratch struct {
+	docs   [][]uint32
+	scores [][]float64
+}
+
+func (ev *evaluator) newSet(scores bool) set {
+	var s set
+	if n := len(ev.sc.docs); n > 0 {
+		s.docs = ev.sc.docs[n-1][:0]
+		ev.sc.docs = ev.sc.docs[:n-1]
+	}
+	if !scores {
+		return s
+	}
+	if n := len(ev.sc.scores); n > 0 {
+		s.scores = ev.sc.scores[n-1][:0]
+		ev.sc.scores = ev.sc.scores[:n-1]
+	} else {
+		s.scores = []float64{}
+	}
+	return s
+}
+
+// release gives a set's slices back; the set is not used after.
+func (ev *evaluator) release(s set) {
+	if s.docs != nil {
+		ev.sc.docs = append(ev.sc.docs, s.docs)
+	}
+	if s.scores != nil {
+		ev.sc.scores = append(ev.sc.scores, s.scores)
+	}
+}
+
 // evaluator runs a plan over one part.
 type evaluator struct {
+	sc     *scratch
 	p      *part
 	i      int
 	r      *ranker
@@ -226,7 +261,7 @@ func (ev *evaluator) eval(p *plan) set {
 			if j == 0 {
 				out = s
 			} else {
-				out = union(out, s)
+				out = ev.union(out, s)
 			}
 		}
 		return out
@@ -244,10 +279,11 @@ func (ev *evaluator) eval(p *plan) set {
 // filter evaluates a node that does not score against every document.
 func (ev *evaluator) filter(p *plan) set {
 	n := ev.p.docs()
-	var out set
+	out := ev.newSet(false)
 	var excl set
 	if p.op == opNot {
 		excl = ev.eval(p.kids[0])
+		defer ev.release(excl)
 	}
 	j := 0
 	for d := range uint32(n) {
@@ -297,10 +333,10 @@ func (ev *evaluator) and(p *plan) set {
 			if !have {
 				out, have = s, true
 			} else {
-				out = intersect(out, s)
+				out = ev.intersect(out, s)
 			}
 			if len(out.docs) == 0 {
-				return set{}
+				return out
 			}
 		}
 	}
@@ -308,7 +344,7 @@ func (ev *evaluator) and(p *plan) set {
 		out = ev.filter(&plan{op: opAll})
 	}
 	for _, k := range nots {
-		out = subtract(out, ev.eval(k.kids[0]))
+		out = ev.subtract(out, ev.eval(k.kids[0]))
 	}
 	if len(filters) > 0 {
 		keep := 0
@@ -358,7 +394,7 @@ func (ev *evaluator) term(p *plan) set {
 			if j == 0 {
 				out = s
 			} else {
-				out = union(out, s)
+				out = ev.union(out, s)
 			}
 		}
 		return out
@@ -389,7 +425,7 @@ func (ev *evaluator) term(p *plan) set {
 			return set{}
 		}
 	}
-	var out set
+	out := ev.newSet(true)
 	for d, h := range hit {
 		if h {
 			out.docs = append(out.docs, uint32(d))
@@ -405,7 +441,7 @@ func (ev *evaluator) termSet(w weighted, f Field) set {
 		return set{}
 	}
 	c := ev.p.cols()
-	out := set{docs: make([]uint32, 0, w.ref.df), scores: make([]float64, 0, w.ref.df)}
+	out := ev.newSet(true)
 	it := &ev.it
 	it.reset(docs, nil)
 	for it.next() {
@@ -435,17 +471,19 @@ func (ev *evaluator) phrase(p *plan) set {
 	c := ev.p.cols()
 	its := make([]postingIter, len(refs))
 	for j, ref := range refs {
-		docs, pos, ok := ev.postings(ref, true)
-		if !ok {
+		// Each word has buffers of its own for streams that span blocks.
+		var docBuf, posBuf []byte
+		docs, pos, err := ev.p.postings(ref, &docBuf, &posBuf, true)
+		if err != nil {
+			ev.err = err
 			return set{}
 		}
-		// Streams that span blocks live in the shared buffers: copy.
-		its[j].reset(slices.Clone(docs), slices.Clone(pos))
+		its[j].reset(docs, pos)
 		if !its[j].next() {
 			return set{}
 		}
 	}
-	var out set
+	out := ev.newSet(true)
 	var cur, next []uint32
 	for {
 		// Line every iterator up on the same document.
@@ -532,8 +570,10 @@ func scoreAt(s set, i int) float64 {
 	return s.scores[i]
 }
 
-func intersect(a, b set) set {
-	var out set
+func (ev *evaluator) intersect(a, b set) set {
+	out := ev.newSet(a.scores != nil || b.scores != nil)
+	defer ev.release(a)
+	defer ev.release(b)
 	withScores := a.scores != nil || b.scores != nil
 	i, j := 0, 0
 	for i < len(a.docs) && j < len(b.docs) {
@@ -554,8 +594,10 @@ func intersect(a, b set) set {
 	return out
 }
 
-func union(a, b set) set {
-	var out set
+func (ev *evaluator) union(a, b set) set {
+	out := ev.newSet(a.scores != nil || b.scores != nil)
+	defer ev.release(a)
+	defer ev.release(b)
 	withScores := a.scores != nil || b.scores != nil
 	i, j := 0, 0
 	for i < len(a.docs) || j < len(b.docs) {
@@ -584,8 +626,10 @@ func union(a, b set) set {
 	return out
 }
 
-func subtract(a, b set) set {
-	var out set
+func (ev *evaluator) subtract(a, b set) set {
+	out := ev.newSet(a.scores != nil)
+	defer ev.release(a)
+	defer ev.release(b)
 	j := 0
 	for i, d := range a.docs {
 		for j < len(b.docs) && b.docs[j] < d {

@@ -66,6 +66,7 @@ type Index struct {
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	ioMu      sync.Mutex // one flush at a time
+	scratch   sync.Pool  // of *scratch, for queries
 
 	stats struct {
 		queries, queryNanos, written, flushes, merges atomic.Int64
@@ -551,7 +552,9 @@ type Stats struct {
 	Merges       int64
 	Queries      int64
 	QueryNanos   int64 // total time answering queries
-	CacheBytes   int64
+	CacheBytes   int64  // opened blocks held
+	CacheHits    uint64 // block reads served by the cache
+	CacheMisses  uint64 // block reads that opened a block
 }
 
 // Stats returns the current figures.
@@ -578,6 +581,7 @@ func (ix *Index) Stats() Stats {
 	st.QueryNanos = ix.stats.queryNanos.Load()
 	ix.cache.mu.Lock()
 	st.CacheBytes = ix.cache.used
+	st.CacheHits, st.CacheMisses = ix.cache.hits, ix.cache.misses
 	ix.cache.mu.Unlock()
 	return st
 }

@@ -10,11 +10,13 @@ import (
 // and in a segment.
 //
 // The doc stream has one entry per document containing the term, in
-// increasing document number: uvarint(doc - previous doc) (the first entry
-// is the document number itself), then uvarint(h), where the low four bits
-// of h are the fields the term occurs in. With one field, h>>4 is its term
-// frequency minus one; with several, h>>4 is zero and a uvarint frequency
-// per field follows, in field order.
+// increasing document number; delta is the document number minus the
+// previous entry's (the first entry's is the document number itself).
+// The common entry, one occurrence in one field, is one uvarint:
+// delta<<3 | field<<1 | 1. Any other is uvarint(delta<<1), then
+// uvarint(h), where the low four bits of h are the fields the term occurs
+// in; with one field, h>>4 is its frequency minus one; with several, h>>4
+// is zero and a uvarint frequency per field follows, in field order.
 //
 // The position stream has, per entry and per field in order, the term's
 // positions in that field, delta-coded (the first one absolute). Words
@@ -29,7 +31,6 @@ const maxTerm = 1024
 
 // appendEntry appends one doc-stream entry.
 func appendEntry(dst []byte, delta uint32, tf *[numFields]uint32) []byte {
-	dst = binary.AppendUvarint(dst, uint64(delta))
 	var mask uint64
 	for f, n := range tf {
 		if n > 0 {
@@ -38,8 +39,13 @@ func appendEntry(dst []byte, delta uint32, tf *[numFields]uint32) []byte {
 	}
 	if bits.OnesCount64(mask) == 1 {
 		f := bits.TrailingZeros64(mask)
+		if tf[f] == 1 {
+			return binary.AppendUvarint(dst, uint64(delta)<<3|uint64(f)<<1|1)
+		}
+		dst = binary.AppendUvarint(dst, uint64(delta)<<1)
 		return binary.AppendUvarint(dst, mask|uint64(tf[f]-1)<<4)
 	}
+	dst = binary.AppendUvarint(dst, uint64(delta)<<1)
 	dst = binary.AppendUvarint(dst, mask)
 	for _, n := range tf {
 		if n > 0 {
@@ -94,20 +100,28 @@ func (it *postingIter) next() bool {
 	for _, n := range it.tf {
 		it.skip += int(n)
 	}
-	d := it.uvarint()
-	if it.started && d == 0 || d > 1<<31 {
+	v := it.uvarint()
+	d := v >> 1
+	if v&1 == 1 {
+		d = v >> 3
+	}
+	if it.started && d == 0 || d > 1<<31 || uint64(it.doc)+d > 1<<31 {
 		it.err = fmt.Errorf("%w: bad posting delta", ErrCorrupt)
 		return false
 	}
 	it.doc += uint32(d)
 	it.started = true
+	it.tf = [numFields]uint32{}
+	if v&1 == 1 {
+		it.tf[v>>1&3] = 1
+		return it.err == nil
+	}
 	h := it.uvarint()
 	mask := h & 15
 	if mask == 0 {
 		it.err = fmt.Errorf("%w: posting without field", ErrCorrupt)
 		return false
 	}
-	it.tf = [numFields]uint32{}
 	if bits.OnesCount64(mask) == 1 {
 		it.tf[bits.TrailingZeros64(mask)] = uint32(min(h>>4, 1<<30)) + 1
 	} else {

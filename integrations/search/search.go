@@ -181,6 +181,11 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *k
 			nin[id] = true
 		}
 	}
+	sc, _ := ix.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	defer ix.scratch.Put(sc)
 	total := 0
 	top := make([]candidate, 0, limit+1)
 	damaged := false
@@ -189,7 +194,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *k
 			damaged = true
 			continue
 		}
-		ev := &evaluator{p: p, i: i, r: &r}
+		ev := &evaluator{p: p, i: i, r: &r, sc: sc}
 		s := ev.eval(root)
 		if ev.err != nil {
 			p.bad.Store(true)
@@ -234,6 +239,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *k
 			}
 			top = slices.Insert(top, at, candidate{k: k, p: p, d: d})
 		}
+		ev.release(s)
 	}
 	for _, p := range u.parts {
 		damaged = damaged || p.bad.Load()

@@ -196,7 +196,7 @@ func encodeColumns(c *columns) []byte {
 		}
 	}
 	for i := range c.ids {
-		b = appendString(b, c.ids[i])
+		b = appendID(b, c.ids[i])
 		b = binary.AppendVarint(b, c.dates[i])
 		b = binary.AppendUvarint(b, uint64(c.kind[i]))
 		b = binary.AppendUvarint(b, uint64(c.integ[i]))
@@ -206,6 +206,84 @@ func encodeColumns(c *columns) []byte {
 		}
 	}
 	return b
+}
+
+// appendID appends an id: a UUID in its canonical lower-case form as a
+// zero byte and its 16 bytes, any other id as uvarint(length+1) and bytes.
+func appendID(b []byte, id string) []byte {
+	if u, ok := parseUUID(id); ok {
+		b = append(b, 0)
+		return append(b, u[:]...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(id))+1)
+	return append(b, id...)
+}
+
+func readID(r *reader, out *strings.Builder) {
+	n := r.uvarint()
+	if n == 0 {
+		u := r.bytes(16)
+		if r.err == nil {
+			out.WriteString(formatUUID(u))
+		}
+		return
+	}
+	if n-1 > maxTerm {
+		r.err = fmt.Errorf("%w: id too long", ErrCorrupt)
+		return
+	}
+	out.Write(r.bytes(n - 1))
+}
+
+func parseUUID(s string) ([16]byte, bool) {
+	var u [16]byte
+	if len(s) != 36 {
+		return u, false
+	}
+	j := 0
+	for i := 0; i < 36; {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if s[i] != '-' {
+				return u, false
+			}
+			i++
+			continue
+		}
+		hi, ok1 := hexVal(s[i])
+		lo, ok2 := hexVal(s[i+1])
+		if !ok1 || !ok2 {
+			return u, false
+		}
+		u[j] = hi<<4 | lo
+		j++
+		i += 2
+	}
+	return u, true
+}
+
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+func formatUUID(u []byte) string {
+	const hex = "0123456789abcdef"
+	var b [36]byte
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j], b[j+1] = hex[c>>4], hex[c&15]
+		j += 2
+	}
+	return string(b[:])
 }
 
 func appendString(b []byte, s string) []byte {
@@ -291,13 +369,16 @@ func decodeColumns(b []byte) (columns, error) {
 		}
 	}
 	c.ids = make([]string, 0, n)
+	var ids strings.Builder // one allocation for every id
 	c.dates = make([]int64, 0, n)
 	c.kind = make([]uint32, 0, n)
 	c.integ = make([]uint32, 0, n)
 	c.record = make([]uint32, 0, n)
 	c.lens = make([][numFields]uint32, 0, n)
+	idEnd := make([]int, 0, n)
 	for range n {
-		c.ids = append(c.ids, r.string(maxTerm))
+		readID(r, &ids)
+		idEnd = append(idEnd, ids.Len())
 		c.dates = append(c.dates, r.varint())
 		k, in, rec := r.uvarint(), r.uvarint(), r.uvarint()
 		if r.err == nil && (k >= uint64(len(c.kinds)) || in >= uint64(len(c.integs)) || rec >= uint64(len(c.records))) {
@@ -320,6 +401,11 @@ func decodeColumns(b []byte) (columns, error) {
 	}
 	if r.err != nil {
 		return columns{}, r.err
+	}
+	all, start := ids.String(), 0
+	for _, end := range idEnd {
+		c.ids = append(c.ids, all[start:end])
+		start = end
 	}
 	c.sortByID()
 	return c, nil
