@@ -3,7 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
-	)
+)
 
 // maxExpansions bounds the terms one prefix expands to in one part.
 const maxExpansions = 50_000

@@ -551,7 +551,7 @@ type Stats struct {
 	Flushes      int64
 	Merges       int64
 	Queries      int64
-	QueryNanos   int64 // total time answering queries
+	QueryNanos   int64  // total time answering queries
 	CacheBytes   int64  // opened blocks held
 	CacheHits    uint64 // block reads served by the cache
 	CacheMisses  uint64 // block reads that opened a block
