@@ -15,6 +15,8 @@ type cache struct {
 	items  map[cacheKey]*list.Element
 	hits   uint64
 	misses uint64
+	// inflate is here, shared by every segment, as the cache is.
+	inflate inflaters
 }
 
 type cacheKey struct {

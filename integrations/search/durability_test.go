@@ -128,11 +128,14 @@ func TestDamage(t *testing.T) {
 		ix := openTest(t, dir, func(c *Config) {
 			c.OnDamage = func(u string) { mu.Lock(); reported = append(reported, u); mu.Unlock() }
 		})
-		// Every query runs: the damage may be in a block only a query reads.
+		// Queries find damage in the blocks they read, Verify in any.
 		for _, tc := range queryCases {
 			if _, err := ix.Search(userA, Request{Query: tc.q}); err != nil {
 				t.Fatalf("offset %d: %s: %v", off, tc.name, err)
 			}
+		}
+		if err := ix.Verify(); err != nil {
+			t.Fatal(err)
 		}
 		res := search(t, ix, userA, Request{Query: qterm("budget")})
 		if got := hitIDs(res); !slices.Equal(got, []string{"d4"}) {

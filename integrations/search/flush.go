@@ -255,3 +255,35 @@ func (ix *Index) dropBad(u *user) {
 		ix.cfg.OnDamage(u.id)
 	}
 }
+
+// Verify opens every block of every segment, so damage a query has not
+// come across yet is found (and dropped and reported as a query would).
+// It reads without the cache and writes nothing unless damage is found;
+// run it in the background after Open.
+func (ix *Index) Verify() error {
+	for _, u := range ix.userList() {
+		u.mu.RLock()
+		var segs []*part
+		for _, p := range u.parts {
+			if p.seg != nil {
+				segs = append(segs, p)
+			}
+		}
+		u.mu.RUnlock()
+		damaged := false
+		for _, p := range segs {
+			memo := &blockMemo{}
+			for n := range p.seg.offs {
+				if _, err := p.seg.block(uint32(n), memo); err != nil {
+					p.bad.Store(true)
+					damaged = true
+					break
+				}
+			}
+		}
+		if damaged {
+			ix.dropBad(u)
+		}
+	}
+	return nil
+}

@@ -61,6 +61,7 @@ type segWriter struct {
 	dictFirst []string
 	dictBase  []uint64
 	sealBuf   []byte
+	comp      compressor
 	written   int64
 	err       error
 }
@@ -88,6 +89,9 @@ func (w *segWriter) writeBlock(kind byte, plain []byte) {
 	id := blockID{user: w.user, seg: w.seq, block: uint32(len(w.lens)), kind: kind}
 	if kind == kindFooter {
 		id.block = footerBlock
+	}
+	if kind == kindPostings || kind == kindDict {
+		plain = w.comp.compress(plain)
 	}
 	w.sealBuf = binary.BigEndian.AppendUint32(w.sealBuf[:0], 0)
 	w.sealBuf = w.s.seal(w.sealBuf, plain, id)
@@ -422,6 +426,7 @@ type segment struct {
 	user      string
 	key       int
 	cache     *cache
+	inflate   *inflaters
 	offs      []int64 // file offset of each block
 	kinds     []byte
 	lens      []uint32
@@ -456,7 +461,10 @@ func openSegmentFile(path string, s *sealer, user string, seq uint64, c *cache) 
 }
 
 func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, c *cache) (*segment, error) {
-	seg := &segment{seq: seq, f: f, size: size, s: s, user: user, cache: c}
+	seg := &segment{seq: seq, f: f, size: size, s: s, user: user, cache: c, inflate: &inflaters{}}
+	if c != nil {
+		seg.inflate = &c.inflate
+	}
 	const trailer = int64(4 + len(segEnd))
 	if size < int64(len(segMagic)+sealedSize(0))+trailer {
 		return nil, fmt.Errorf("%w: segment too short", ErrCorrupt)
@@ -477,10 +485,14 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 	if flen < int64(sealedSize(0)-4) || foff < int64(len(segMagic)) {
 		return nil, fmt.Errorf("%w: bad footer length", ErrCorrupt)
 	}
-	sealed := make([]byte, flen)
-	if _, err := f.ReadAt(sealed, foff+4); err != nil {
+	sealed := make([]byte, flen+4)
+	if _, err := f.ReadAt(sealed, foff); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
+	if int64(binary.BigEndian.Uint32(sealed)) != flen {
+		return nil, fmt.Errorf("%w: footer lengths differ", ErrCorrupt)
+	}
+	sealed = sealed[4:]
 	foot, key, err := s.open(nil, sealed, blockID{user: user, seg: seq, block: footerBlock, kind: kindFooter}, -1)
 	if err != nil {
 		return nil, err
@@ -606,6 +618,11 @@ func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
 	plain, _, err := s.s.open(raw[4+12:4+12], raw[4:], blockID{user: s.user, seg: s.seq, block: n, kind: kind}, s.key)
 	if err != nil {
 		return nil, err
+	}
+	if kind == kindPostings || kind == kindDict {
+		if plain, err = s.inflate.decompress(plain); err != nil {
+			return nil, err
+		}
 	}
 	if kind == kindPostings {
 		i, _ := slices.BinarySearch(s.post, n)
