@@ -258,3 +258,26 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestIDs keeps ids as given: UUIDs (stored in 16 bytes) and any other.
+func TestIDs(t *testing.T) {
+	dir := t.TempDir()
+	ix := openTest(t, dir)
+	want := []string{"0b9f7a2e-1111-4c6e-9a57-00000000000a", "0B9F7A2E-1111-4C6E-9A57-00000000000B", "plain", "x-y", "0b9f7a2e-1111-4c6e-9a57-00000000000g"}
+	for _, id := range want {
+		ix.Add(userA, Doc{ID: id, Kind: "email", Text: "same words"})
+	}
+	ix.Close()
+	ix = openTest(t, dir)
+	got, _ := ix.IDs(userA)
+	if !slices.Equal(sorted(got), sorted(want)) {
+		t.Errorf("IDs: got %v, want %v", sorted(got), sorted(want))
+	}
+	if err := ix.Delete(userA, want[0]); err != nil {
+		t.Fatal(err)
+	}
+	res := search(t, ix, userA, Request{Query: qterm("same"), Limit: 10})
+	if !slices.Equal(sorted(hitIDs(res)), sorted(want[1:])) {
+		t.Errorf("after deleting a UUID id: got %v", hitIDs(res))
+	}
+}

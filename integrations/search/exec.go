@@ -1,8 +1,11 @@
 package search
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 )
 
 // maxExpansions bounds the terms one prefix expands to in one part.
@@ -322,12 +325,21 @@ func (ev *evaluator) and(p *plan) set {
 	var out set
 	have := false
 	var filters, nots []*plan
-	for _, k := range p.kids {
+	// The rarest first: a single term after it only walks its postings
+	// to the documents still in, scoring just those.
+	kids := slices.Clone(p.kids)
+	slices.SortStableFunc(kids, func(a, b *plan) int { return cmp.Compare(ev.cost(a), ev.cost(b)) })
+	for _, k := range kids {
 		switch {
 		case isFilter(k):
 			filters = append(filters, k)
 		case k.op == opNot:
 			nots = append(nots, k)
+		case have && k.op == opTerm && len(k.refs[ev.i]) == 1:
+			out = ev.termAnd(out, k.refs[ev.i][0], k.field)
+			if len(out.docs) == 0 {
+				return out
+			}
 		default:
 			s := ev.eval(k)
 			if !have {
@@ -433,6 +445,76 @@ func (ev *evaluator) term(p *plan) set {
 		}
 	}
 	return out
+}
+
+// cost estimates the postings a node reads in this part.
+func (ev *evaluator) cost(p *plan) int {
+	switch p.op {
+	case opTerm:
+		n := 0
+		for _, w := range p.refs[ev.i] {
+			n += int(w.ref.df)
+		}
+		return n
+	case opPhrase:
+		n := 0
+		for _, r := range p.phrase[ev.i] {
+			n += int(r.df)
+		}
+		return n
+	case opAnd:
+		n := math.MaxInt
+		for _, k := range p.kids {
+			if k.op != opNot && !isFilter(k) {
+				n = min(n, ev.cost(k))
+			}
+		}
+		return n
+	case opOr:
+		n := 0
+		for _, k := range p.kids {
+			n += ev.cost(k)
+		}
+		return n
+	}
+	return math.MaxInt // filters and exclusions go last anyway
+}
+
+// termAnd keeps the documents of in that have the term, adding its score.
+func (ev *evaluator) termAnd(in set, w weighted, f Field) set {
+	docs, _, ok := ev.postings(w.ref, false)
+	if !ok {
+		return in
+	}
+	c := ev.p.cols()
+	if in.scores == nil { // a set of filters: every score zero so far
+		in.scores = ev.newSet(true).scores
+		in.scores = append(in.scores, make([]float64, len(in.docs))...)
+	}
+	it := &ev.it
+	it.reset(docs, nil)
+	keep := 0
+	for j, d := range in.docs {
+		if !it.advance(d) {
+			break
+		}
+		if it.doc != d || f != FieldAny && it.tf[f] == 0 {
+			continue
+		}
+		if int(d) >= len(c.lens) {
+			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
+			return in
+		}
+		in.docs[keep] = d
+		in.scores[keep] = in.scores[j] + ev.r.score(w.idf, &it.tf, &c.lens[d], f)
+		keep++
+	}
+	if it.err != nil {
+		ev.err = it.err
+	}
+	in.docs = in.docs[:keep]
+	in.scores = in.scores[:keep]
+	return in
 }
 
 func (ev *evaluator) termSet(w weighted, f Field) set {

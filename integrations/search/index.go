@@ -23,7 +23,7 @@ type Config struct {
 	// CacheBytes bounds the cache of opened blocks; default 16 MiB.
 	CacheBytes int64
 	// FlushBytes is the memory of added documents, in bytes, that makes a
-	// user's buffer a segment; default 16 MiB. Bulk indexing holds at most
+	// user's buffer a segment; default 12 MiB. Bulk indexing holds at most
 	// two such buffers per user.
 	FlushBytes int
 	// FlushAfter is the quiet time after which buffered documents are
@@ -115,7 +115,7 @@ func Open(cfg Config) (*Index, error) {
 		cfg.CacheBytes = 16 << 20
 	}
 	if cfg.FlushBytes <= 0 {
-		cfg.FlushBytes = 16 << 20
+		cfg.FlushBytes = 12 << 20
 	}
 	if cfg.FlushAfter <= 0 {
 		cfg.FlushAfter = 2 * time.Second

@@ -141,6 +141,8 @@ var queryCases = []struct {
 	{"between", DateRange{After: day("2026-10-01"), Before: day("2026-11-11")}, []string{"d1", "d3"}, false},
 	{"or of and", Or{Children: []Node{And{Children: []Node{qterm("lunch"), qterm("friday")}}, qterm("invoice")}}, []string{"d2", "d3"}, false},
 	{"missing word", qterm("zeppelin"), []string{}, false},
+	{"term after filters", And{Children: []Node{Or{Children: []Node{Kind{Kind: "file"}, Kind{Kind: "message"}}}, qterm("budget")}}, []string{"d3", "d4"}, false},
+	{"rare term first", And{Children: []Node{qterm("the"), qterm("marketing"), qterm("budget")}}, []string{"d3"}, false},
 }
 
 func checkQueries(t *testing.T, ix *Index) {

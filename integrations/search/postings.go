@@ -100,7 +100,13 @@ func (it *postingIter) next() bool {
 	for _, n := range it.tf {
 		it.skip += int(n)
 	}
-	v := it.uvarint()
+	var v uint64
+	if c := it.docs[it.di]; c < 0x80 { // the common one-byte entry
+		v = uint64(c)
+		it.di++
+	} else {
+		v = it.uvarint()
+	}
 	d := v >> 1
 	if v&1 == 1 {
 		d = v >> 3
