@@ -85,9 +85,9 @@ func (pl *planner) build(n Node, depth int) (*plan, error) {
 	case *Not:
 		return pl.kids(opNot, []Node{n.Child}, depth)
 	case Term:
-		return pl.term(n), nil
+		return pl.checkedTerm(n)
 	case *Term:
-		return pl.term(*n), nil
+		return pl.checkedTerm(*n)
 	case Phrase:
 		return pl.phrase(n), nil
 	case *Phrase:
@@ -122,6 +122,17 @@ func (pl *planner) kids(op int, children []Node, depth int) (*plan, error) {
 		p.kids = append(p.kids, k)
 	}
 	return p, nil
+}
+
+// minPrefix is the shortest prefix run, in bytes: a shorter one would
+// walk most of the dictionary.
+const minPrefix = 2
+
+func (pl *planner) checkedTerm(t Term) (*plan, error) {
+	if t.Text == "" || t.Prefix && len(t.Text) < minPrefix {
+		return nil, fmt.Errorf("%w: term too short", ErrBadQuery)
+	}
+	return pl.term(t), nil
 }
 
 func (pl *planner) term(t Term) *plan {

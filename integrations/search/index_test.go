@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -239,6 +240,11 @@ func TestUsersAreApart(t *testing.T) {
 	res := search(t, ix, "0b9f7a2e-3333-4c6e-9a57-000000000003", Request{Query: qterm("quarterly")})
 	if len(res.Hits) != 0 || res.Total != 0 {
 		t.Errorf("a user without items: got %v", hitIDs(res))
+	}
+	for _, q := range []Node{Term{Field: FieldAny, Text: ""}, Term{Field: FieldAny, Text: "a", Prefix: true}, And{}, nil} {
+		if _, err := ix.Search(userA, Request{Query: q}); !errors.Is(err, ErrBadQuery) {
+			t.Errorf("query %#v: got %v, want %v", q, err, ErrBadQuery)
+		}
 	}
 	if _, err := ix.Search("../etc", Request{Query: qterm("x")}); err != ErrBadUser {
 		t.Errorf("bad user id: got %v, want %v", err, ErrBadUser)
