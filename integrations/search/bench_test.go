@@ -93,6 +93,8 @@ type built struct {
 	written   int64
 	texts     map[string]string // id to text, for snippets
 	segments  int
+	flushes   int64
+	merges    int64
 	err       error
 }
 
@@ -203,6 +205,7 @@ func buildBig(b *testing.B) *built {
 		st := ix2.Stats()
 		big.diskBytes, big.segments = st.BytesOnDisk, st.Segments
 		big.written = ix.Stats().BytesWritten
+		big.flushes, big.merges = ix.Stats().Flushes, ix.Stats().Merges
 		ix2.Close()
 	})
 	if big.err != nil {
@@ -226,6 +229,8 @@ func BenchmarkIndexCorpus(b *testing.B) {
 	b.ReportMetric(float64(bb.written)/float64(bb.diskBytes), "written/final")
 	b.ReportMetric(float64(bb.peakHeap)/(1<<20), "index-heap-MB")
 	b.ReportMetric(float64(bb.segments), "segments")
+	b.ReportMetric(float64(bb.flushes), "flushes")
+	b.ReportMetric(float64(bb.merges), "merges")
 }
 
 // BenchmarkIndexOnce indexes the corpus once, each mail once, into a

@@ -29,8 +29,8 @@ type Config struct {
 	// FlushAfter is the quiet time after which buffered documents are
 	// written to a segment anyway; default 2 s.
 	FlushAfter time.Duration
-	// MergeFactor is how many segments of one size tier are merged into
-	// one; default 8. Each document is rewritten about once per tier.
+	// MergeFactor is how many segments of one tier are merged into one;
+	// default 10. Each document is rewritten about once per tier.
 	MergeFactor int
 	// OnDamage, if set, is called (from the goroutine that found it) when
 	// part of a user's index was found damaged and dropped: the caller
@@ -121,7 +121,7 @@ func Open(cfg Config) (*Index, error) {
 		cfg.FlushAfter = 2 * time.Second
 	}
 	if cfg.MergeFactor < 2 {
-		cfg.MergeFactor = 8
+		cfg.MergeFactor = 10
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

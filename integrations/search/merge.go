@@ -11,13 +11,16 @@ import (
 )
 
 // Merging follows a tiered policy built for SD cards: segments are grouped
-// in tiers by size (mergeBase bytes, times MergeFactor per tier), and
-// MergeFactor segments of one tier become one segment of the next. A
-// document is so rewritten about once per tier, in one long sequential
-// write. A segment with more deleted than live documents is rewritten
-// alone. One merge runs at a time, streaming: its memory is a few blocks
-// and one term's doc stream, whatever the size of the segments.
-const mergeBase = 1 << 20
+// in tiers by their number of documents (mergeBase, times MergeFactor per
+// tier), and MergeFactor segments of one tier become one segment of the
+// next. A document is so rewritten about once per tier, in one long
+// sequential write. Tiers count documents, not bytes: a merge's output
+// compresses better than its inputs, and by bytes it could land in its
+// inputs' tier and be merged again and again. A segment with more deleted
+// than live documents is rewritten alone. One merge runs at a time,
+// streaming: its memory is a few blocks and one term's doc stream,
+// whatever the size of the segments.
+const mergeBase = 1024
 
 func (ix *Index) merger() {
 	defer ix.wg.Done()
@@ -50,11 +53,11 @@ func (ix *Index) merger() {
 	}
 }
 
-func (ix *Index) tier(size int64) int {
-	if size < mergeBase {
+func (ix *Index) tier(docs int) int {
+	if docs < mergeBase {
 		return 0
 	}
-	return 1 + int(math.Log(float64(size)/mergeBase)/math.Log(float64(ix.cfg.MergeFactor)))
+	return 1 + int(math.Log(float64(docs)/mergeBase)/math.Log(float64(ix.cfg.MergeFactor)))
 }
 
 // pickMerge returns the segments of u to merge now, if any.
@@ -72,12 +75,12 @@ func (ix *Index) pickMerge(u *user) []*part {
 		if p.ndel > p.live() && p.docs() >= 64 {
 			return []*part{p}
 		}
-		t := ix.tier(p.seg.size)
+		t := ix.tier(p.docs())
 		tiers[t] = append(tiers[t], p)
 	}
 	for t := range 64 {
 		if ps := tiers[t]; len(ps) >= ix.cfg.MergeFactor {
-			slices.SortStableFunc(ps, func(a, b *part) int { return int(a.seg.size>>10 - b.seg.size>>10) })
+			slices.SortStableFunc(ps, func(a, b *part) int { return a.docs() - b.docs() })
 			return ps[:ix.cfg.MergeFactor]
 		}
 	}
