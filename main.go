@@ -154,8 +154,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	defer a.close(log)
 	bg, stopBackground := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); a.sessions.Run(bg) }()
+	go func() { defer wg.Done(); a.indexer.Run(bg, a.mainStore.Position()) }()
 	go func() {
 		defer wg.Done()
 		if err := a.syncer.Run(bg); err != nil {
@@ -320,6 +321,7 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("DELETE /v1/user-integrations/{id}", au.Require(ui.Delete()))
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", au.Require(ui.SubmitCredentials()))
 	mux.Handle("POST /v1/user-integrations/{id}/sync", au.Require(ui.SyncNow()))
+	mux.Handle("GET /v1/search", au.Require(ui.Search()))
 	mux.Handle("GET /v1/items", au.Require(ui.ListItems()))
 	mux.Handle("GET /v1/items/{id}", au.Require(ui.GetItem()))
 
