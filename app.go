@@ -158,8 +158,8 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	}
 	// Opened only under a key that opens the store: the index opens what
 	// it can read and rebuilds the rest in the background once the
-	// service serves.
-	if a.index, err = openIndex(c.DataDir, v, c.SearchCacheMB, log.With("component", "search"), x.onDamage); err != nil {
+	// service serves. (The index adds component=search to its lines.)
+	if a.index, err = openIndex(c.DataDir, v, c.SearchCacheMB, log, x.onDamage); err != nil {
 		a.mainStore.Close()
 		a.sessionStore.Close()
 		return nil, fmt.Errorf("open the search index: %w", err)

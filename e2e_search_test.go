@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -243,5 +245,72 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("%s: not within 30 s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestReindexAndDamage: `searchsvc reindex` rebuilds the index from the
+// items (server stopped), and a flipped byte in a segment is found at
+// start and rebuilt in the background while queries keep answering.
+func TestReindexAndDamage(t *testing.T) {
+	feedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, testFeed)
+	}))
+	defer feedSrv.Close()
+	dir := t.TempDir()
+	env := testEnv(dir)
+	env["ALLOW_PRIVATE_TARGETS"] = "true"
+	srv := startRun(t, env)
+	c := newClient(t, srv.URL)
+	c.do("POST", "/v1/auth/register", map[string]string{"email": "a@example.org", "password": "a long enough password", "name": "A"})
+	if status, body, _ := c.do("POST", "/v1/user-integrations/feed/credentials", map[string]any{"fields": map[string]string{"url": feedSrv.URL}}); status != 201 {
+		t.Fatalf("connect feed: %d %v", status, body)
+	}
+	waitItems(t, c, 2)
+	waitFor(t, "the entries found", func() bool { got, _ := searchIDs(t, c, "q=headline"); return len(got) == 2 })
+	if _, err := runCmd(t, env, "reindex"); err == nil || !strings.Contains(err.Error(), "stop the server first") {
+		t.Errorf("reindex beside a running server: got %v", err)
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, searchDir))
+	out, err := runCmd(t, env, "reindex")
+	if err != nil || !strings.Contains(out, "indexed 2 items of 1 users into "+filepath.Join(dir, searchDir)) {
+		t.Fatalf("reindex: %v %q", err, out)
+	}
+	srv = startRun(t, env)
+	c.base = srv.URL
+	if got, _ := searchIDs(t, c, "q=second"); len(got) != 1 {
+		t.Errorf("after reindex: %v, want 1 result", got)
+	}
+	if strings.Contains(srv.Logs.String(), "catching up") {
+		t.Error("the reindexed index was caught up again at start")
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A flipped byte in the middle of the largest file of the user's index.
+	var largest string
+	var size int64
+	filepath.Walk(filepath.Join(dir, searchDir), func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && info.Size() > size {
+			largest, size = path, info.Size()
+		}
+		return nil
+	})
+	b, err := os.ReadFile(largest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(largest, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv = startRun(t, env)
+	c.base = srv.URL
+	waitFor(t, "the damaged index rebuilt", func() bool { got, _ := searchIDs(t, c, "q=headline"); return len(got) == 2 })
+	if logs := srv.Logs.String(); !strings.Contains(logs, "search index caught up") {
+		t.Errorf("no rebuild logged after the damage:\n%s", logs)
 	}
 }
