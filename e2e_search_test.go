@@ -170,6 +170,17 @@ func TestEndToEndSearch(t *testing.T) {
 		t.Errorf("unclosed quote: got %d %v", status, body)
 	}
 
+	// The metrics count the index and its queries (Dora, the first user,
+	// is the administrator).
+	status, body, _ = c.do("GET", "/v1/admin/metrics", nil)
+	if status != 200 {
+		t.Fatalf("metrics: %d %v", status, body)
+	}
+	if m := body["result"].(map[string]any)["search"].(map[string]any); m["documents"] != 6.0 || m["users"] != 1.0 ||
+		m["catch_up_users_left"] != 0.0 || m["queries"].(float64) < 2 || m["query_ms_mean"].(float64) <= 0 {
+		t.Errorf("search metrics: got %v", m)
+	}
+
 	// Another user finds nothing of Dora's.
 	other := newClient(t, srv.URL)
 	if status, body, _ := other.do("POST", "/v1/auth/register", map[string]string{
