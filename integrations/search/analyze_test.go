@@ -108,25 +108,6 @@ func TestFoldTables(t *testing.T) {
 	}
 }
 
-func TestStem(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"reports", "report"}, {"reporting", "report"}, {"reported", "report"},
-		{"running", "run"}, {"runs", "run"}, {"quarterly", "quarter"},
-		{"generously", "generous"}, {"communication", "communic"},
-		{"happiness", "happi"}, {"hopeful", "hope"}, {"skies", "sky"},
-		{"dying", "die"}, {"news", "news"}, {"cries", "cri"}, {"ties", "tie"},
-		{"agreed", "agre"}, {"feed", "feed"}, {"hoping", "hope"},
-		{"consignment", "consign"}, {"yelling", "yell"}, {"sayings", "say"},
-		{"by", "by"}, {"a", "a"}, {"'tis", "tis"}, {"dog's", "dog"},
-		{"inning", "inning"}, {"succeeded", "succeed"}, {"national", "nation"},
-	}
-	for _, tt := range tests {
-		if got := Stem(tt.in); got != tt.want {
-			t.Errorf("Stem(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 // checkTokens fails unless Analyze's promises hold for text.
 func checkTokens(t *testing.T, text string) {
 	t.Helper()

@@ -284,8 +284,18 @@ func (p *parser) phrase(f Field) (Node, error) {
 	return p.words(f, p.q[start+1:start+1+end], start)
 }
 
-// fields are the names of field:value terms.
-var fields = map[string]Field{"from": FieldFrom, "to": FieldTo, "subject": FieldTitle}
+// textField returns the field a name:value term of words searches.
+func textField(name string) (Field, bool) {
+	switch name {
+	case "from":
+		return FieldFrom, true
+	case "to":
+		return FieldTo, true
+	case "subject":
+		return FieldTitle, true
+	}
+	return 0, false
+}
 
 // field parses name:value at the cursor; ok is false when there is none
 // (and the cursor has not moved).
@@ -299,7 +309,7 @@ func (p *parser) field() (n Node, ok bool, err error) {
 		return nil, false, nil
 	}
 	name := strings.ToLower(p.q[start:j])
-	_, text := fields[name]
+	f, text := textField(name)
 	known := text
 	switch name {
 	case "kind", "integration", "after", "before":
@@ -316,7 +326,6 @@ func (p *parser) field() (n Node, ok bool, err error) {
 	}
 	p.i = j + 1
 	if text {
-		f := fields[name]
 		if p.q[p.i] == '"' {
 			n, err = p.phrase(f)
 		} else {
