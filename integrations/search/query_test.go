@@ -97,6 +97,8 @@ func TestParse(t *testing.T) {
 		{"-draft -spam", "(AND -draft -spam)"},
 		{"a OR -b", "(OR a (AND -b))"},
 		{"report -kind:file", "(AND report -kind:file)"},
+		{"-from:bob budget", "(AND -from:bob budget)"},
+		{`From:alice To:"Bob Jones"`, `(AND from:alic to:"bob jone")`},
 		{"budget after:2026-01-31 before:2026-03-01", "(AND budget date:[2026-01-31,2026-03-01))"},
 		{"after:2026-01-01 after:2026-02-01", "date:[2026-02-01,)"},
 
