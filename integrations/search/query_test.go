@@ -130,6 +130,12 @@ func TestParse(t *testing.T) {
 		{"--a", "a"},
 		{"a !!! b", "(AND a b)"},
 		{`""  x`, "x"},
+		{"“quarterly report”", `"quarter report"`},
+		{"„Bericht Zahlen“ x", `(AND "bericht zahlen" x)`},
+		{"-“out of office”", `(AND -"out of offic")`},
+		{"subject:“q3 budget”", `subject:"q3 budget"`},
+		{`kind:"email"`, "kind:email"},
+		{`"quart*"`, "quart"},
 		{"a\u00a0b", "(AND a b)"},
 	}
 	for _, tt := range tests {
@@ -168,6 +174,8 @@ func TestParseErrors(t *testing.T) {
 		{"()", "empty parentheses at 0"},
 		{`budget "q3 plan`, "unclosed quote at 7"},
 		{`subject:"q3`, "unclosed quote at 8"},
+		{"a “q3 plan", "unclosed quote at 2"},
+		{`kind:"email`, "unclosed quote at 5"},
 		{"a OR", "OR needs a term on both sides at 2"},
 		{"OR a", "OR needs a term on both sides at 0"},
 		{"a OR OR b", "OR needs a term on both sides at 2"},
