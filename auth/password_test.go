@@ -121,8 +121,8 @@ func TestNewHasherRefusesAbsurdParams(t *testing.T) {
 // request does.
 func TestHasherQueueRespectsContext(t *testing.T) {
 	h := newTestHasher(t, tinyParams, 2)
-	h.sem <- struct{}{}
-	h.sem <- struct{}{} // both slots taken
+	h.slots.acquire(context.Background())
+	h.slots.acquire(context.Background()) // both slots taken
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := h.Hash(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
@@ -141,7 +141,7 @@ func TestHasherQueueRespectsContext(t *testing.T) {
 		t.Fatal("hash ran while both slots were taken")
 	case <-time.After(10 * time.Millisecond):
 	}
-	<-h.sem // a slot frees
+	h.slots.release() // a slot frees
 	if err := <-done; err != nil {
 		t.Fatalf("queued hash: %v", err)
 	}
@@ -178,6 +178,7 @@ func TestHasherBoundsConcurrency(t *testing.T) {
 	p := tinyParams
 	p.Memory = 1024
 	h := newTestHasher(t, p, 3)
+	h.slots.maxWaiting = 32 // all queue: the bound on waiting has its own test
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Go(func() {
