@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -100,6 +101,23 @@ var envVars = [][2]string{
 	{"TLS_KEY_FILE", "the certificate's private key (PEM) (none)"},
 	{"LOG_LEVEL", "debug, info, warn, error (info)"},
 	{"LOG_FORMAT", "text or json (text)"},
+}
+
+// trustedOrigins are the origins besides the request's own host whose
+// unsafe requests are accepted: BASE_URL's (behind a proxy that rewrites
+// Host) and FRONTEND_URL's, when the frontend is served elsewhere.
+func (c *config) trustedOrigins() []string {
+	var out []string
+	for _, u := range []*url.URL{c.BaseURL, c.FrontendURL} {
+		if u == nil || u.Host == "" {
+			continue
+		}
+		o := u.Scheme + "://" + u.Host
+		if !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // secretEnv resolves a variable the way every secret may be given: the

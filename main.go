@@ -270,7 +270,7 @@ func apiHandler(a *app, c *config, log *slog.Logger) *httpx.Stack {
 	mux := http.NewServeMux()
 	addRoutes(mux, a)
 	return httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies,
-		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay})
+		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay, TrustedOrigins: c.trustedOrigins()})
 }
 
 // router is what addRoutes registers on: the http.ServeMux, or a recorder
