@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -337,7 +336,7 @@ func TestLoginRateLimit(t *testing.T) {
 func TestLoginRateLimitFloodOfAddresses(t *testing.T) {
 	e := newEnv(t)
 	const max = 300
-	e.h.logins = newLimiter[netip.Addr](DefaultRateLimit, DefaultRateWindow, max)
+	e.h.logins = newAddrLimiter(DefaultRateLimit, DefaultRateWindow, max)
 	e.register("ada@example.com", "Ada")
 	body := `{"email":"","password":""}` // cheap: 400 after counting
 	for i := range max + 200 {

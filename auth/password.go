@@ -75,7 +75,7 @@ func (p Params) check() error {
 type Hasher struct {
 	params Params
 	slots  *fifo
-	dummy  string // a hash of nothing, for unknown emails
+	dummy  string                                       // a hash of nothing, for unknown emails
 	argon  func(password, salt []byte, p Params) []byte // argon2.IDKey; tests hold it
 
 	// For tests: Argon2 runs so far, and the most that ran at once.
