@@ -147,6 +147,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		log.Warn("development mode: SESSION_SECURE=false, session cookies are sent over plain http")
 	}
 
+	if c.MemoryLimit > 0 {
+		debug.SetMemoryLimit(c.MemoryLimit)
+	}
 	a, err := openApp(c, getenv, log)
 	if err != nil {
 		return err
@@ -201,6 +204,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("listen on LISTEN_ADDR %s: %w", c.ListenAddr, err)
 	}
+	ln = httpx.LimitListener(ln, c.MaxConnections, c.MaxClientConnections, c.TrustedProxies, certs == nil)
 	log.Info("listening", "addr", ln.Addr().String(), "tls", certs != nil, "version", version)
 
 	errc := make(chan error, 2)
@@ -270,7 +274,8 @@ func apiHandler(a *app, c *config, log *slog.Logger) *httpx.Stack {
 	mux := http.NewServeMux()
 	addRoutes(mux, a)
 	return httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies,
-		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay, TrustedOrigins: c.trustedOrigins()})
+		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay, TrustedOrigins: c.trustedOrigins(),
+		BodyBytesInFlight: c.BodyMemory})
 }
 
 // router is what addRoutes registers on: the http.ServeMux, or a recorder

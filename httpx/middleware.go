@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -70,6 +71,12 @@ type Config struct {
 	// when it lives elsewhere. Every other cross-origin POST, PUT, PATCH
 	// or DELETE is refused (see Handler).
 	TrustedOrigins []string
+	// BodyBytesInFlight bounds the request-body bytes all requests may
+	// hold at once, BodyBytesPerClient those of one client address
+	// (0: a quarter of BodyBytesInFlight); a request with a body that does
+	// not fit is answered 503 with Retry-After, unread. 0: no bound.
+	BodyBytesInFlight  int64
+	BodyBytesPerClient int64
 	// AccessLogDelay, when positive, lets access lines wait up to this long
 	// to be written together (see Stack.FlushAccessLog); zero writes each
 	// as its request ends.
@@ -104,7 +111,11 @@ func Handler(mux *http.ServeMux, cfg Config) *Stack {
 			panic("httpx: TrustedOrigins: " + err.Error()) // config validates them first
 		}
 	}
-	return &Stack{mux: mux, cfg: cfg, cop: cop, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay}}
+	s := &Stack{mux: mux, cfg: cfg, cop: cop, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay}}
+	if cfg.BodyBytesInFlight > 0 {
+		s.bodies = newBodyBudget(cfg.BodyBytesInFlight, cmp.Or(cfg.BodyBytesPerClient, cfg.BodyBytesInFlight/4))
+	}
+	return s
 }
 
 // Stack is the handler Handler returns.
@@ -113,6 +124,8 @@ type Stack struct {
 	cfg Config
 	cop *http.CrossOriginProtection
 	log accessLog
+
+	bodies *bodyBudget // nil: no bound
 }
 
 // CrossOrigin is the answer to an unsafe request from another origin.
@@ -172,6 +185,17 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := s.cop.Check(r); err != nil {
 		WriteError(sw, r, "request.origin", CrossOrigin(err))
 		return
+	}
+	if n := bodySize(r); n > 0 && s.bodies != nil {
+		if !s.bodies.reserve(info.ClientIP, n) {
+			// Refused unread: closing the connection spares net/http
+			// draining the body to reuse it.
+			h.Set("Connection", "close")
+			WriteError(sw, r, "request.body", Busy())
+			return
+		}
+		defer s.bodies.release(info.ClientIP, n)
+		r.Body = http.MaxBytesReader(sw, r.Body, n) // no one reads past what was reserved
 	}
 	s.mux.ServeHTTP(sw, r)
 	if sw.fallback != 0 {
