@@ -99,7 +99,7 @@ func TestDeleteAllRace(t *testing.T) {
 // session is deleted exactly once.
 func TestDeleteUserRacesDeletes(t *testing.T) {
 	for round := range 20 {
-		e := newEnv(t, Config{})
+		e := newEnv(t, Config{MaxPerUser: 100}) // many sessions of one user
 		var ids []string
 		for range 30 {
 			ids = append(ids, e.create("u").ID)

@@ -88,6 +88,11 @@ const (
 	FlushEvery = time.Minute
 	// MaxUserAgent is the longest user agent stored, in bytes.
 	MaxUserAgent = 512
+	// DefaultMaxPerUser is how many sessions one user may hold: a new one
+	// beyond it ends the oldest. Twenty covers every device of a
+	// household; without a bound one user could fill the session store
+	// and make their own session list megabytes long.
+	DefaultMaxPerUser = 20
 	// maxOps bounds the ops of one Commit made by Flush and Cleanup, so
 	// that a log line, and the writer's buffer for it, stay a few MiB even
 	// with very many sessions.
@@ -104,6 +109,7 @@ type Config struct {
 	BindIP         bool             // SESSION_BIND_IP
 	CSRF           bool             // CSRF_TOKENS: Create generates a token (32 random bytes, base64url) into the session
 	TouchInterval  time.Duration    // 0: min(15 min, IdleTimeout/4): how stale lastAccessedAt may be on disk
+	MaxPerUser     int              // 0: DefaultMaxPerUser
 	Now            func() time.Time // nil: time.Now
 	Logger         *slog.Logger     // nil: discard
 }
@@ -121,6 +127,9 @@ func (c Config) withDefaults() Config {
 	if c.TouchInterval <= 0 {
 		c.TouchInterval = min(MaxTouchInterval, c.IdleTimeout/4)
 	}
+	if c.MaxPerUser <= 0 {
+		c.MaxPerUser = DefaultMaxPerUser
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -135,6 +144,7 @@ func (c Config) withDefaults() Config {
 type Manager struct {
 	store *storage.Store
 	tab   *storage.Table[Session]
+	ended *storage.Table[Ended] // per user: sessions ended by MaxPerUser
 	cfg   Config
 	log   *slog.Logger
 
@@ -177,7 +187,53 @@ func New(st *storage.Store, cfg Config) *Manager {
 		Expired: func(s *Session, now time.Time) bool { return now.After(s.ExpiresAt) },
 		Index:   map[string]func(*Session) string{"user": func(s *Session) string { return s.UserID }},
 	})
+	m.ended = storage.Register(st, "sessions_ended", storage.TableConfig[Ended]{
+		ID: func(e *Ended) string { return e.UserID },
+	})
 	return m
+}
+
+// Ended tells a user that sessions of theirs were ended to make room for
+// new ones (Config.MaxPerUser): how many in all, and when the last was.
+// The session list shows it, so a user whose old sessions vanish learns
+// why, and one who did not sign in that often learns someone else did.
+type Ended struct {
+	UserID string    `json:"userId"`
+	Count  int       `json:"count"`
+	LastAt time.Time `json:"lastAt"`
+}
+
+// EndedByLimit returns what Ended holds for userID, if any.
+func (m *Manager) EndedByLimit(userID string) (Ended, bool) {
+	return m.ended.Get(userID)
+}
+
+// MaxPerUser is how many sessions a user may hold.
+func (m *Manager) MaxPerUser() int { return m.cfg.MaxPerUser }
+
+// capOps are the ops that end the oldest sessions of userID so that one
+// more fits within MaxPerUser, and note them in Ended.
+func (m *Manager) capOps(userID string, now time.Time) ([]storage.Op, []string) {
+	held := m.tab.Find("user", userID)
+	over := len(held) - m.cfg.MaxPerUser + 1
+	if over <= 0 {
+		return nil, nil
+	}
+	slices.SortFunc(held, func(a, b Session) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	ops := make([]storage.Op, 0, over+1)
+	ids := make([]string, 0, over)
+	for _, s := range held[:over] {
+		ops = append(ops, m.tab.DeleteIfExists(s.ID, nil))
+		ids = append(ids, s.ID)
+	}
+	e, _ := m.ended.Get(userID)
+	e.UserID, e.Count, e.LastAt = userID, e.Count+over, now
+	return append(ops, m.ended.Put(e)), ids
 }
 
 // Create starts a session for userID and returns it once it is durable.
@@ -207,8 +263,15 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 		rand.Read(b[:]) // never returns an error; it crashes the program instead
 		s.CSRFToken = base64.RawURLEncoding.EncodeToString(b[:])
 	}
-	if err := m.store.Commit(m.tab.Insert(s)); err != nil {
+	ops, ended := m.capOps(userID, now)
+	if err := m.store.Commit(append(ops, m.tab.Insert(s))...); err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	for _, id := range ended {
+		m.forget(id)
+	}
+	if len(ended) > 0 {
+		m.log.Info("oldest sessions ended: too many for one user", "user_id", userID, "ended", len(ended), "limit", m.cfg.MaxPerUser)
 	}
 	return s, nil
 }

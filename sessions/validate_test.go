@@ -307,7 +307,7 @@ func TestValidateAddressWarnsOnce(t *testing.T) {
 // flushes: no deleted session comes back, and no in-memory state is left of
 // any of them.
 func TestValidateDeleteRace(t *testing.T) {
-	e := newEnv(t, Config{})
+	e := newEnv(t, Config{MaxPerUser: 100}) // many sessions of one user
 	var ids []string
 	for range 50 {
 		ids = append(ids, e.create("u").ID)
