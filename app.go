@@ -193,19 +193,24 @@ func (a *app) userDeleteOps(userID string) []storage.Op {
 	return ops
 }
 
-// healthy reports whether both stores take writes: a store in its failed
-// state (a write or fsync error: a full or dying SD card) makes systemd's
-// watchdog restart the service, and /readyz answer 503.
+// healthy reports whether neither store has failed for good (a write or
+// fsync error other than a full disk: a dying SD card), which a restart
+// may cure: while it is false the watchdog pings stop and systemd
+// restarts the service. A full disk is not such a failure: a restart
+// would not make room, and with StartLimitBurst it could take reads down
+// too; the stores take writes again by themselves once there is space.
 func (a *app) healthy() bool {
 	return a.mainStore.Err() == nil && a.sessionStore.Err() == nil
 }
 
-// ready answers GET /readyz: 200 while both stores are open and take
-// writes, 503 once either has failed.
+// ready answers GET /readyz: 200 while both stores take writes, 503 while
+// either has failed or its disk is full. While full, each call checks (at
+// most once a second) whether space came back, so it turns green again
+// without a restart or a user's write.
 func (a *app) ready() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.healthy() {
-			httpx.WriteError(w, r, "health.ready", httpx.Unavailable(errors.Join(a.mainStore.Err(), a.sessionStore.Err())))
+		if err := errors.Join(a.mainStore.CheckSpace(), a.sessionStore.CheckSpace()); err != nil {
+			httpx.WriteError(w, r, "health.ready", httpx.Unavailable(err))
 			return
 		}
 		httpx.One(w, r, "health.ready", map[string]string{"status": "ready"})
