@@ -8,7 +8,7 @@
 //	searchsvc [serve]         run the server (the default)
 //	searchsvc version         print the version
 //	searchsvc verify          check the stores for damage
-//	searchsvc repair [--yes]  cut a damaged store at the damage, keeping the original
+//	searchsvc repair [--yes]  rewrite a damaged store keeping every intact record
 //	searchsvc admin grant|revoke EMAIL
 //	searchsvc rotate-key      re-seal credentials under the new CREDENTIALS_KEY
 //	searchsvc backup DIR      snapshot DATA_DIR while the server runs
@@ -93,8 +93,9 @@ Commands:
   serve      run the server (the default when no command is given)
   version    print the version
   verify     check both stores under DATA_DIR for damage (safe while serving)
-  repair     cut a damaged store at its first damage; needs --yes and a
-             stopped server; the original file is kept beside it
+  repair     say what a repair of a damaged store keeps and drops; with
+             --yes (server stopped) rewrite it keeping every intact record,
+             print what was lost, and keep the original file beside it
   admin grant|revoke EMAIL
              give or take the admin role (recovery; the server must be stopped)
   rotate-key re-seal credentials under CREDENTIALS_KEY that are still under
