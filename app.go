@@ -114,6 +114,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Secure:         c.SessionSecure,
 		BindIP:         c.SessionBindIP,
 		CSRF:           c.CSRFTokens,
+		Secret:         c.SessionSecret,
 		Logger:         log.With("component", "sessions"),
 	})
 	// The two logs replay side by side: start-up after a power cut is the
@@ -131,6 +132,13 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 			a.sessionStore.Close()
 		}
 		return nil, errors.Join(wrapErr("open main store", mainErr), wrapErr("open session store", sessErr))
+	}
+	if n, err := a.sessions.ConvertLegacy(); err != nil {
+		a.mainStore.Close()
+		a.sessionStore.Close()
+		return nil, fmt.Errorf("seal the sessions stored in clear: %w", err)
+	} else if n > 0 {
+		log.Info("sealed sessions stored in clear by an older version", "sessions", n)
 	}
 	a.auth = auth.NewHandlers(auth.Config{
 		Sessions:     a.sessions,

@@ -66,7 +66,7 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	s := &setup{
 		cfg:    Config{Registration: true, SignupRateLimit: 1000}, // tests register many users from one address
-		sess:   sessions.Config{MaxAge: 7 * 24 * time.Hour, IdleTimeout: 24 * time.Hour, Secure: true, TouchInterval: time.Minute},
+		sess:   sessions.Config{MaxAge: 7 * 24 * time.Hour, IdleTimeout: 24 * time.Hour, Secure: true, TouchInterval: time.Minute, Secret: testSecret},
 		params: tinyParams,
 		sync:   storage.SyncNone,
 	}
@@ -258,6 +258,9 @@ func (c *client) do(method, path string, body any) *response {
 }
 
 const testPassword = "correct horse battery"
+
+// testSecret is the SESSION_SECRET of the tests.
+var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
 // register registers a user and returns the signed-in client.
 func (e *testEnv) register(email, name string) *client {

@@ -145,7 +145,7 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	f.records = integrations.NewRecords(mainStore, vault, f.clock.Now)
-	f.sm = sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log})
+	f.sm = sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log, Secret: []byte("0123456789abcdef0123456789abcdef")})
 	for _, st := range []*storage.Store{mainStore, sessStore} {
 		if err := st.Open(); err != nil {
 			t.Fatal(err)

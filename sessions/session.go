@@ -108,6 +108,7 @@ type Config struct {
 	Secure         bool             // cookie Secure flag (SESSION_SECURE)
 	BindIP         bool             // SESSION_BIND_IP
 	CSRF           bool             // CSRF_TOKENS: Create generates a token (32 random bytes, base64url) into the session
+	Secret         []byte           // SESSION_SECRET: the keys that seal records and index them by id; required
 	TouchInterval  time.Duration    // 0: min(15 min, IdleTimeout/4): how stale lastAccessedAt may be on disk
 	MaxPerUser     int              // 0: DefaultMaxPerUser
 	Now            func() time.Time // nil: time.Now
@@ -142,13 +143,16 @@ func (c Config) withDefaults() Config {
 // Manager creates, validates and ends sessions. It is safe for concurrent
 // use.
 type Manager struct {
-	store *storage.Store
-	tab   *storage.Table[Session]
-	ended *storage.Table[Ended] // per user: sessions ended by MaxPerUser
-	cfg   Config
+	store  *storage.Store
+	tab    *storage.Table[record]
+	legacy *storage.Table[Session] // sessions in clear, from before they were sealed
+	ended  *storage.Table[Ended]   // per user: sessions ended by MaxPerUser
+	keys   keys
+	cfg    Config
 	log   *slog.Logger
 
-	// mu guards entries: the in-memory state of sessions met since start.
+	// mu guards entries: the in-memory state of sessions met since start,
+	// by record id (key).
 	// It is never held while calling the store, and the store never calls
 	// back, so the two locks never nest.
 	mu      sync.RWMutex
@@ -166,12 +170,14 @@ type Manager struct {
 	afterTick func()
 }
 
-// New returns a Manager keeping its sessions in st. It registers the
-// "sessions" table on st, so it must be called before st.Open.
+// New returns a Manager keeping its sessions in st. It registers its
+// tables on st, so it must be called before st.Open; after st.Open, call
+// ConvertLegacy once. It panics without cfg.Secret.
 func New(st *storage.Store, cfg Config) *Manager {
 	cfg = cfg.withDefaults()
 	m := &Manager{
 		store:   st,
+		keys:    newKeys(cfg.Secret),
 		cfg:     cfg,
 		log:     cfg.Logger,
 		entries: make(map[string]*entry),
@@ -180,12 +186,15 @@ func New(st *storage.Store, cfg Config) *Manager {
 			return t.C, t.Stop
 		},
 	}
-	m.tab = storage.Register(st, "sessions", storage.TableConfig[Session]{
-		ID: func(s *Session) string { return s.ID },
+	m.tab = storage.Register(st, "sessions_sealed", storage.TableConfig[record]{
+		ID: func(r *record) string { return r.ID },
 		// Only absolute expiry: the idle check needs the in-memory
 		// lastAccessedAt, which the store does not see.
-		Expired: func(s *Session, now time.Time) bool { return now.After(s.ExpiresAt) },
-		Index:   map[string]func(*Session) string{"user": func(s *Session) string { return s.UserID }},
+		Expired: func(r *record, now time.Time) bool { return now.After(r.ExpiresAt) },
+		Index:   map[string]func(*record) string{"user": func(r *record) string { return r.UserID }},
+	})
+	m.legacy = storage.Register(st, legacyTable, storage.TableConfig[Session]{
+		ID: func(s *Session) string { return s.ID },
 	})
 	m.ended = storage.Register(st, "sessions_ended", storage.TableConfig[Ended]{
 		ID: func(e *Ended) string { return e.UserID },
@@ -203,6 +212,11 @@ type Ended struct {
 	LastAt time.Time `json:"lastAt"`
 }
 
+// ConvertLegacy seals the sessions an older version kept in clear and
+// compacts the store so that no line holding them is left; it returns how
+// many it sealed. Call it once after the store opens.
+func (m *Manager) ConvertLegacy() (int, error) { return m.convert() }
+
 // EndedByLimit returns what Ended holds for userID, if any.
 func (m *Manager) EndedByLimit(userID string) (Ended, bool) {
 	return m.ended.Get(userID)
@@ -219,7 +233,7 @@ func (m *Manager) capOps(userID string, now time.Time) ([]storage.Op, []string) 
 	if over <= 0 {
 		return nil, nil
 	}
-	slices.SortFunc(held, func(a, b Session) int {
+	slices.SortFunc(held, func(a, b record) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -264,7 +278,7 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 		s.CSRFToken = base64.RawURLEncoding.EncodeToString(b[:])
 	}
 	ops, ended := m.capOps(userID, now)
-	if err := m.store.Commit(append(ops, m.tab.Insert(s))...); err != nil {
+	if err := m.store.Commit(append(ops, m.tab.Insert(m.seal(s)))...); err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
 	}
 	for _, id := range ended {
@@ -292,11 +306,15 @@ func truncate(s string, n int) string {
 // Get returns the session with id as stored, expired or not, with its
 // in-memory lastAccessedAt.
 func (m *Manager) Get(id string) (Session, bool) {
-	s, ok := m.tab.Get(id)
+	r, ok := m.tab.Get(m.key(id))
 	if !ok {
 		return Session{}, false
 	}
-	s.LastAccessedAt = m.lastAccess(&s)
+	s, err := m.open(r)
+	if err != nil {
+		return Session{}, false
+	}
+	s.LastAccessedAt = m.lastAccess(r.ID, r.LastAccessedAt)
 	return s, true
 }
 
@@ -307,14 +325,15 @@ func (m *Manager) Get(id string) (Session, bool) {
 // with the batch of the commits ahead of it, where plain Delete would fail
 // before that batch is written).
 func (m *Manager) Delete(id string) error {
-	if _, ok := m.tab.Get(id); !ok {
+	key := m.key(id)
+	if _, ok := m.tab.Get(key); !ok {
 		return ErrNotFound // memory drops a record only once its deletion is durable
 	}
 	var found bool
-	if err := m.store.Commit(m.tab.DeleteIfExists(id, &found)); err != nil {
+	if err := m.store.Commit(m.tab.DeleteIfExists(key, &found)); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
-	m.forget(id)
+	m.forget(key)
 	if !found {
 		return ErrNotFound
 	}
@@ -325,10 +344,14 @@ func (m *Manager) Delete(id string) error {
 // one durable Commit, and returns how many it ended. Sessions that others
 // delete meanwhile are left to them; they are gone either way.
 func (m *Manager) DeleteUser(userID, keep string) (int, error) {
+	keepKey := ""
+	if keep != "" {
+		keepKey = m.key(keep)
+	}
 	var ids []string
-	for _, s := range m.tab.Find("user", userID) {
-		if s.ID != keep {
-			ids = append(ids, s.ID)
+	for _, r := range m.tab.Find("user", userID) {
+		if r.ID != keepKey {
+			ids = append(ids, r.ID)
 		}
 	}
 	if len(ids) == 0 {
@@ -347,9 +370,14 @@ func (m *Manager) DeleteUser(userID, keep string) (int, error) {
 func (m *Manager) List(userID string) []Session {
 	now := m.cfg.Now()
 	var out []Session
-	for _, s := range m.tab.Find("user", userID) {
-		s.LastAccessedAt = m.lastAccess(&s)
-		if !m.active(&s, now) {
+	for _, r := range m.tab.Find("user", userID) {
+		r.LastAccessedAt = m.lastAccess(r.ID, r.LastAccessedAt)
+		if !m.active(r.ExpiresAt, r.LastAccessedAt, now) {
+			continue
+		}
+		s, err := m.open(r)
+		if err != nil {
+			m.log.Error("session record does not open", "user_id", userID, "err", err)
 			continue
 		}
 		s.CSRFToken = ""
@@ -364,8 +392,9 @@ func (m *Manager) List(userID string) []Session {
 	return out
 }
 
-// active reports whether s, whose LastAccessedAt is the in-memory one, is
-// neither past its expiry nor idle beyond the idle timeout at now.
-func (m *Manager) active(s *Session, now time.Time) bool {
-	return !now.After(s.ExpiresAt) && now.Sub(s.LastAccessedAt) <= m.cfg.IdleTimeout
+// active reports whether a session expiring at expires and last accessed
+// (in memory) at last is neither past its expiry nor idle beyond the idle
+// timeout at now.
+func (m *Manager) active(expires, last, now time.Time) bool {
+	return !now.After(expires) && now.Sub(last) <= m.cfg.IdleTimeout
 }

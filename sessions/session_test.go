@@ -71,6 +71,9 @@ func (s *syncBuffer) String() string {
 
 // newEnv opens a Manager with cfg (its Now and Logger are set here) on a
 // store that does not fsync.
+// testSecret is the SESSION_SECRET of the tests.
+var testSecret = []byte("0123456789abcdef0123456789abcdef")
+
 func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
 	return newEnvSync(t, cfg, storage.SyncNone)
@@ -80,6 +83,9 @@ func newEnvSync(t testing.TB, cfg Config, mode storage.SyncMode) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), sync: mode, clk: newClock(), logs: new(syncBuffer)}
 	cfg.Now = e.clk.Now
+	if cfg.Secret == nil {
+		cfg.Secret = testSecret
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.cfg = cfg
 	e.open()
@@ -125,7 +131,15 @@ func (e *env) create(userID string) Session {
 // stored returns the record as it is on disk (in the store's durable state),
 // not overlaid with the in-memory lastAccessedAt.
 func (e *env) stored(id string) (Session, bool) {
-	return e.m.tab.Get(id)
+	r, ok := e.m.tab.Get(e.m.key(id))
+	if !ok {
+		return Session{}, false
+	}
+	s, err := e.m.open(r)
+	if err != nil {
+		e.t.Fatalf("stored %s does not open: %v", id, err)
+	}
+	return s, true
 }
 
 func TestCreate(t *testing.T) {

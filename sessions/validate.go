@@ -30,12 +30,18 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	if !httpx.IsUUID(id) {
 		return Session{}, false, ErrInvalid
 	}
-	s, ok := m.tab.Get(id)
+	r, ok := m.tab.Get(m.key(id))
 	if !ok {
 		return Session{}, false, ErrInvalid
 	}
+	s, err = m.open(r)
+	if err != nil {
+		m.log.Error("session record does not open", "user_id", r.UserID, "err", err)
+		return Session{}, false, ErrInvalid
+	}
+	key := r.ID
 	now := m.cfg.Now()
-	e := m.lookup(s.ID)
+	e := m.lookup(key)
 	last := s.LastAccessedAt
 	if e != nil {
 		if n := e.last.Load(); n > last.UnixNano() {
@@ -43,18 +49,18 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 		}
 	}
 	if now.After(s.ExpiresAt) {
-		m.expire(&s, "expired")
+		m.expire(key, &s, "expired")
 		return Session{}, false, ErrExpired
 	}
 	if now.Sub(last) > m.cfg.IdleTimeout {
-		m.expire(&s, "idle")
+		m.expire(key, &s, "idle")
 		return Session{}, false, ErrExpired
 	}
-	if !m.addressOK(&s, e, ip) {
+	if !m.addressOK(key, &s, e, ip) {
 		return Session{}, false, ErrInvalid
 	}
 	if e == nil {
-		e = m.entry(s.ID)
+		e = m.entry(key)
 	}
 	e.touch(now)
 	if now.After(last) {
@@ -79,7 +85,7 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 		return s, false, nil
 	}
 	defer e.renewing.Store(false)
-	err = m.store.Commit(m.tab.Update(s.ID, func(r *Session) error {
+	err = m.store.Commit(m.tab.Update(key, func(r *record) error {
 		r.ExpiresAt = exp
 		// The write is made anyway: let lastAccessedAt ride along.
 		if now.After(r.LastAccessedAt) {
@@ -103,13 +109,13 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 // expire deletes a session met past its expiry or idle timeout. The request
 // is refused whether or not the delete is written: the session stays
 // expired, and the next request, Cleanup or compaction removes it.
-func (m *Manager) expire(s *Session, reason string) {
-	err := m.store.Commit(m.tab.DeleteIfExists(s.ID, nil))
+func (m *Manager) expire(key string, s *Session, reason string) {
+	err := m.store.Commit(m.tab.DeleteIfExists(key, nil))
 	if err != nil {
 		m.log.Error("cannot delete expired session", "user_id", s.UserID, "session_ref", Ref(s.ID), "reason", reason, "err", err)
 		return
 	}
-	m.forget(s.ID)
+	m.forget(key)
 	m.log.Info("session expired", "user_id", s.UserID, "session_ref", Ref(s.ID), "reason", reason)
 }
 
@@ -117,7 +123,7 @@ func (m *Manager) expire(s *Session, reason string) {
 // (outside the same /24 or /64) is logged as suspicious, once per foreign
 // network, since mobile clients move; with BindIP the session is deleted
 // and addressOK reports false.
-func (m *Manager) addressOK(s *Session, e *entry, ip netip.Addr) bool {
+func (m *Manager) addressOK(key string, s *Session, e *entry, ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
 	var created netip.Addr
 	if s.IPAddress != "" {
@@ -129,16 +135,16 @@ func (m *Manager) addressOK(s *Session, e *entry, ip netip.Addr) bool {
 	if m.cfg.BindIP {
 		m.log.Warn("suspicious session address", "user_id", s.UserID, "session_ref", Ref(s.ID),
 			"ip", ip, "created_ip", s.IPAddress, "action", "session deleted")
-		err := m.store.Commit(m.tab.DeleteIfExists(s.ID, nil))
+		err := m.store.Commit(m.tab.DeleteIfExists(key, nil))
 		if err != nil {
 			m.log.Error("cannot delete session", "user_id", s.UserID, "session_ref", Ref(s.ID), "err", err)
 		} else {
-			m.forget(s.ID)
+			m.forget(key)
 		}
 		return false
 	}
 	if e == nil {
-		e = m.entry(s.ID)
+		e = m.entry(key)
 	}
 	network := foreignNetwork(ip)
 	e.mu.Lock()
