@@ -112,5 +112,3 @@ func TestConvertLegacy(t *testing.T) {
 		t.Errorf("second ConvertLegacy = %d, %v; want 0", n, err)
 	}
 }
-
-

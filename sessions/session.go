@@ -149,7 +149,7 @@ type Manager struct {
 	ended  *storage.Table[Ended]   // per user: sessions ended by MaxPerUser
 	keys   keys
 	cfg    Config
-	log   *slog.Logger
+	log    *slog.Logger
 
 	// mu guards entries: the in-memory state of sessions met since start,
 	// by record id (key).
