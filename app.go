@@ -89,7 +89,9 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
 			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
 	}
-	a.users = auth.NewUsers(a.mainStore)
+	if a.users, err = auth.NewUsers(a.mainStore, c.CredentialsKey, c.CredentialsKeyPrevious...); err != nil {
+		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	}
 	a.records = integrations.NewRecords(a.mainStore, vault, nil)
 	client := &http.Client{Timeout: outboundTimeout}
 	a.syncer, err = integrations.NewSyncer(integrations.SyncConfig{
@@ -133,12 +135,20 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		}
 		return nil, errors.Join(wrapErr("open main store", mainErr), wrapErr("open session store", sessErr))
 	}
-	if n, err := a.sessions.ConvertLegacy(); err != nil {
+	// Data an older version stored in clear, or under a previous
+	// CREDENTIALS_KEY, is sealed under the current keys before serving.
+	nSessions, err := a.sessions.ConvertLegacy()
+	var nUsers int
+	if err == nil {
+		nUsers, err = a.users.ConvertUsers()
+	}
+	if err != nil {
 		a.mainStore.Close()
 		a.sessionStore.Close()
-		return nil, fmt.Errorf("seal the sessions stored in clear: %w", err)
-	} else if n > 0 {
-		log.Info("sealed sessions stored in clear by an older version", "sessions", n)
+		return nil, fmt.Errorf("seal stored data: %w", err)
+	}
+	if nSessions > 0 || nUsers > 0 {
+		log.Info("sealed data stored in clear or under a previous key", "sessions", nSessions, "users", nUsers)
 	}
 	a.auth = auth.NewHandlers(auth.Config{
 		Sessions:     a.sessions,

@@ -155,16 +155,31 @@ func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error
 	if args[0] == "revoke" {
 		role = auth.RoleUser
 	}
-	dir := filepath.Join(dataDir(getenv), mainStoreDir)
+	c, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if !c.SessionSecure {
+		if err := c.devSecrets(); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(c.DataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{})
-	users := auth.NewUsers(st)
+	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	}
 	if err := st.Open(); err != nil {
 		if errors.Is(err, storage.ErrLocked) {
 			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
 		}
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
-	err := users.SetRole(args[1], role)
+	_, err = users.ConvertUsers()
+	if err == nil {
+		err = users.SetRole(args[1], role)
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
@@ -205,6 +220,10 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	dir := filepath.Join(c.DataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{})
 	records := integrations.NewRecords(st, vault, nil)
+	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return err
+	}
 	syncer, err := integrations.NewSyncer(integrations.SyncConfig{Records: records, Registry: reg, DataDir: c.DataDir})
 	if err != nil {
 		return err
@@ -216,9 +235,12 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
 	n, err := records.RotateKeys()
-	var items int
+	var items, nUsers int
 	if err == nil {
 		items, err = syncer.RotateKeys()
+	}
+	if err == nil {
+		nUsers, err = users.ConvertUsers()
 	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
@@ -226,6 +248,6 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("rotate-key: %d credentials and %d items re-sealed before: %w", n, items, err)
 	}
-	fmt.Fprintf(stdout, "re-sealed %d integration credentials and %d items under key %s\n", n, items, vault.KeyID())
+	fmt.Fprintf(stdout, "re-sealed %d integration credentials, %d items and %d users under key %s\n", n, items, nUsers, vault.KeyID())
 	return nil
 }

@@ -152,7 +152,7 @@ func TestRotateKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := runCmd(t, env, "rotate-key")
-	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials and 2 items") {
+	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items and 1 users") {
 		t.Fatalf("rotate-key: %v %q", err, out)
 	}
 	if out, _ := runCmd(t, env, "rotate-key"); !strings.Contains(out, "re-sealed 0") {
@@ -163,7 +163,9 @@ func TestRotateKey(t *testing.T) {
 	delete(env, "CREDENTIALS_KEY_PREVIOUS")
 	srv = startRun(t, env)
 	c.base = srv.URL
-	c.do("POST", "/v1/auth/login", map[string]string{"email": "a@example.org", "password": "a long enough password"})
+	if status, body, _ := c.do("POST", "/v1/auth/login", map[string]string{"email": "a@example.org", "password": "a long enough password"}); status != 200 {
+		t.Fatalf("login under the new key alone: %d %v", status, body)
+	}
 	for _, it := range waitItems(t, c, 2) {
 		id := it.(map[string]any)["id"].(string)
 		if status, body, _ := c.do("GET", "/v1/items/"+id, nil); status != 200 || !strings.Contains(jsonString(body), "body text") {

@@ -76,7 +76,10 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	dir := t.TempDir()
 	mainStore := storage.New(dir+"/main", storage.Options{Sync: s.sync, Now: clock.Now})
 	sessStore := storage.New(dir+"/sessions", storage.Options{Sync: s.sync, Now: clock.Now})
-	users := NewUsers(mainStore)
+	users, err := NewUsers(mainStore, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.sess.Now = clock.Now
 	s.sess.CSRF = s.cfg.CSRF
 	sm := sessions.New(sessStore, s.sess)
@@ -258,6 +261,9 @@ func (c *client) do(method, path string, body any) *response {
 }
 
 const testPassword = "correct horse battery"
+
+// testKey is the CREDENTIALS_KEY of the tests.
+var testKey = []byte("fedcba9876543210fedcba9876543210")
 
 // testSecret is the SESSION_SECRET of the tests.
 var testSecret = []byte("0123456789abcdef0123456789abcdef")

@@ -106,7 +106,7 @@ func (h *Handlers) createUser(email, name, hash string, tryFirst bool) (User, er
 	u := User{ID: httpx.NewUUID(), Email: email, Name: name, Role: RoleUser, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
 	if tryFirst {
 		u.Role = RoleAdmin
-		err := h.store.Commit(h.users.users.Insert(u), h.users.meta.Insert(meta{ID: firstUserKey, UserID: u.ID, CreatedAt: now}))
+		err := h.store.Commit(h.users.insertOp(u), h.users.meta.Insert(meta{ID: firstUserKey, UserID: u.ID, CreatedAt: now}))
 		if err == nil || !errors.Is(err, storage.ErrExists) {
 			return u, commitErr(err)
 		}
@@ -115,7 +115,7 @@ func (h *Handlers) createUser(email, name, hash string, tryFirst bool) (User, er
 		}
 		u.Role = RoleUser
 	}
-	return u, commitErr(h.store.Commit(h.users.users.Insert(u)))
+	return u, commitErr(h.store.Commit(h.users.insertOp(u)))
 }
 
 // commitErr names a unique-email violation; other errors pass through.

@@ -139,7 +139,10 @@ func newFixture(t testing.TB) *fixture {
 	}
 	mainStore := storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, Logger: log})
 	sessStore := storage.New(filepath.Join(f.dir, "sessions"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, Logger: log})
-	users := auth.NewUsers(mainStore)
+	users, err := auth.NewUsers(mainStore, []byte("fedcba9876543210fedcba9876543210"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	vault, err := integrations.NewVault(bytes.Repeat([]byte{9}, integrations.KeySize))
 	if err != nil {
 		t.Fatal(err)
