@@ -65,7 +65,7 @@ func TestNothingPersonalInClear(t *testing.T) {
 		CSRFToken: "legacy-csrf-token", Metadata: sessions.Metadata{LoginMethod: sessions.LoginPassword}}
 	for _, w := range []struct {
 		store, table string
-		put         func(*storage.Store) storage.Op
+		put          func(*storage.Store) storage.Op
 	}{
 		{mainStoreDir, "users", func(st *storage.Store) storage.Op {
 			return storage.Register(st, "users", storage.TableConfig[auth.User]{ID: func(u *auth.User) string { return u.ID }}).Put(legacyUser)
