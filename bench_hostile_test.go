@@ -29,6 +29,9 @@ import (
 // the binary's resident memory before the attack, its peak and after,
 // from /proc/PID/status (before-rss-MB, hwm-MB, rss-MB), the attack's answers (accepted, refused-503, reset),
 // and fails if the peak passes 96 MB or the normal user is not served.
+// It runs with the default limits, and again with the connection limits
+// lifted (body-budget-only), as an attacker with many addresses would
+// face them.
 // Traffic goes to 127.0.0.1 only.
 func BenchmarkHostileBodiesRSS(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
@@ -40,9 +43,18 @@ func BenchmarkHostileBodiesRSS(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
+	// With the default limits; then with the connection limits out of the
+	// way, as from many addresses, so that only the body budget holds.
+	b.Run("defaults", func(b *testing.B) { hostileBodies(b, bin) })
+	b.Run("body-budget-only", func(b *testing.B) {
+		hostileBodies(b, bin, "MAX_CONNECTIONS=100000", "MAX_CLIENT_CONNECTIONS=100000")
+	})
+}
+
+func hostileBodies(b *testing.B, bin string, extraEnv ...string) {
 	cmd := exec.Command(bin)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LISTEN_ADDR=127.0.0.1:0", "DATA_DIR=" + b.TempDir(),
-		"SESSION_SECURE=false", "STORE_SYNC=none", "LOG_FORMAT=json", "LOG_LEVEL=info", "CSRF_TOKENS=true"}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "LISTEN_ADDR=127.0.0.1:0", "DATA_DIR=" + b.TempDir(),
+		"SESSION_SECURE=false", "STORE_SYNC=none", "LOG_FORMAT=json", "LOG_LEVEL=info", "CSRF_TOKENS=true"}, extraEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
