@@ -61,9 +61,34 @@ func (u *Users) seal(usr User) userRecord {
 // open is the user rec holds; false if its sealed part does not open
 // (damage, or a CREDENTIALS_KEY that never sealed it), which is logged
 // by ConvertUsers at start.
+//
+// An opened email and name are kept with the sealed bytes they came from
+// (one entry per user), so authenticating a request does not open the
+// user's record again: a record re-sealed or replaced has other bytes.
 func (u *Users) open(rec userRecord) (User, bool) {
+	if v, ok := u.opened.Load(rec.ID); ok {
+		if o := v.(*openedUser); len(o.sealed) > 0 && len(o.sealed) == len(rec.Sealed) && &o.sealed[0] == &rec.Sealed[0] {
+			return o.user(rec), true
+		}
+	}
 	usr, _, err := u.openCurrent(rec)
-	return usr, err == nil
+	if err != nil {
+		return User{}, false
+	}
+	u.opened.Store(rec.ID, &openedUser{sealed: rec.Sealed, email: usr.Email, name: usr.Name})
+	return usr, true
+}
+
+// openedUser is what open keeps of an opened record.
+type openedUser struct {
+	sealed      []byte // the record's Sealed it was opened from (the same array)
+	email, name string
+}
+
+func (o *openedUser) user(rec userRecord) User {
+	return User{ID: rec.ID, Email: o.email, Name: o.name, Role: rec.Role, PasswordHash: rec.PasswordHash,
+		CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, DeletedAt: rec.DeletedAt,
+		PasswordChangedAt: rec.PasswordChangedAt}
 }
 
 func (u *Users) openCurrent(rec userRecord) (User, bool, error) {

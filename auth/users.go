@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"searchsvc/httpx"
@@ -65,6 +66,7 @@ type Users struct {
 	legacy *storage.Table[User] // users in clear, from before they were sealed
 	meta   *storage.Table[meta]
 	keys   userKeys
+	opened sync.Map // user id → *openedUser (see open)
 	now    func() time.Time
 }
 

@@ -16,7 +16,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"sync"
 
 	"golang.org/x/crypto/hkdf"
 )
@@ -108,17 +110,26 @@ func (b *Box) Open(sealed, ad []byte) (plaintext []byte, current bool, err error
 }
 
 // Index computes keyed blind indexes: the same value always gives the same
-// index, which tells nothing about the value without the key.
-type Index struct{ key []byte }
+// index, which tells nothing about the value without the key. It is safe
+// for concurrent use.
+type Index struct {
+	macs sync.Pool // of hash.Hash: HMAC-SHA256 under the key, reused (an index is computed per request)
+}
 
 // NewIndex returns an Index with the key derived for purpose from secret.
 func NewIndex(purpose string, secret []byte) *Index {
-	return &Index{key: Derive(secret, purpose)}
+	key := Derive(secret, purpose)
+	return &Index{macs: sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
 
 // Sum returns the index of value: HMAC-SHA256, base64url without padding.
 func (x *Index) Sum(value string) string {
-	m := hmac.New(sha256.New, x.key)
-	m.Write([]byte(value))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	m := x.macs.Get().(hash.Hash)
+	m.Reset()
+	io.WriteString(m, value)
+	var sum [sha256.Size]byte
+	var out [43]byte // base64url of 32 bytes, unpadded
+	base64.RawURLEncoding.Encode(out[:], m.Sum(sum[:0]))
+	x.macs.Put(m)
+	return string(out[:])
 }

@@ -69,17 +69,47 @@ func (m *Manager) seal(s Session) record {
 // open (damage, or a SESSION_SECRET other than the one that sealed it)
 // or does not belong to its key.
 func (m *Manager) open(r record) (Session, error) {
+	f, err := m.openFields(r)
+	if err != nil {
+		return Session{}, err
+	}
+	return m.session(r, f), nil
+}
+
+// openCached is open using, and filling, the opened fields kept in e.
+func (m *Manager) openCached(r record, e *entry) (Session, error) {
+	if e != nil {
+		if f := e.opened.Load(); f != nil {
+			return m.session(r, f), nil
+		}
+	}
+	f, err := m.openFields(r)
+	if err != nil {
+		return Session{}, err
+	}
+	if e != nil {
+		e.opened.Store(f)
+	}
+	return m.session(r, f), nil
+}
+
+func (m *Manager) openFields(r record) (*secretFields, error) {
 	b, _, err := m.keys.box.Open(r.Sealed, []byte(r.ID))
 	if err != nil {
-		return Session{}, fmt.Errorf("open session record: %w", err)
+		return nil, fmt.Errorf("open session record: %w", err)
 	}
 	var f secretFields
 	if err := json.Unmarshal(b, &f); err != nil || m.key(f.ID) != r.ID {
-		return Session{}, fmt.Errorf("open session record: %w", seal.ErrOpen)
+		return nil, fmt.Errorf("open session record: %w", seal.ErrOpen)
 	}
+	return &f, nil
+}
+
+// session is the Session of r and its opened fields.
+func (m *Manager) session(r record, f *secretFields) Session {
 	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: r.CreatedAt, LastAccessedAt: r.LastAccessedAt,
 		ExpiresAt: r.ExpiresAt, IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
-		Metadata: Metadata{LoginMethod: r.LoginMethod, DeviceName: f.DeviceName, Location: f.Location}}, nil
+		Metadata: Metadata{LoginMethod: r.LoginMethod, DeviceName: f.DeviceName, Location: f.Location}}
 }
 
 // legacyTable is where sessions were kept, in clear, before they were

@@ -17,6 +17,9 @@ import (
 type entry struct {
 	last     atomic.Int64 // Unix ns of the latest access seen since start; 0: none
 	renewing atomic.Bool  // a sliding renewal of this session is being written
+	// opened is the record's sealed part once opened: it never changes for
+	// a session, so a request opens it once, not every time.
+	opened atomic.Pointer[secretFields]
 
 	mu        sync.Mutex
 	warned    netip.Prefix // the foreign network last logged as suspicious

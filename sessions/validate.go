@@ -24,8 +24,9 @@ import (
 // durably, and renewed is true so the caller sends the cookie again (a
 // renewal that would extend expiresAt by less than TouchInterval is
 // skipped, so a threshold above MaxAge cannot cost a write per request). The
-// common case, a valid session that needs no renewal, writes nothing and
-// allocates nothing.
+// common case, a valid session that needs no renewal, writes nothing; it
+// computes the HMAC that finds the record (the id is never stored) and
+// opens the record's sealed part only the first time the session is met.
 func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, err error) {
 	if !httpx.IsUUID(id) {
 		return Session{}, false, ErrInvalid
@@ -34,14 +35,14 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	if !ok {
 		return Session{}, false, ErrInvalid
 	}
-	s, err = m.open(r)
+	key := r.ID
+	e := m.lookup(key)
+	s, err = m.openCached(r, e)
 	if err != nil {
 		m.log.Error("session record does not open", "user_id", r.UserID, "err", err)
 		return Session{}, false, ErrInvalid
 	}
-	key := r.ID
 	now := m.cfg.Now()
-	e := m.lookup(key)
 	last := s.LastAccessedAt
 	if e != nil {
 		if n := e.last.Load(); n > last.UnixNano() {
@@ -61,6 +62,8 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	}
 	if e == nil {
 		e = m.entry(key)
+		e.opened.Store(&secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
+			DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location})
 	}
 	e.touch(now)
 	if now.After(last) {
