@@ -32,6 +32,9 @@ func (x *Extractor) pdf(data []byte, out *textBuf) error {
 		return fmt.Errorf("%w: the PDF is encrypted", ErrNoText)
 	}
 	pages := d.pages(root["Pages"])
+	if len(pages) == 0 {
+		return fmt.Errorf("%w: pdf: no pages", ErrMalformed)
+	}
 	fonts := map[any]*pdfFont{}
 	for _, p := range pages {
 		if err := d.pageText(p, fonts, out); err != nil {
