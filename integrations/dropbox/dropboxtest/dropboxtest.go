@@ -1,0 +1,596 @@
+// Package dropboxtest is a fake Dropbox API for tests and benchmarks:
+// files/list_folder (recursive), list_folder/continue and files/download,
+// over a Dropbox of files held in memory, with Dropbox's cursors, its
+// error answers and a bearer token check, and hooks to change files,
+// reset cursors, expire the token, rate-limit and fail.
+//
+// It checks what Dropbox checks: POST, the bearer token, a JSON body with
+// Content-Type application/json and no unknown field for the RPC
+// endpoints, a Dropbox-API-Arg header of ASCII-only JSON and no body for
+// downloads, paths that start with '/', cursors it issued.
+package dropboxtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"searchsvc/integrations"
+	"searchsvc/integrations/dropbox"
+)
+
+// Options configure a fake Dropbox.
+type Options struct {
+	// Files are the files at first, by path ("/Docs/a.txt").
+	Files map[string][]byte
+	// Mux and URL, when set, are where the API is served (an
+	// oauthtest.Server's); else New starts its own server.
+	Mux *http.ServeMux
+	URL string
+	// Authorized checks a request's credentials; nil accepts exactly the
+	// bearer token Server.AccessToken.
+	Authorized func(*http.Request) bool
+	// PageSize caps the entries of a page below the request's limit; 0
+	// leaves the request's limit.
+	PageSize int
+	// RatePerMinute, when set, answers 429 with a Retry-After once more
+	// than that many requests came within one minute of Now.
+	RatePerMinute int
+	// Now is the fake's clock for the rate limit; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is a running fake Dropbox.
+type Server struct {
+	// URL is the API base address, for DROPBOX_API_BASE_URL; downloads
+	// are served there too.
+	URL string
+	// AccessToken is the token accepted when Options.Authorized is nil.
+	AccessToken string
+
+	opts   Options
+	client *http.Client
+	secret string // in every cursor, so that only the fake's are valid
+
+	mu       sync.Mutex
+	files    map[string]*file // by lower-case path
+	ids      map[string]string
+	seq      int      // changes so far
+	changes  []change // in order
+	gen      int      // cursors of an older generation are reset
+	nextID   int
+	expired  bool
+	failures []failure
+	window   []time.Time // request times within the last minute
+	counts   Counts
+}
+
+type file struct {
+	id, display string
+	data        []byte
+	modified    time.Time
+	rev         int
+}
+
+// change is a path that changed at seq.
+type change struct {
+	seq   int
+	lower string
+}
+
+type failure struct {
+	status     int
+	retryAfter string
+}
+
+// Counts are the requests answered, failures included.
+type Counts struct {
+	Lists, Continues, Downloads int
+}
+
+// New starts a fake Dropbox, closed by tb.Cleanup when New started the
+// server itself.
+func New(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	s := &Server{opts: opts, AccessToken: rand.Text(), secret: rand.Text()[:8], files: map[string]*file{}, ids: map[string]string{}}
+	for p, data := range opts.Files {
+		s.put(p, data)
+	}
+	s.changes = nil // the first listing sees them; no change is pending
+	mux := opts.Mux
+	if mux == nil {
+		mux = http.NewServeMux()
+		srv := httptest.NewServer(mux)
+		tb.Cleanup(srv.Close)
+		s.URL, s.client = srv.URL, srv.Client()
+	} else {
+		s.URL, s.client = opts.URL, http.DefaultClient
+	}
+	mux.HandleFunc("/2/files/list_folder", s.listFolder)
+	mux.HandleFunc("/2/files/list_folder/continue", s.listContinue)
+	mux.HandleFunc("/2/files/download", s.download)
+	return s
+}
+
+// Client returns a client for the server New started.
+func (s *Server) Client() *http.Client { return s.client }
+
+// Provider returns a Dropbox provider whose API is this server.
+func (s *Server) Provider(tb testing.TB) *integrations.Provider {
+	tb.Helper()
+	vars := map[string]string{
+		"DROPBOX_OAUTH_CLIENT_ID":     "dropboxtest-client",
+		"DROPBOX_OAUTH_CLIENT_SECRET": "dropboxtest-secret",
+		"DROPBOX_OAUTH_AUTH_URL":      s.URL + "/oauth2/authorize",
+		"DROPBOX_OAUTH_TOKEN_URL":     s.URL + "/oauth2/token",
+		"DROPBOX_OAUTH_REVOKE_URL":    s.URL + "/2/auth/token/revoke",
+		"DROPBOX_API_BASE_URL":        s.URL,
+	}
+	p, err := integrations.NewProvider(dropbox.Definition(), func(k string) string { return vars[k] }, s.client)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// Token returns AccessToken, as dropbox.NewClient wants it.
+func (s *Server) Token(context.Context) (string, error) { return s.AccessToken, nil }
+
+// Put creates or replaces the file at p.
+func (s *Server) Put(p string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.put(p, data)
+}
+
+func (s *Server) put(p string, data []byte) {
+	lower := strings.ToLower(p)
+	f := s.files[lower]
+	if f == nil {
+		s.nextID++
+		f = &file{id: fmt.Sprintf("id:fake%08dAAAAAAAAAA", s.nextID), display: p}
+		s.files[lower] = f
+		s.ids[f.id] = lower
+	}
+	f.data = slices.Clone(data)
+	f.rev++
+	f.modified = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(s.seq) * time.Second)
+	s.changed(lower)
+}
+
+// Delete removes the file at p.
+func (s *Server) Delete(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lower := strings.ToLower(p)
+	if f := s.files[lower]; f != nil {
+		delete(s.ids, f.id)
+		delete(s.files, lower)
+		s.changed(lower)
+	}
+}
+
+func (s *Server) changed(lower string) {
+	s.seq++
+	s.changes = append(s.changes, change{s.seq, lower})
+}
+
+// ResetCursors makes every cursor issued so far answer 409 reset.
+func (s *Server) ResetCursors() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+}
+
+// ExpireToken makes the access token answer 401 expired_access_token.
+func (s *Server) ExpireToken() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expired = true
+}
+
+// Fail makes the next n requests fail with status, and retryAfter as
+// Retry-After if not empty.
+func (s *Server) Fail(n, status int, retryAfter string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.failures = append(s.failures, failure{status, retryAfter})
+	}
+}
+
+// Counts returns the requests answered so far.
+func (s *Server) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts
+}
+
+func (s *Server) now() time.Time {
+	if s.opts.Now != nil {
+		return s.opts.Now()
+	}
+	return time.Now()
+}
+
+// check answers a request that is refused or has a fault to inject, and
+// reports whether it did.
+func (s *Server) check(w http.ResponseWriter, r *http.Request, count *int) bool {
+	s.mu.Lock()
+	*count++
+	var f failure
+	if len(s.failures) > 0 {
+		f, s.failures = s.failures[0], s.failures[1:]
+	}
+	limited := false
+	if s.opts.RatePerMinute > 0 {
+		now := s.now()
+		s.window = slices.DeleteFunc(s.window, func(t time.Time) bool { return now.Sub(t) >= time.Minute })
+		if len(s.window) >= s.opts.RatePerMinute {
+			limited = true
+			f = failure{http.StatusTooManyRequests, strconv.Itoa(int((time.Minute - now.Sub(s.window[0])).Seconds()) + 1)}
+		} else {
+			s.window = append(s.window, now)
+		}
+	}
+	expired := s.expired
+	s.mu.Unlock()
+	if r.Method != http.MethodPost {
+		plainError(w, http.StatusMethodNotAllowed, "Error in call to API function: expected POST")
+		return true
+	}
+	if f.status != 0 || limited {
+		writeFailure(w, f)
+		return true
+	}
+	ok := r.Header.Get("Authorization") == "Bearer "+s.AccessToken
+	if s.opts.Authorized != nil {
+		ok = s.opts.Authorized(r)
+	}
+	switch {
+	case !ok:
+		jsonError(w, http.StatusUnauthorized, "invalid_access_token", nil)
+		return true
+	case expired:
+		jsonError(w, http.StatusUnauthorized, "expired_access_token", nil)
+		return true
+	}
+	return false
+}
+
+// decodeArg reads an RPC body as Dropbox does: JSON, nothing unknown.
+func decodeArg(w http.ResponseWriter, r *http.Request, into any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !strings.HasPrefix(ct, "application/json;") {
+		plainError(w, http.StatusBadRequest, "Error in call to API function: Bad HTTP \"Content-Type\" header")
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		plainError(w, http.StatusBadRequest, "Error in call to API function: request body: could not decode input as JSON")
+		return false
+	}
+	return true
+}
+
+func (s *Server) listFolder(w http.ResponseWriter, r *http.Request) {
+	if s.check(w, r, &s.counts.Lists) {
+		return
+	}
+	var arg struct {
+		Path           string `json:"path"`
+		Recursive      bool   `json:"recursive"`
+		IncludeDeleted bool   `json:"include_deleted"`
+		Limit          int    `json:"limit"`
+	}
+	if !decodeArg(w, r, &arg) {
+		return
+	}
+	if arg.Path != "" && !strings.HasPrefix(arg.Path, "/") || arg.Limit < 0 || arg.Limit > 2000 {
+		plainError(w, http.StatusBadRequest, "Error in call to API function \"files/list_folder\": request body: path: invalid")
+		return
+	}
+	if !arg.Recursive {
+		plainError(w, http.StatusBadRequest, "dropboxtest serves recursive listings only")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prefix := strings.ToLower(arg.Path)
+	if prefix != "" && !s.hasFolder(prefix) {
+		jsonError(w, http.StatusConflict, "path", map[string]any{"path": map[string]string{".tag": "not_found"}})
+		return
+	}
+	c := cursor{Gen: s.gen, Seq: s.seq, Prefix: prefix, Offset: 0, Limit: arg.Limit}
+	s.listPage(w, c)
+}
+
+func (s *Server) listContinue(w http.ResponseWriter, r *http.Request) {
+	if s.check(w, r, &s.counts.Continues) {
+		return
+	}
+	var arg struct {
+		Cursor string `json:"cursor"`
+	}
+	if !decodeArg(w, r, &arg) {
+		return
+	}
+	c, ok := s.parseCursor(arg.Cursor)
+	if !ok {
+		plainError(w, http.StatusBadRequest, "Error in call to API function \"files/list_folder/continue\": Invalid \"cursor\" parameter")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Gen != s.gen {
+		jsonError(w, http.StatusConflict, "reset", nil)
+		return
+	}
+	s.listPage(w, c)
+}
+
+// cursor is what the fake's cursors hold: during the first listing, the
+// offset into the sorted paths; after it (Offset -1), the change seq seen.
+type cursor struct {
+	Gen, Seq, Offset, Limit int
+	Prefix                  string
+}
+
+func (s *Server) makeCursor(c cursor) string {
+	b, _ := json.Marshal(c)
+	return "AAH" + s.secret + hexOf(b)
+}
+
+func (s *Server) parseCursor(v string) (cursor, bool) {
+	rest, ok := strings.CutPrefix(v, "AAH"+s.secret)
+	if !ok {
+		return cursor{}, false
+	}
+	b, ok := unhex(rest)
+	var c cursor
+	if !ok || json.Unmarshal(b, &c) != nil {
+		return cursor{}, false
+	}
+	return c, true
+}
+
+// listPage writes the page at c. The caller holds s.mu.
+func (s *Server) listPage(w http.ResponseWriter, c cursor) {
+	limit := c.Limit
+	if limit == 0 {
+		limit = 2000
+	}
+	if s.opts.PageSize > 0 {
+		limit = min(limit, s.opts.PageSize)
+	}
+	var entries []map[string]any
+	next := c
+	if c.Offset >= 0 {
+		all := s.listing(c.Prefix)
+		end := min(c.Offset+limit, len(all))
+		entries = all[c.Offset:end]
+		next.Offset = end
+		if end == len(all) {
+			next.Offset = -1
+		}
+	} else {
+		seen := map[string]bool{}
+		i := 0
+		for i < len(s.changes) && s.changes[i].seq <= c.Seq {
+			i++
+		}
+		for ; i < len(s.changes) && len(entries) < limit; i++ {
+			ch := s.changes[i]
+			next.Seq = ch.seq
+			if seen[ch.lower] || !strings.HasPrefix(ch.lower, c.Prefix) {
+				continue
+			}
+			seen[ch.lower] = true
+			if f := s.files[ch.lower]; f != nil {
+				entries = append(entries, s.metadata(ch.lower, f))
+			} else {
+				entries = append(entries, map[string]any{".tag": "deleted", "name": path.Base(ch.lower),
+					"path_lower": ch.lower, "path_display": ch.lower})
+			}
+		}
+	}
+	hasMore := next.Offset >= 0 || s.changesAfter(next.Seq, c.Prefix)
+	if entries == nil {
+		entries = []map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": entries, "cursor": s.makeCursor(next), "has_more": hasMore})
+}
+
+func (s *Server) changesAfter(seq int, prefix string) bool {
+	for i := len(s.changes) - 1; i >= 0 && s.changes[i].seq > seq; i-- {
+		if strings.HasPrefix(s.changes[i].lower, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// listing is every folder and file under prefix, sorted by path, folders
+// before what they hold.
+func (s *Server) listing(prefix string) []map[string]any {
+	folders := map[string]string{}
+	var paths []string
+	for lower, f := range s.files {
+		if !strings.HasPrefix(lower, prefix) {
+			continue
+		}
+		paths = append(paths, lower)
+		dir, ddir := path.Dir(lower), path.Dir(f.display)
+		for dir != "/" && strings.HasPrefix(dir, prefix) {
+			folders[dir] = ddir
+			dir, ddir = path.Dir(dir), path.Dir(ddir)
+		}
+	}
+	for d := range folders {
+		paths = append(paths, d)
+	}
+	slices.Sort(paths)
+	out := make([]map[string]any, 0, len(paths))
+	for _, p := range paths {
+		if f := s.files[p]; f != nil {
+			out = append(out, s.metadata(p, f))
+			continue
+		}
+		out = append(out, map[string]any{".tag": "folder", "name": path.Base(folders[p]), "path_lower": p,
+			"path_display": folders[p], "id": "id:dir" + hexOf([]byte(p))[:min(16, 2*len(p))]})
+	}
+	return out
+}
+
+func (s *Server) hasFolder(lower string) bool {
+	for p := range s.files {
+		if strings.HasPrefix(p, lower+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) metadata(lower string, f *file) map[string]any {
+	return map[string]any{
+		".tag": "file", "name": path.Base(f.display), "id": f.id,
+		"path_lower": lower, "path_display": f.display,
+		"client_modified": f.modified.Format(time.RFC3339), "server_modified": f.modified.Format(time.RFC3339),
+		"rev": fmt.Sprintf("%09x", f.rev), "size": len(f.data), "is_downloadable": true,
+		"content_hash": dropbox.ContentHash(f.data),
+	}
+}
+
+func (s *Server) download(w http.ResponseWriter, r *http.Request) {
+	if s.check(w, r, &s.counts.Downloads) {
+		return
+	}
+	arg := r.Header.Get("Dropbox-API-Arg")
+	for i := 0; i < len(arg); i++ {
+		if arg[i] >= 0x7f || arg[i] < ' ' {
+			plainError(w, http.StatusBadRequest, "Error in call to API function \"files/download\": HTTP header \"Dropbox-API-Arg\": could not decode input as JSON")
+			return
+		}
+	}
+	var a struct {
+		Path string `json:"path"`
+	}
+	dec := json.NewDecoder(strings.NewReader(arg))
+	dec.DisallowUnknownFields()
+	if arg == "" || dec.Decode(&a) != nil || a.Path == "" {
+		plainError(w, http.StatusBadRequest, "Error in call to API function \"files/download\": Must provide HTTP header \"Dropbox-API-Arg\"")
+		return
+	}
+	if r.ContentLength > 0 {
+		plainError(w, http.StatusBadRequest, "Error in call to API function \"files/download\": unexpected request body")
+		return
+	}
+	s.mu.Lock()
+	lower := strings.ToLower(a.Path)
+	if strings.HasPrefix(a.Path, "id:") {
+		lower = s.ids[a.Path]
+	} else if !strings.HasPrefix(a.Path, "/") {
+		s.mu.Unlock()
+		plainError(w, http.StatusBadRequest, "Error in call to API function \"files/download\": path: invalid")
+		return
+	}
+	f := s.files[lower]
+	var meta map[string]any
+	var data []byte
+	if f != nil {
+		meta, data = s.metadata(lower, f), f.data
+	}
+	s.mu.Unlock()
+	if f == nil {
+		jsonError(w, http.StatusConflict, "path", map[string]any{"path": map[string]string{".tag": "not_found"}})
+		return
+	}
+	result, _ := json.Marshal(meta)
+	w.Header().Set("Dropbox-API-Result", asciiJSON(result))
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.Write(data)
+}
+
+// writeFailure answers an injected failure as Dropbox would: 429 with its
+// JSON error, anything else as plain text.
+func writeFailure(w http.ResponseWriter, f failure) {
+	if f.retryAfter != "" {
+		w.Header().Set("Retry-After", f.retryAfter)
+	}
+	if f.status == http.StatusTooManyRequests {
+		n, _ := strconv.Atoi(f.retryAfter)
+		jsonError(w, f.status, "too_many_requests", map[string]any{"retry_after": n})
+		return
+	}
+	plainError(w, f.status, http.StatusText(f.status))
+}
+
+// jsonError answers {"error_summary": …, "error": {".tag": tag, …}}; a
+// 429's tag sits under "reason", as Dropbox sends it.
+func jsonError(w http.ResponseWriter, status int, tag string, extra map[string]any) {
+	e := map[string]any{".tag": tag}
+	if status == http.StatusTooManyRequests {
+		e = map[string]any{"reason": map[string]string{".tag": tag}}
+	}
+	for k, v := range extra {
+		e[k] = v
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="Dropbox-API"`)
+	}
+	writeJSON(w, status, map[string]any{"error_summary": tag + "/..", "error": e})
+}
+
+func plainError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write([]byte(msg))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+// asciiJSON escapes what is past ASCII, as Dropbox does in headers.
+func asciiJSON(b []byte) string {
+	var sb strings.Builder
+	for _, r := range string(b) {
+		if r < 0x7f {
+			sb.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16Units(r) {
+			fmt.Fprintf(&sb, `\u%04x`, u)
+		}
+	}
+	return sb.String()
+}
+
+func utf16Units(r rune) []rune {
+	if r <= 0xFFFF {
+		return []rune{r}
+	}
+	r -= 0x10000
+	return []rune{0xD800 + (r>>10)&0x3FF, 0xDC00 + r&0x3FF}
+}
+
+func hexOf(b []byte) string { return hex.EncodeToString(b) }
+
+func unhex(s string) ([]byte, bool) {
+	b, err := hex.DecodeString(s)
+	return b, err == nil
+}
