@@ -43,7 +43,7 @@ type Error struct {
 func (e *Error) Error() string { return "slack " + e.Method + ": " + e.Code }
 
 // goneErrors are the codes of a conversation that can no longer be read.
-var goneErrors = map[string]bool{"channel_not_found": true, "not_in_channel": true, "is_archived": true, "thread_not_found": true, "user_not_found": true}
+var goneErrors = map[string]bool{"channel_not_found": true, "not_in_channel": true, "is_archived": true, "thread_not_found": true}
 
 // Page sizes asked of Slack, within its limits (conversations.list and
 // users.list: 1,000; history and replies: 999; Slack advises 200).
