@@ -79,6 +79,7 @@ type Server struct {
 type file struct {
 	id, display string
 	data        []byte
+	hash        string // content hash, computed once
 	modified    time.Time
 	rev         int
 }
@@ -164,6 +165,7 @@ func (s *Server) put(p string, data []byte) {
 		s.ids[f.id] = lower
 	}
 	f.data = slices.Clone(data)
+	f.hash = dropbox.ContentHash(data)
 	f.rev++
 	f.modified = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(s.seq) * time.Second)
 	s.changed(lower)
@@ -468,7 +470,7 @@ func (s *Server) metadata(lower string, f *file) map[string]any {
 		"path_lower": lower, "path_display": f.display,
 		"client_modified": f.modified.Format(time.RFC3339), "server_modified": f.modified.Format(time.RFC3339),
 		"rev": fmt.Sprintf("%09x", f.rev), "size": len(f.data), "is_downloadable": true,
-		"content_hash": dropbox.ContentHash(f.data),
+		"content_hash": f.hash,
 	}
 }
 
