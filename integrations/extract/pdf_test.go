@@ -112,7 +112,7 @@ func TestPDFNoText(t *testing.T) {
 		{"type0 font without a map", type0.finish(cat, ""), extract.Limits{}, extract.ErrNoText},
 		{"images only", simplePDF(t, "q 10 0 0 10 0 0 cm /Im1 Do Q"), extract.Limits{}, extract.ErrNoText},
 		{"unsupported filter", lzw, extract.Limits{}, extract.ErrNoText},
-		{"flate bomb", pdfBomb(t, 64<<20), extract.Limits{}, extract.ErrLimit},
+		{"flate bomb", pdfBomb(t, 20<<20), extract.Limits{}, extract.ErrLimit},
 		{"flate total", simplePDF(t, strings.Repeat("BT (a) Tj ET ", 1000)), extract.Limits{MaxInflateTotal: 5000}, extract.ErrLimit},
 		{"objects", simplePDF(t, "BT (a) Tj ET"), extract.Limits{MaxObjects: 3}, extract.ErrLimit},
 		{"no catalog", []byte("%PDF-1.4\n1 0 obj\n<< /A 1 >>\nendobj\n"), extract.Limits{}, extract.ErrMalformed},
