@@ -14,7 +14,7 @@ const BlockSize = 4 << 20
 // the concatenation of those hashes hashed with SHA-256 again. An empty
 // file has no block: its hash is the SHA-256 of nothing.
 type contentHash struct {
-	overall hash.Hash // over the block hashes
+	blocks  []byte    // the hashes of the full blocks so far, 32 bytes per 4 MiB
 	block   hash.Hash // over the current block
 	inBlock int       // bytes in the current block
 }
@@ -23,7 +23,7 @@ type contentHash struct {
 // Sum appends the 32-byte digest (Entry.ContentHash is its lower-case
 // hex).
 func NewContentHash() hash.Hash {
-	return &contentHash{overall: sha256.New(), block: sha256.New()}
+	return &contentHash{block: sha256.New()}
 }
 
 func (h *contentHash) Write(p []byte) (int, error) {
@@ -34,7 +34,7 @@ func (h *contentHash) Write(p []byte) (int, error) {
 		h.inBlock += take
 		p = p[take:]
 		if h.inBlock == BlockSize {
-			h.overall.Write(h.block.Sum(nil))
+			h.blocks = h.block.Sum(h.blocks)
 			h.block.Reset()
 			h.inBlock = 0
 		}
@@ -45,19 +45,16 @@ func (h *contentHash) Write(p []byte) (int, error) {
 // Sum appends the hash of what was written so far, the block in progress
 // counted as the last; it does not change the state.
 func (h *contentHash) Sum(b []byte) []byte {
-	if h.inBlock == 0 {
-		return h.overall.Sum(b)
+	overall := sha256.New()
+	overall.Write(h.blocks)
+	if h.inBlock > 0 {
+		overall.Write(h.block.Sum(nil))
 	}
-	overall, err := h.overall.(hash.Cloner).Clone() // SHA-256 clones
-	if err != nil {
-		panic("dropbox: SHA-256 state cannot be cloned: " + err.Error())
-	}
-	overall.Write(h.block.Sum(nil))
 	return overall.Sum(b)
 }
 
 func (h *contentHash) Reset() {
-	h.overall.Reset()
+	h.blocks = h.blocks[:0]
 	h.block.Reset()
 	h.inBlock = 0
 }
