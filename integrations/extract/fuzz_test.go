@@ -55,7 +55,9 @@ func FuzzODT(f *testing.F) { fuzzFormat(f, "f.odt", sampleODT(f)) }
 
 func FuzzPDF(f *testing.F) {
 	fuzzFormat(f, "f.pdf", samplePDF(f), objStmPDF(f), differencesPDF(f), pdfBomb(f, 1<<20),
-		[]byte("%PDF-1.7\n1 0 obj << /Kids [1 0 R] /Pages 1 0 R /Type /Catalog >> endobj trailer << /Root 1 0 R >>"))
+		[]byte("%PDF-1.7\n1 0 obj << /Kids [1 0 R] /Pages 1 0 R /Type /Catalog >> endobj trailer << /Root 1 0 R >>"),
+		[]byte("%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj 2 0 obj << /Kids [3 0 R] >> endobj\n"+
+			"3 0 obj << /Contents 4 0 R >> endobj 4 0 obj << /Length 4 0 R >> stream\nBT (x) Tj ET\nendstream endobj trailer << /Root 1 0 R >>"))
 }
 
 // FuzzText covers the formats read as text, chosen by the first byte.

@@ -154,7 +154,7 @@ func (d *pdfDoc) parseAt(off int) any {
 		start++
 	}
 	end := -1
-	if n, ok := d.resolve(dict["Length"]).(float64); ok && n >= 0 && n <= float64(len(d.b)-start) {
+	if n, ok := d.length(dict["Length"]); ok && n >= 0 && n <= float64(len(d.b)-start) {
 		end = start + int(n)
 		if !bytes.HasPrefix(bytes.TrimLeft(d.b[end:min(end+32, len(d.b))], "\r\n \t"), []byte("endstream")) {
 			end = -1 // a wrong /Length: trust the keyword instead
@@ -168,6 +168,24 @@ func (d *pdfDoc) parseAt(off int) any {
 		end = start + e
 	}
 	return &pdfStream{dict: dict, raw: d.b[start:end]}
+}
+
+// length reads a stream's /Length: a number, or a reference to a number
+// object. The object is parsed without a stream of its own, so that a
+// length that refers to its own stream cannot loop.
+func (d *pdfDoc) length(o any) (float64, bool) {
+	if r, ok := o.(pdfRef); ok {
+		off, found := d.offsets[r.num]
+		if !found {
+			return 0, false
+		}
+		l := &pdfLexer{b: d.b, pos: off}
+		if o, _ = l.object(true, 0); o == nil {
+			return 0, false
+		}
+	}
+	n, ok := o.(float64)
+	return n, ok
 }
 
 // resolve follows references to the object they name.

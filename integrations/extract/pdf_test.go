@@ -64,6 +64,18 @@ func pdfBomb(tb testing.TB, size int) []byte {
 	return p.finish(catalog, "")
 }
 
+// selfLengthPDF has a content stream whose /Length refers to itself.
+func selfLengthPDF(tb testing.TB) []byte {
+	p := newPDF()
+	pagesAt := p.reserve()
+	catalog := p.obj(fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pagesAt))
+	c := p.reserve()
+	p.set(c, fmt.Sprintf("<< /Length %d 0 R >>\nstream\nBT (self) Tj ET\nendstream", c))
+	page := p.obj(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /Contents %d 0 R >>", pagesAt, c))
+	p.set(pagesAt, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", page))
+	return p.finish(catalog, "")
+}
+
 func TestPDF(t *testing.T) {
 	twoPages := simplePDF(t, "BT /F1 1 Tf (one) Tj ET", "BT /F1 1 Tf (two) Tj ET")
 	tests := []struct {
@@ -76,6 +88,7 @@ func TestPDF(t *testing.T) {
 		{"differences encoding", differencesPDF(t), "Hi éﬁ"},
 		{"wrong /Length", bytes.Replace(simplePDF(t, "BT (kept) Tj ET"), []byte("/Length 2"), []byte("/Length 9999"), 1), "kept"},
 		{"no trailer: the catalog is found", bytes.Split(twoPages, []byte("trailer"))[0], "one\ntwo"},
+		{"a /Length that is its own stream", selfLengthPDF(t), "self"},
 		{"kids loop back to the root", bytes.Replace(twoPages, []byte("/Kids ["), []byte("/Kids [1 0 R "), 1), "one\ntwo"},
 		{"page font without ToUnicode or Identity", simplePDF(t, "BT /F9 1 Tf (plain) Tj ET"), "plain"},
 	}

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -273,7 +274,7 @@ func skipInlineImage(l *pdfLexer) {
 		}
 	}
 	for l.pos < len(l.b) {
-		i := strings.Index(string(l.b[l.pos:]), "EI")
+		i := bytes.Index(l.b[l.pos:], []byte("EI"))
 		if i < 0 {
 			l.pos = len(l.b)
 			return
