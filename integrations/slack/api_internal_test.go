@@ -119,3 +119,23 @@ func FuzzAnswer(f *testing.F) {
 		c.User(ctx, "U1")
 	})
 }
+
+// FuzzTSTime: a ts validTS accepts reads as a time within its digits'
+// range, and anything else as the zero time.
+func FuzzTSTime(f *testing.F) {
+	for _, s := range []string{"1767225600.000100", "1", "999999999999.999999999", "1.", ".5", "12e3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ts string) {
+		got := TSTime(ts)
+		if !validTS(ts, false) {
+			if !got.IsZero() {
+				t.Fatalf("TSTime(%q) = %v, want zero for an invalid ts", ts, got)
+			}
+			return
+		}
+		if got.Unix() < 0 || got.Unix() > 999_999_999_999 {
+			t.Fatalf("TSTime(%q) = %v, out of range", ts, got)
+		}
+	})
+}
