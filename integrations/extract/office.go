@@ -61,7 +61,7 @@ type xmlPart struct {
 }
 
 func newXMLPart(r io.Reader, lim Limits, tokens *int) *xmlPart {
-	d := xml.NewDecoder(r)
+	d := xml.NewDecoder(&tagLimiter{r: r})
 	d.CharsetReader = func(label string, r io.Reader) (io.Reader, error) {
 		if l := strings.ToLower(label); l == "utf-8" || l == "utf8" || l == "us-ascii" {
 			return r, nil
@@ -97,6 +97,58 @@ func (p *xmlPart) next() (xml.Token, error) {
 		p.depth--
 	}
 	return tok, nil
+}
+
+// maxTag bounds the bytes of one XML tag, from '<' to '>'. encoding/xml
+// keeps every attribute of a tag as it reads it, at several times the
+// bytes each takes in the file: a tag of millions of attributes would cost
+// hundreds of megabytes. Office tags take a few hundred bytes.
+const maxTag = 64 << 10
+
+// tagLimiter passes an XML document through, failing with ErrLimit on a
+// tag longer than maxTag. Inside a start or end tag a quoted '>' does not
+// end it; comments, declarations and CDATA end at their first '>', which
+// can only make a count restart early.
+type tagLimiter struct {
+	r     io.Reader
+	inTag bool
+	quote byte // the quote of an attribute value being read, or 0
+	plain bool // a <! or <? construct: quotes not tracked
+	start bool // the byte after '<' is next
+	n     int  // bytes of the current tag
+}
+
+func (t *tagLimiter) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for _, c := range p[:n] {
+		if !t.inTag {
+			if c == '<' {
+				t.inTag, t.start, t.quote, t.plain, t.n = true, true, 0, false, 0
+			}
+			continue
+		}
+		t.n++
+		if t.n > maxTag {
+			return 0, fmt.Errorf("%w: an XML tag longer than %d bytes", ErrLimit, maxTag)
+		}
+		switch {
+		case t.start:
+			t.start = false
+			t.plain = c == '!' || c == '?'
+			if c == '>' {
+				t.inTag = false
+			}
+		case t.quote != 0:
+			if c == t.quote {
+				t.quote = 0
+			}
+		case c == '>':
+			t.inTag = false
+		case (c == '"' || c == '\'') && !t.plain:
+			t.quote = c
+		}
+	}
+	return n, err
 }
 
 // walk writes the text of an XML part by rules.

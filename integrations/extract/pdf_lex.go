@@ -20,8 +20,14 @@ type (
 	}
 )
 
-// maxPDFNesting bounds arrays and dictionaries inside each other.
-const maxPDFNesting = 32
+// Bounds of one object: arrays and dictionaries inside each other, the
+// elements of an array and the keys of a dictionary. An object past them
+// is a syntax error: its elements would cost several times their bytes.
+const (
+	maxPDFNesting = 32
+	maxPDFArray   = 1 << 16
+	maxPDFDict    = 1 << 12
+)
 
 var errPDFSyntax = errors.New("pdf syntax")
 
@@ -284,8 +290,8 @@ func (l *pdfLexer) objectFrom(kind int, v any, refs bool, depth int) (any, error
 				return nil, errPDFSyntax
 			}
 			o, err := l.objectFrom(k, v, refs, depth+1)
-			if err != nil {
-				return nil, err
+			if err != nil || len(arr) >= maxPDFArray {
+				return nil, errPDFSyntax
 			}
 			arr = append(arr, o)
 		}
@@ -301,8 +307,8 @@ func (l *pdfLexer) objectFrom(kind int, v any, refs bool, depth int) (any, error
 				return nil, errPDFSyntax
 			}
 			o, err := l.object(refs, depth+1)
-			if err != nil {
-				return nil, err
+			if err != nil || len(d) >= maxPDFDict {
+				return nil, errPDFSyntax
 			}
 			d[key] = o
 		}

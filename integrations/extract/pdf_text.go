@@ -507,6 +507,7 @@ func parseCMap(data []byte) *toUnicode {
 							s, _ := e.(pdfString)
 							r.list = append(r.list, utf16BE([]byte(s)))
 						}
+						entries += len(dst) // each costs a string: counted against the map's bound
 					}
 					if len(r.base) > 0 || len(r.list) > 0 {
 						cm.ranges = append(cm.ranges, r)

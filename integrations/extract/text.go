@@ -2,7 +2,6 @@ package extract
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -82,35 +81,45 @@ func plain(data []byte, out *textBuf) error {
 	return out.WriteString(decodeText(data))
 }
 
-// csvText writes a CSV file one record per line, fields separated by a
-// space. A file encoding/csv cannot read is written as plain text.
+// csvText writes a CSV file (RFC 4180) one record per line, fields
+// separated by a space, quotes removed ("" is a quote). It reads in one
+// pass without holding a record, so a line of millions of fields costs
+// no more than its bytes; a quote left open runs to the end, line breaks
+// in it read as spaces.
 func csvText(data []byte, out *textBuf) error {
 	text := decodeText(data)
-	r := csv.NewReader(bytes.NewReader([]byte(text)))
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
-	r.ReuseRecord = true
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			return nil
+	quoted := false
+	start := 0 // of the run of plain characters not yet written
+	flush := func(end int) error {
+		err := out.WriteString(text[start:end])
+		start = end + 1
+		return err
+	}
+	for i := 0; i < len(text); i++ {
+		var err error
+		switch c := text[i]; {
+		case c == '"':
+			if err = flush(i); err == nil && quoted && i+1 < len(text) && text[i+1] == '"' {
+				err = out.WriteString(`"`)
+				i++
+				start = i + 1
+				continue
+			}
+			quoted = !quoted
+		case c == ',' && !quoted:
+			if err = flush(i); err == nil {
+				err = out.space()
+			}
+		case (c == '\n' || c == '\r') && quoted:
+			if err = flush(i); err == nil {
+				err = out.space()
+			}
 		}
 		if err != nil {
-			out.reset()
-			return plain([]byte(text), out)
-		}
-		for _, f := range rec {
-			if err := out.WriteString(f); err != nil {
-				return err
-			}
-			if err := out.space(); err != nil {
-				return err
-			}
-		}
-		if err := out.newline(); err != nil {
 			return err
 		}
 	}
+	return out.WriteString(text[start:])
 }
 
 // jsonText writes the string values of a JSON document, one per line;
