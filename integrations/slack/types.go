@@ -73,19 +73,22 @@ func (u User) DisplayName() string {
 	return u.ID
 }
 
-// ConversationPage, MessagePage and UserPage are one page of a listing;
-// NextCursor is empty on the last.
+// ConversationPage is one page of conversations.list; NextCursor is empty
+// on the last.
 type ConversationPage struct {
 	Conversations []Conversation
 	NextCursor    string
 }
 
+// MessagePage is one page of conversations.history or .replies;
+// NextCursor is empty on the last.
 type MessagePage struct {
 	Messages   []Message // newest first for history; oldest first for replies
 	HasMore    bool
 	NextCursor string
 }
 
+// UserPage is one page of users.list; NextCursor is empty on the last.
 type UserPage struct {
 	Users      []User
 	NextCursor string
