@@ -34,8 +34,21 @@ const (
 var botScopes = []string{"channels:history", "channels:read", "users:read"}
 
 // userScopes are requested in the user_scope parameter: reading, as the
-// user, the conversations the user is in.
-var userScopes = []string{"channels:history", "groups:history", "im:history", "mpim:history", "search:read", "users:read"}
+// user, the conversations the user is in. Listing them
+// (conversations.list with every type) takes the four :read scopes,
+// their messages the four :history ones, names users:read.
+var userScopes = []string{
+	"channels:history", "channels:read", "groups:history", "groups:read",
+	"im:history", "im:read", "mpim:history", "mpim:read", "search:read", "users:read",
+}
+
+// allScopes is every scope the authorization asks for, bot and user, each
+// once: what the catalogue lists.
+func allScopes() []string {
+	all := slices.Concat(botScopes, userScopes)
+	slices.Sort(all)
+	return slices.Compact(all)
+}
 
 // Keys of Credentials.Fields set by ValidateTokens.
 const (
@@ -59,7 +72,7 @@ func Definition() integrations.Definition {
 			DisplayName: "Slack",
 			Kind:        integrations.KindChat,
 			AuthType:    integrations.AuthOAuth,
-			Scopes:      slices.Clone(botScopes),
+			Scopes:      allScopes(),
 		},
 		OAuth: &integrations.OAuthSpec{
 			AuthURL:        endpoints.Slack.AuthURL,
@@ -68,6 +81,7 @@ func Definition() integrations.Definition {
 			APIBaseURL:     APIBaseURL,
 			AuthStyle:      oauth2.AuthStyleInParams,
 			ScopeSeparator: ",",
+			ScopeParam:     slices.Clone(botScopes),
 			AuthParams:     map[string]string{"user_scope": strings.Join(userScopes, ",")},
 			Tokens:         parseTokens,
 			Revoke:         revoke,
