@@ -263,14 +263,25 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 // workspace is one user's connected Slack workspace.
 type workspace struct {
 	integrations.OAuthConn // Initialize refreshes a rotating token
+	sync                   *syncer
 }
 
+// newWorkspace builds an instance: its API client caches the members it
+// reads, for the instance's life, which is one sync session.
 func newWorkspace(env integrations.Env) (integrations.Integration, error) {
 	conn, err := integrations.NewOAuthConn(Domain, env)
 	if err != nil {
 		return nil, err
 	}
-	return &workspace{conn}, nil
+	token := func(ctx context.Context) (string, error) {
+		creds, err := conn.Tokens.Credentials(ctx)
+		return creds.AccessToken, err
+	}
+	known := env.Known
+	if known == nil {
+		known = func(string) bool { return false }
+	}
+	return &workspace{OAuthConn: conn, sync: &syncer{api: NewClient(conn.Client, conn.API, token, env.Now), known: known, stored: env.Stored}}, nil
 }
 
 // ValidateAuthentication calls auth.test with the access token.
@@ -288,11 +299,6 @@ func (w *workspace) ValidateAuthentication(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("slack auth.test: %s", code)
 		}
 	})
-}
-
-// RunTask knows no task yet; the message tasks come with the sync.
-func (w *workspace) RunTask(_ context.Context, task integrations.Task) (integrations.TaskResult, error) {
-	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", task.Type, integrations.ErrUnsupportedTask)
 }
 
 // Shutdown has nothing to release: requests use the shared HTTP client.

@@ -1,0 +1,479 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"searchsvc/integrations"
+)
+
+// The sync of a Slack workspace, in tasks:
+//
+//   - start gives a listConversations task;
+//   - listConversations lists one page of the conversations the user is
+//     in and gives a history task for each, and a listConversations task
+//     for the next page;
+//   - history reads one page of a conversation's messages, newest first,
+//     after its oldest: the newest RecheckWindow messages stored and
+//     everything since, so that a second sync with nothing new costs one
+//     call per conversation, and an edit or a deletion among the recent
+//     messages is seen. A thread parent whose reply count or latest reply
+//     differs from the replies stored gives a replies task;
+//   - replies reads one page of a thread.
+//
+// A message's provider id is "channel/ts", a reply's
+// "channel/thread/ts", with "@edited-ts" once edited: an edit gives a new
+// id, so the edited message is stored and the version before it removed.
+// A message stored within the range a page covers but absent from it was
+// deleted (Slack shows only a deleted thread parent, as a tombstone) and
+// is removed. Every task carries its conversation, title, oldest and
+// cursor, and the bound of the range the pages before it covered, so a
+// task run again after a 429 or a restart goes on from where it stopped.
+const (
+	TaskListConversations = "listConversations"
+	TaskHistory           = "history"
+	TaskReplies           = "replies"
+)
+
+// RecheckWindow is how many of a conversation's newest stored messages
+// each sync reads again, for their edits, deletions and new replies.
+const RecheckWindow = 100
+
+// Task payload keys.
+const (
+	payloadCursor  = "cursor"
+	payloadChannel = "channel"
+	payloadTitle   = "title"
+	payloadOldest  = "oldest"
+	payloadBefore  = "before" // history: the oldest ts of the pages before; "" for the first page
+	payloadThread  = "thread"
+	payloadAfter   = "after" // replies: the newest ts of the pages before
+)
+
+// storedSubtypes are the message subtypes stored: what people wrote.
+// Joins, topic changes and the like are not.
+var storedSubtypes = map[string]bool{"": true, "bot_message": true, "thread_broadcast": true, "file_share": true, "me_message": true}
+
+// syncer runs the tasks of one instance.
+type syncer struct {
+	api    *Client
+	known  func(string) bool
+	stored func() ([]string, error)
+
+	mu     sync.Mutex
+	loaded bool
+	convs  map[string]*convIndex
+}
+
+// convIndex is what is stored of one conversation, by ts.
+type convIndex struct {
+	top     map[string][]string            // ts → provider ids of the message
+	replies map[string]map[string][]string // thread ts → reply ts → provider ids
+}
+
+// RunTask runs the message tasks (see TaskListConversations). A task type
+// other than these is a bug of the queue: it fails with
+// ErrUnsupportedTask.
+func (w *workspace) RunTask(ctx context.Context, task integrations.Task) (integrations.TaskResult, error) {
+	p := task.Payload
+	switch task.Type {
+	case integrations.TaskStart:
+		return integrations.TaskResult{Tasks: []integrations.Task{{Type: TaskListConversations}}}, nil
+	case TaskListConversations:
+		return w.sync.conversations(ctx, p[payloadCursor])
+	case TaskHistory:
+		return w.sync.history(ctx, p)
+	case TaskReplies:
+		return w.sync.thread(ctx, p)
+	}
+	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", clipName(task.Type), integrations.ErrUnsupportedTask)
+}
+
+func (s *syncer) conversations(ctx context.Context, cursor string) (integrations.TaskResult, error) {
+	page, err := s.api.Conversations(ctx, cursor)
+	if err != nil {
+		return integrations.TaskResult{}, err
+	}
+	if err := s.load(); err != nil {
+		return integrations.TaskResult{}, err
+	}
+	var res integrations.TaskResult
+	for _, conv := range page.Conversations {
+		title, err := s.api.Title(ctx, conv)
+		if errors.Is(err, ErrInvalidArgument) || isUnknownUser(err) {
+			title = "DM"
+		} else if err != nil {
+			return integrations.TaskResult{}, err
+		}
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskHistory, Payload: map[string]string{
+			payloadChannel: conv.ID, payloadTitle: title, payloadOldest: s.windowStart(conv.ID),
+		}})
+	}
+	if page.NextCursor != "" {
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListConversations, Payload: map[string]string{payloadCursor: page.NextCursor}})
+	}
+	return res, nil
+}
+
+func (s *syncer) history(ctx context.Context, p map[string]string) (integrations.TaskResult, error) {
+	channel, oldest, before := p[payloadChannel], p[payloadOldest], p[payloadBefore]
+	if !validTS(before, true) {
+		return integrations.TaskResult{}, fmt.Errorf("slack history: before: %w", ErrInvalidArgument)
+	}
+	page, err := s.api.History(ctx, channel, oldest, p[payloadCursor])
+	if err != nil {
+		return integrations.TaskResult{}, err
+	}
+	if err := s.load(); err != nil {
+		return integrations.TaskResult{}, err
+	}
+	var res integrations.TaskResult
+	seen := map[string]bool{}
+	low := ""
+	for _, m := range page.Messages {
+		if m.ThreadTS != "" && m.ThreadTS != m.TS {
+			// A reply also sent to the channel: stored once, as a reply.
+			if err := s.message(ctx, &res, channel, m.ThreadTS, p[payloadTitle], m); err != nil {
+				return integrations.TaskResult{}, err
+			}
+			continue
+		}
+		seen[m.TS] = true
+		if low == "" || compareTS(m.TS, low) < 0 {
+			low = m.TS
+		}
+		if m.Deleted() {
+			res.Removed = append(res.Removed, s.drop(channel, "", m.TS, "")...)
+		} else if err := s.message(ctx, &res, channel, "", p[payloadTitle], m); err != nil {
+			return integrations.TaskResult{}, err
+		}
+		if m.ReplyCount > 0 && s.threadChanged(channel, m) {
+			res.Tasks = append(res.Tasks, integrations.Task{Type: TaskReplies, Payload: map[string]string{
+				payloadChannel: channel, payloadTitle: p[payloadTitle], payloadThread: m.TS,
+			}})
+		}
+	}
+	// The range this page covers: down to its oldest message while more
+	// follow, else down to oldest; up to the pages before it.
+	last := page.NextCursor == ""
+	from, inclusive := low, true
+	if last {
+		from, inclusive = oldest, false
+	}
+	res.Removed = append(res.Removed, s.missing(channel, from, inclusive, before, seen)...)
+	if !last {
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskHistory, Payload: map[string]string{
+			payloadChannel: channel, payloadTitle: p[payloadTitle], payloadOldest: oldest,
+			payloadCursor: page.NextCursor, payloadBefore: low,
+		}})
+	}
+	return res, nil
+}
+
+func (s *syncer) thread(ctx context.Context, p map[string]string) (integrations.TaskResult, error) {
+	channel, thread, after := p[payloadChannel], p[payloadThread], p[payloadAfter]
+	if !validTS(after, true) {
+		return integrations.TaskResult{}, fmt.Errorf("slack replies: after: %w", ErrInvalidArgument)
+	}
+	page, err := s.api.Replies(ctx, channel, thread, "", p[payloadCursor])
+	if err != nil {
+		return integrations.TaskResult{}, err
+	}
+	if err := s.load(); err != nil {
+		return integrations.TaskResult{}, err
+	}
+	var res integrations.TaskResult
+	seen := map[string]bool{}
+	high := after
+	for _, m := range page.Messages {
+		if m.TS == thread {
+			continue // the parent, stored from the history
+		}
+		seen[m.TS] = true
+		if high == "" || compareTS(m.TS, high) > 0 {
+			high = m.TS
+		}
+		if err := s.message(ctx, &res, channel, thread, p[payloadTitle], m); err != nil {
+			return integrations.TaskResult{}, err
+		}
+	}
+	last := page.NextCursor == ""
+	s.mu.Lock()
+	ci := s.conv(channel)
+	for ts := range ci.replies[thread] {
+		if seen[ts] || after != "" && compareTS(ts, after) <= 0 || !last && compareTS(ts, high) > 0 {
+			continue
+		}
+		res.Removed = append(res.Removed, s.dropLocked(channel, thread, ts, "")...)
+	}
+	s.mu.Unlock()
+	if !last {
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskReplies, Payload: map[string]string{
+			payloadChannel: channel, payloadTitle: p[payloadTitle], payloadThread: thread,
+			payloadCursor: page.NextCursor, payloadAfter: high,
+		}})
+	}
+	return res, nil
+}
+
+// message adds m (a message, or a reply in thread) to res unless its
+// version is stored, with the removal of the versions it replaces.
+func (s *syncer) message(ctx context.Context, res *integrations.TaskResult, channel, thread, title string, m Message) error {
+	if !storedSubtypes[m.Subtype] || m.Text == "" {
+		return nil
+	}
+	edited := ""
+	if m.Edited != nil && validTS(m.Edited.TS, false) {
+		edited = m.Edited.TS
+	}
+	pid := providerID(channel, thread, m.TS, edited)
+	res.Removed = append(res.Removed, s.drop(channel, thread, m.TS, pid)...)
+	if s.known(pid) {
+		s.add(pid)
+		return nil
+	}
+	from := ""
+	if m.User != "" {
+		u, err := s.api.User(ctx, m.User)
+		switch {
+		case err == nil:
+			from = u.DisplayName()
+		case errors.Is(err, ErrInvalidArgument), isUnknownUser(err):
+			from = m.User
+		default:
+			return err
+		}
+	}
+	res.Output = append(res.Output, integrations.Item{
+		ProviderID: pid, Title: title, From: from, Date: m.Time(), Size: int64(len(m.Text)), Text: m.Text,
+	})
+	s.add(pid)
+	return nil
+}
+
+// isUnknownUser reports a users.info answer for a member Slack no longer
+// knows: the message keeps the member's id as its sender.
+func isUnknownUser(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == "user_not_found"
+}
+
+// threadChanged reports whether the replies stored under parent differ
+// from what Slack says of the thread.
+func (s *syncer) threadChanged(channel string, parent Message) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stored := s.conv(channel).replies[parent.TS]
+	if len(stored) != parent.ReplyCount {
+		return true
+	}
+	latest := ""
+	for ts := range stored {
+		if latest == "" || compareTS(ts, latest) > 0 {
+			latest = ts
+		}
+	}
+	return latest != parent.LatestReply
+}
+
+// windowStart is the oldest argument of a conversation's history: the ts
+// before its newest RecheckWindow stored messages, "" when it has fewer.
+func (s *syncer) windowStart(channel string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ci := s.convs[channel]
+	if ci == nil || len(ci.top) <= RecheckWindow {
+		return ""
+	}
+	all := make([]string, 0, len(ci.top))
+	for ts := range ci.top {
+		all = append(all, ts)
+	}
+	slices.SortFunc(all, compareTS)
+	return all[len(all)-RecheckWindow-1]
+}
+
+// missing returns the stored messages of channel within the range from
+// (exclusive, or inclusive) to before (exclusive; "" for no bound) that
+// are not in seen, and forgets them and their replies.
+func (s *syncer) missing(channel, from string, inclusive bool, before string, seen map[string]bool) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ci := s.conv(channel)
+	var out []string
+	for ts := range ci.top {
+		if seen[ts] {
+			continue
+		}
+		if from != "" {
+			c := compareTS(ts, from)
+			if c < 0 || c == 0 && !inclusive {
+				continue
+			}
+		}
+		if before != "" && compareTS(ts, before) >= 0 {
+			continue
+		}
+		out = append(out, s.dropLocked(channel, "", ts, "")...)
+		for rts := range ci.replies[ts] {
+			out = append(out, s.dropLocked(channel, ts, rts, "")...)
+		}
+	}
+	return out
+}
+
+// drop forgets the stored versions of a message other than keep, and
+// returns them.
+func (s *syncer) drop(channel, thread, ts, keep string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropLocked(channel, thread, ts, keep)
+}
+
+func (s *syncer) dropLocked(channel, thread, ts, keep string) []string {
+	ci := s.conv(channel)
+	m := ci.top
+	if thread != "" {
+		m = ci.replies[thread]
+	}
+	var out, kept []string
+	for _, pid := range m[ts] {
+		if pid == keep {
+			kept = append(kept, pid)
+		} else {
+			out = append(out, pid)
+		}
+	}
+	switch {
+	case len(kept) > 0:
+		m[ts] = kept
+	case m != nil:
+		delete(m, ts)
+	}
+	return out
+}
+
+// add notes a provider id stored or about to be.
+func (s *syncer) add(pid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addLocked(pid)
+}
+
+func (s *syncer) addLocked(pid string) {
+	channel, thread, ts, _, ok := parseProviderID(pid)
+	if !ok {
+		return
+	}
+	ci := s.conv(channel)
+	if thread == "" {
+		if !slices.Contains(ci.top[ts], pid) {
+			ci.top[ts] = append(ci.top[ts], pid)
+		}
+		return
+	}
+	if ci.replies[thread] == nil {
+		ci.replies[thread] = map[string][]string{}
+	}
+	if !slices.Contains(ci.replies[thread][ts], pid) {
+		ci.replies[thread][ts] = append(ci.replies[thread][ts], pid)
+	}
+}
+
+// conv returns the index of channel, made if needed; s.mu is held.
+func (s *syncer) conv(channel string) *convIndex {
+	if s.convs == nil {
+		s.convs = map[string]*convIndex{}
+	}
+	ci := s.convs[channel]
+	if ci == nil {
+		ci = &convIndex{top: map[string][]string{}, replies: map[string]map[string][]string{}}
+		s.convs[channel] = ci
+	}
+	return ci
+}
+
+// load reads the stored provider ids once per instance.
+func (s *syncer) load() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loaded {
+		return nil
+	}
+	if s.stored != nil {
+		pids, err := s.stored()
+		if err != nil {
+			return fmt.Errorf("slack: read stored items: %w", err)
+		}
+		for _, pid := range pids {
+			s.addLocked(pid)
+		}
+	}
+	s.loaded = true
+	return nil
+}
+
+// providerID is a message's provider id (see TaskListConversations).
+func providerID(channel, thread, ts, edited string) string {
+	var b strings.Builder
+	b.WriteString(channel)
+	if thread != "" {
+		b.WriteString("/" + thread)
+	}
+	b.WriteString("/" + ts)
+	if edited != "" {
+		b.WriteString("@" + edited)
+	}
+	return b.String()
+}
+
+// parseProviderID splits a provider id of providerID's; ok is false for
+// anything else.
+func parseProviderID(pid string) (channel, thread, ts, edited string, ok bool) {
+	base, edited, hasEdit := strings.Cut(pid, "@")
+	if hasEdit && !validTS(edited, false) {
+		return "", "", "", "", false
+	}
+	parts := strings.Split(base, "/")
+	switch len(parts) {
+	case 2:
+		channel, ts = parts[0], parts[1]
+	case 3:
+		channel, thread, ts = parts[0], parts[1], parts[2]
+		if !validTS(thread, false) {
+			return "", "", "", "", false
+		}
+	default:
+		return "", "", "", "", false
+	}
+	if !validID(channel) || !validTS(ts, false) {
+		return "", "", "", "", false
+	}
+	return channel, thread, ts, edited, true
+}
+
+// compareTS orders two valid ts by time.
+func compareTS(a, b string) int {
+	as, af, _ := strings.Cut(a, ".")
+	bs, bf, _ := strings.Cut(b, ".")
+	if c := len(as) - len(bs); c != 0 {
+		return c
+	}
+	if c := strings.Compare(as, bs); c != 0 {
+		return c
+	}
+	af, bf = strings.TrimRight(af, "0"), strings.TrimRight(bf, "0")
+	return strings.Compare(af, bf)
+}
+
+// clipName shortens a task type for an error message.
+func clipName(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
