@@ -69,7 +69,7 @@ func (t *tap) twice() []string {
 	return out
 }
 
-func newSyncRig(t *testing.T, opts dropboxtest.Options, cfg dropbox.Config) *syncRig {
+func newSyncRig(t testing.TB, opts dropboxtest.Options, cfg dropbox.Config) *syncRig {
 	t.Helper()
 	fake := dropboxtest.New(t, opts)
 	tp := &tap{next: fake.Client().Transport, fake: fake, got: map[string]int{}, seen: map[string]int{}, failAt: map[string]failure{}}

@@ -48,7 +48,7 @@ func (t *tap) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-func newSyncRig(t *testing.T, opts slacktest.Options) *syncRig {
+func newSyncRig(t testing.TB, opts slacktest.Options) *syncRig {
 	t.Helper()
 	fake := slacktest.New(t, opts)
 	tp := &tap{next: fake.Client().Transport, fake: fake, seen: map[string]int{}, failAt: map[string]failure{}}

@@ -163,6 +163,17 @@ func (f *Fixture) Items(rec records.Record) map[string]Item {
 	return out
 }
 
+// Count returns how many live items the record has, opening none.
+func (f *Fixture) Count(rec records.Record) int {
+	n := 0
+	for _, it := range f.Syncer.Items().ForRecord(rec.ID) {
+		if it.Live() {
+			n++
+		}
+	}
+	return n
+}
+
 // Clock is a clock tests move by hand.
 type Clock struct {
 	mu gosync.Mutex
