@@ -259,3 +259,48 @@ func TestSyncerResumesDropbox(t *testing.T) {
 	}
 	r.checkIndex(t)
 }
+
+// TestSyncerRelistsDropbox: after a cursor reset the whole Dropbox is
+// listed again over several pages, nothing unchanged is downloaded, and
+// files deleted while the cursor was reset, which no deleted entry
+// reports, leave the items.
+func TestSyncerRelistsDropbox(t *testing.T) {
+	r := newSyncRig(t, manyFiles(30), dropbox.Config{})
+	r.fx.Sync(r.rec)
+	if n := len(r.fx.Items(r.rec)); n != 30 {
+		t.Fatalf("first sync: got %d items, want 30", n)
+	}
+	r.fake.ResetCursors()
+	r.fake.Delete("/f05.txt")
+	r.fake.Delete("/f25.txt")
+	r.fake.Put("/f12.txt", []byte("changed while reset"))
+	r.fx.Clock.Advance(time.Hour)
+	r.fx.Sync(r.rec)
+	got := r.byPath(t)
+	if len(got) != 28 {
+		t.Errorf("after the re-listing: got %d items, want 28", len(got))
+	}
+	for _, gone := range []string{"/f05.txt", "/f25.txt"} {
+		if _, ok := got[gone]; ok {
+			t.Errorf("%s deleted while the cursor was reset is still stored", gone)
+		}
+	}
+	if it := got["/f12.txt"]; it.Text != "/f12.txt\n\nchanged while reset" {
+		t.Errorf("f12.txt: got %q", it.Text)
+	}
+	if c := r.fake.Counts(); c.Lists != 2 || c.Downloads != 31 {
+		t.Errorf("got %+v; want 2 lists, 31 downloads (f12.txt again)", c)
+	}
+	r.checkIndex(t)
+
+	// The next sync continues from the new cursor.
+	r.fx.Clock.Advance(time.Hour)
+	before := r.fake.Counts()
+	r.fx.Sync(r.rec)
+	if c := r.fake.Counts(); c.Lists != before.Lists || c.Continues != before.Continues+1 || c.Downloads != before.Downloads {
+		t.Errorf("after: got %+v, want one more continue than %+v", c, before)
+	}
+	if n := len(r.fx.Items(r.rec)); n != 28 {
+		t.Errorf("got %d items, want 28", n)
+	}
+}

@@ -2,6 +2,8 @@ package dropbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -39,8 +41,17 @@ const (
 const (
 	payloadCursor = "cursor"
 	payloadID     = "id"
+	payloadFull   = "full" // "1": a page of a full listing over stored items
 	stateCursor   = "cursor"
+	// stateSeen holds, during a full listing over stored items (after a
+	// cursor reset), a short hash of every file it listed, so that its
+	// last page can remove what is stored but no longer there: a file
+	// deleted while the cursor was reset gives no deleted entry.
+	stateSeen = "seen"
 )
+
+// seenHashLen is the bytes of a provider id's hash kept in stateSeen.
+const seenHashLen = 8
 
 // DefaultMaxFileSize is the largest file downloaded for its text, in
 // bytes (10 MiB); a larger one is stored by name and path only.
@@ -91,15 +102,16 @@ func (a *account) RunTask(ctx context.Context, task integrations.Task) (integrat
 		}
 		return integrations.TaskResult{Tasks: []integrations.Task{next}}, nil
 	case TaskListFiles:
-		return a.sync.list(ctx, task.Payload[payloadCursor])
+		return a.sync.list(ctx, task.Payload[payloadCursor], task.Payload[payloadFull] == "1")
 	case TaskDownloadFile:
 		return a.sync.download(ctx, task.Payload[payloadID])
 	}
 	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", clip(task.Type), integrations.ErrUnsupportedTask)
 }
 
-// list runs listFiles from cursor ("" for a full listing).
-func (s *syncer) list(ctx context.Context, cursor string) (integrations.TaskResult, error) {
+// list runs listFiles from cursor ("" for a full listing); full marks the
+// later pages of a full listing that started over stored items.
+func (s *syncer) list(ctx context.Context, cursor string, full bool) (integrations.TaskResult, error) {
 	var page Page
 	var err error
 	if cursor == "" {
@@ -120,7 +132,14 @@ func (s *syncer) list(ctx context.Context, cursor string) (integrations.TaskResu
 	if err := s.load(); err != nil {
 		return integrations.TaskResult{}, err
 	}
+	if cursor == "" {
+		full = s.storedCount() > 0
+	}
 	var res integrations.TaskResult
+	var seen []byte
+	if full && cursor != "" {
+		seen = decodeSeen(s.state(stateSeen))
+	}
 	for _, e := range page.Entries {
 		switch e.Tag {
 		case TagDeleted:
@@ -129,6 +148,9 @@ func (s *syncer) list(ctx context.Context, cursor string) (integrations.TaskResu
 			})...)
 		case TagFile:
 			pid := providerID(e)
+			if full {
+				seen = append(seen, seenHash(pid)...)
+			}
 			res.Removed = append(res.Removed, s.replaced(e, pid)...)
 			if s.known(pid) {
 				s.remember(pid)
@@ -142,11 +164,70 @@ func (s *syncer) list(ctx context.Context, cursor string) (integrations.TaskResu
 			res.Tasks = append(res.Tasks, integrations.Task{Type: TaskDownloadFile, Payload: map[string]string{payloadID: e.ID}})
 		}
 	}
-	if page.HasMore {
-		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListFiles, Payload: map[string]string{payloadCursor: page.Cursor}})
-	}
 	res.State = map[string]string{stateCursor: page.Cursor}
+	switch {
+	case page.HasMore:
+		next := map[string]string{payloadCursor: page.Cursor}
+		if full {
+			next[payloadFull] = "1"
+			res.State[stateSeen] = base64.RawStdEncoding.EncodeToString(seen)
+		}
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListFiles, Payload: next})
+	case full:
+		res.Removed = append(res.Removed, s.unseen(seen)...)
+		res.State[stateSeen] = ""
+	}
 	return res, nil
+}
+
+// seenHash is a provider id's short hash in stateSeen.
+func seenHash(pid string) []byte {
+	sum := sha256.Sum256([]byte(pid))
+	return sum[:seenHashLen]
+}
+
+// decodeSeen reads stateSeen; garbage reads as nothing seen, which only
+// keeps stored items a little longer.
+func decodeSeen(v string) []byte {
+	b, err := base64.RawStdEncoding.DecodeString(v)
+	if err != nil || len(b)%seenHashLen != 0 {
+		return nil
+	}
+	return b
+}
+
+// storedCount returns how many provider ids are stored.
+func (s *syncer) storedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, pids := range s.byID {
+		n += len(pids)
+	}
+	return n
+}
+
+// unseen returns the stored provider ids whose hash is not in seen, and
+// forgets them.
+func (s *syncer) unseen(seen []byte) []string {
+	set := make(map[string]bool, len(seen)/seenHashLen)
+	for i := 0; i+seenHashLen <= len(seen); i += seenHashLen {
+		set[string(seen[i:i+seenHashLen])] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, pids := range s.byID {
+		for _, pid := range pids {
+			if !set[string(seenHash(pid))] {
+				out = append(out, pid)
+			}
+		}
+	}
+	for _, pid := range out {
+		s.dropLocked(pid)
+	}
+	return out
 }
 
 // download runs downloadFile for the file id.
