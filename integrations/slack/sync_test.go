@@ -98,19 +98,20 @@ func (r *syncRig) calls() (list, history, replies, users int) {
 }
 
 func TestSyncerSyncsSlack(t *testing.T) {
-	opts := slacktest.Generate(4, 250) // a channel, a private one, a DM, a group DM; 25 threads each
+	opts := slacktest.Generate(4, 150) // a channel, a private one, a DM, a group DM; 15 threads each
+	opts.PageSize = 120
 	r := newSyncRig(t, opts)
 	r.fx.Sync(r.rec)
 
 	got, pids := r.byTS(t)
-	if len(got) != 4*250+4*25*2 {
-		t.Errorf("first sync: got %d items, want 1,200", len(got))
+	if len(got) != 4*150+4*15*2 {
+		t.Errorf("first sync: got %d items, want 720", len(got))
 	}
 	for _, tc := range []struct {
 		conv  int
 		msg   int
 		title string
-	}{{0, 0, "#channel-1"}, {1, 3, "#channel-2"}, {2, 7, "DM with Chen"}, {3, 249, "Group DM with user1, user2, me"}} {
+	}{{0, 0, "#channel-1"}, {1, 3, "#channel-2"}, {2, 7, "DM with Chen"}, {3, 149, "Group DM with user1, user2, me"}} {
 		m := opts.Conversations[tc.conv].Messages[tc.msg]
 		it := got[m.TS]
 		from := map[string]string{"U0000001": "Ana", "U0000002": "Bo", "U0000003": "Chen", "U0000004": "Dara", "U0000005": "Eli"}[m.User]
@@ -123,26 +124,26 @@ func TestSyncerSyncsSlack(t *testing.T) {
 	if it := got[reply.TS]; it.Text != reply.Text || it.Title != "#channel-1" {
 		t.Errorf("reply: got %q in %q, want %q in #channel-1", it.Text, it.Title, reply.Text)
 	}
-	if l, h, rp, u := r.calls(); l != 1 || h != 8 || rp != 100 || u != 5 {
-		t.Errorf("first sync: got %d list, %d history, %d replies, %d users.info calls; want 1, 8 (two pages each), 100, 5 (cached)", l, h, rp, u)
+	if l, h, rp, u := r.calls(); l != 1 || h != 8 || rp != 60 || u != 5 {
+		t.Errorf("first sync: got %d list, %d history, %d replies, %d users.info calls; want 1, 8 (two pages each), 60, 5 (cached)", l, h, rp, u)
 	}
 	rec := r.fx.Record(r.rec)
-	if rec.Status != records.StatusConnected || rec.LastError != "" || rec.ItemsSynced != 1200 || rec.LastSyncAt == nil {
-		t.Errorf("record: got %s %q, %d items, lastSyncAt %v; want connected, no error, 1,200, set", rec.Status, rec.LastError, rec.ItemsSynced, rec.LastSyncAt)
+	if rec.Status != records.StatusConnected || rec.LastError != "" || rec.ItemsSynced != 720 || rec.LastSyncAt == nil {
+		t.Errorf("record: got %s %q, %d items, lastSyncAt %v; want connected, no error, 720, set", rec.Status, rec.LastError, rec.ItemsSynced, rec.LastSyncAt)
 	}
 	r.checkIndex(t)
 
 	// Nothing new: one history call per conversation, no thread read.
 	r.fx.Clock.Advance(time.Hour)
 	r.fx.Sync(r.rec)
-	if l, h, rp, _ := r.calls(); l != 2 || h != 12 || rp != 100 {
-		t.Errorf("second sync: got %d list, %d history, %d replies calls; want 2, 12, 100", l, h, rp)
+	if l, h, rp, _ := r.calls(); l != 2 || h != 12 || rp != 60 {
+		t.Errorf("second sync: got %d list, %d history, %d replies calls; want 2, 12 (one each), 60", l, h, rp)
 	}
 
 	// Edits, deletions, a post, a reply, a deleted thread parent.
 	c := opts.Conversations[0]
 	msgs := c.Messages
-	edited, deleted, parent, tombstone := msgs[248].TS, msgs[247].TS, msgs[239].TS, msgs[229].TS
+	edited, deleted, parent, tombstone := msgs[148].TS, msgs[147].TS, msgs[139].TS, msgs[129].TS
 	r.fake.Edit(c.ID, edited, "edited: the otter password is hunter2")
 	r.fake.Delete(c.ID, deleted)
 	posted := r.fake.Post(c.ID, "U0000002", "a new message")
@@ -166,11 +167,11 @@ func TestSyncerSyncsSlack(t *testing.T) {
 	if got[replied].Text != "a new reply" || got[replied].From != "Chen" {
 		t.Errorf("reply: got %+v", got[replied])
 	}
-	if _, ok := got[msgs[229].Replies[0].TS]; !ok {
+	if _, ok := got[msgs[129].Replies[0].TS]; !ok {
 		t.Error("a reply under a deleted parent went with it; Slack keeps it")
 	}
-	if len(got) != 1200-2+2 {
-		t.Errorf("third sync: got %d items, want 1,200", len(got))
+	if len(got) != 720-2+2 {
+		t.Errorf("third sync: got %d items, want 720", len(got))
 	}
 	r.checkIndex(t)
 	if leaks := r.fx.PlainText("hunter2", "a new reply", "Chen", "channel-1", r.fake.AccessToken); len(leaks) != 0 {
@@ -182,7 +183,9 @@ func TestSyncerSyncsSlack(t *testing.T) {
 // waits its Retry-After and goes on from that page; a restart meanwhile
 // changes nothing of that.
 func TestSyncerResumesSlack(t *testing.T) {
-	r := newSyncRig(t, slacktest.Generate(4, 250))
+	opts := slacktest.Generate(4, 150)
+	opts.PageSize = 120
+	r := newSyncRig(t, opts)
 	r.tap.failAt["/conversations.history"] = failure{n: 4, status: http.StatusTooManyRequests, retryAfter: "30"}
 	r.fx.Sync(r.rec)
 	if r.fx.Syncer.Pending(r.rec.ID) == 0 {
@@ -204,13 +207,13 @@ func TestSyncerResumesSlack(t *testing.T) {
 	if p := r.fx.Syncer.Pending(r.rec.ID); p != 0 {
 		t.Fatalf("%d tasks pending after the wait", p)
 	}
-	if l, h, rp, _ := r.calls(); l != 1 || h != 8+1 || rp != 100 {
-		t.Errorf("got %d list, %d history, %d replies calls; want 1, 9 (one 429), 100: nothing read twice", l, h, rp)
+	if l, h, rp, _ := r.calls(); l != 1 || h != 8+1 || rp != 60 {
+		t.Errorf("got %d list, %d history, %d replies calls; want 1, 9 (one 429), 60: nothing read twice", l, h, rp)
 	}
 	got, _ := r.byTS(t)
 	rec = r.fx.Record(r.rec)
-	if len(got) != 1200 || rec.ItemsSynced != 1200 || rec.Status != records.StatusConnected || rec.LastError != "" {
-		t.Errorf("got %d items, record %s %q %d; want 1,200, connected", len(got), rec.Status, rec.LastError, rec.ItemsSynced)
+	if len(got) != 720 || rec.ItemsSynced != 720 || rec.Status != records.StatusConnected || rec.LastError != "" {
+		t.Errorf("got %d items, record %s %q %d; want 720, connected", len(got), rec.Status, rec.LastError, rec.ItemsSynced)
 	}
 	r.checkIndex(t)
 }
