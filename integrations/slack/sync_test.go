@@ -1,6 +1,8 @@
 package slack_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	gosync "sync"
@@ -216,4 +218,46 @@ func TestSyncerResumesSlack(t *testing.T) {
 		t.Errorf("got %d items, record %s %q %d; want 720, connected", len(got), rec.Status, rec.LastError, rec.ItemsSynced)
 	}
 	r.checkIndex(t)
+}
+
+// TestExpiredCursor: a cursor Slack no longer takes restarts its task
+// from the first page instead of failing the conversation.
+func TestExpiredCursor(t *testing.T) {
+	fake := slacktest.New(t, slacktest.Generate(1, 5))
+	in, err := slack.Definition().New(integrations.Env{
+		Credentials: integrations.Credentials{AccessToken: fake.AccessToken, TokenType: "user"},
+		Provider:    fake.Provider(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		task integrations.Task
+		want integrations.Task
+	}{
+		{integrations.Task{Type: slack.TaskListConversations, Payload: map[string]string{"cursor": "bm90LWEtY3Vyc29y"}},
+			integrations.Task{Type: slack.TaskListConversations}},
+		{integrations.Task{Type: slack.TaskHistory, Payload: map[string]string{"channel": "C0000001", "title": "#channel-1", "oldest": "", "cursor": "bm90LWEtY3Vyc29y", "before": "1767225601.000000"}},
+			integrations.Task{Type: slack.TaskHistory, Payload: map[string]string{"channel": "C0000001", "title": "#channel-1", "oldest": ""}}},
+	} {
+		res, err := in.RunTask(context.Background(), tc.task)
+		if err != nil || len(res.Tasks) != 1 || len(res.Output) != 0 || res.Tasks[0].Type != tc.want.Type || fmt.Sprint(res.Tasks[0].Payload) != fmt.Sprint(tc.want.Payload) {
+			t.Errorf("%s with an expired cursor: got %+v, %v; want only %+v", tc.task.Type, res, err, tc.want)
+		}
+	}
+}
+
+// TestSyncerRevokedSlack: a revoked token puts the record in
+// needs_reauth with words a person understands, and drops its tasks.
+func TestSyncerRevokedSlack(t *testing.T) {
+	r := newSyncRig(t, slacktest.Generate(2, 5))
+	r.fake.Revoke()
+	r.fx.Sync(r.rec)
+	rec := r.fx.Record(r.rec)
+	if rec.Status != records.StatusNeedsReauth || rec.LastError != "slack refused the stored authorization; connect it again" {
+		t.Errorf("record: got %s %q; want needs_reauth, slack refused the stored authorization; connect it again", rec.Status, rec.LastError)
+	}
+	if p := r.fx.Syncer.Pending(r.rec.ID); p != 0 || len(r.fx.Items(r.rec)) != 0 {
+		t.Errorf("got %d tasks pending, %d items; want none", p, len(r.fx.Items(r.rec)))
+	}
 }

@@ -93,6 +93,9 @@ func (w *workspace) RunTask(ctx context.Context, task integrations.Task) (integr
 
 func (s *syncer) conversations(ctx context.Context, cursor string) (integrations.TaskResult, error) {
 	page, err := s.api.Conversations(ctx, cursor)
+	if cursor != "" && expiredCursor(err) {
+		return restart(TaskListConversations, nil), nil
+	}
 	if err != nil {
 		return integrations.TaskResult{}, err
 	}
@@ -123,6 +126,9 @@ func (s *syncer) history(ctx context.Context, p map[string]string) (integrations
 		return integrations.TaskResult{}, fmt.Errorf("slack history: before: %w", ErrInvalidArgument)
 	}
 	page, err := s.api.History(ctx, channel, oldest, p[payloadCursor])
+	if p[payloadCursor] != "" && expiredCursor(err) {
+		return restart(TaskHistory, map[string]string{payloadChannel: channel, payloadTitle: p[payloadTitle], payloadOldest: oldest}), nil
+	}
 	if err != nil {
 		return integrations.TaskResult{}, err
 	}
@@ -178,6 +184,9 @@ func (s *syncer) thread(ctx context.Context, p map[string]string) (integrations.
 		return integrations.TaskResult{}, fmt.Errorf("slack replies: after: %w", ErrInvalidArgument)
 	}
 	page, err := s.api.Replies(ctx, channel, thread, "", p[payloadCursor])
+	if p[payloadCursor] != "" && expiredCursor(err) {
+		return restart(TaskReplies, map[string]string{payloadChannel: channel, payloadTitle: p[payloadTitle], payloadThread: thread}), nil
+	}
 	if err != nil {
 		return integrations.TaskResult{}, err
 	}
@@ -251,6 +260,20 @@ func (s *syncer) message(ctx context.Context, res *integrations.TaskResult, chan
 	})
 	s.add(pid)
 	return nil
+}
+
+// expiredCursor reports Slack's answer to a cursor it no longer takes
+// (one kept across a long wait): the pages are read again from the first,
+// which stores nothing twice.
+func expiredCursor(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == "invalid_cursor"
+}
+
+// restart is the result of a task whose cursor expired: the same task from
+// its first page.
+func restart(typ string, payload map[string]string) integrations.TaskResult {
+	return integrations.TaskResult{Tasks: []integrations.Task{{Type: typ, Payload: payload}}}
 }
 
 // isUnknownUser reports a users.info answer for a member Slack no longer
