@@ -107,6 +107,11 @@ type TaskResult struct {
 	Output  []Item   `json:"output"`
 	Tasks   []Task   `json:"tasks"`
 	Removed []string `json:"removed,omitempty"`
+	// State holds values the integration keeps for the record across
+	// syncs (a listing cursor), read back through Env.State. They are
+	// committed with the task's items, so a crash keeps both or neither;
+	// an empty value forgets its key.
+	State map[string]string `json:"state,omitempty"`
 }
 
 // Item is one document fetched from a provider: an email, a message, a file

@@ -31,6 +31,11 @@ type OAuthSpec struct {
 	// ScopeSeparator joins Manifest.Scopes in the scope parameter; empty
 	// means a space, as RFC 6749 says. Slack wants a comma.
 	ScopeSeparator string
+	// ScopeParam, when not nil, is what the scope parameter asks for
+	// instead of Manifest.Scopes: a provider that asks for more scopes in
+	// other parameters (Slack's user_scope) lists them all in its
+	// manifest, for the catalogue, and only some in scope.
+	ScopeParam []string
 	// AuthParams are extra authorization request parameters, such as
 	// access_type=offline.
 	AuthParams map[string]string
@@ -96,6 +101,9 @@ func NewProvider(def Definition, getenv func(string) string, client *http.Client
 		clientSecret: strings.TrimSpace(getenv(prefix + "_OAUTH_CLIENT_SECRET")),
 		client:       client,
 		Now:          time.Now,
+	}
+	if def.OAuth.ScopeParam != nil {
+		p.scopes = slices.Clone(def.OAuth.ScopeParam)
 	}
 	urls := []struct {
 		name string

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2/endpoints"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/extract"
 )
 
 // Dropbox's names and addresses.
@@ -35,8 +36,12 @@ var scopes = []string{"account_info.read", "files.metadata.read", "files.content
 // FieldAccountID is the Credentials.Fields key of the Dropbox account id.
 const FieldAccountID = "accountId"
 
-// Definition returns Dropbox's definition.
-func Definition() integrations.Definition {
+// Definition returns Dropbox's definition with the default limits.
+func Definition() integrations.Definition { return NewDefinition(Config{}) }
+
+// NewDefinition returns Dropbox's definition with the sync's limits cfg.
+func NewDefinition(cfg Config) integrations.Definition {
+	cfg = cfg.withDefaults()
 	return integrations.Definition{
 		Manifest: integrations.Manifest{
 			Domain:      Domain,
@@ -56,7 +61,7 @@ func Definition() integrations.Definition {
 			Tokens:              parseTokens,
 			Revoke:              revoke,
 		},
-		New: newAccount,
+		New: func(env integrations.Env) (integrations.Integration, error) { return newAccount(env, cfg) },
 	}
 }
 
@@ -117,14 +122,31 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 // account is one connected Dropbox account.
 type account struct {
 	integrations.OAuthConn // Initialize refreshes the short-lived access token
+	sync                   *syncer
 }
 
-func newAccount(env integrations.Env) (integrations.Integration, error) {
+func newAccount(env integrations.Env, cfg Config) (integrations.Integration, error) {
 	conn, err := integrations.NewOAuthConn(Domain, env)
 	if err != nil {
 		return nil, err
 	}
-	return &account{conn}, nil
+	a := &account{OAuthConn: conn}
+	token := func(ctx context.Context) (string, error) {
+		creds, err := conn.Tokens.Credentials(ctx)
+		return creds.AccessToken, err
+	}
+	known, state := env.Known, env.State
+	if known == nil {
+		known = func(string) bool { return false }
+	}
+	if state == nil {
+		state = func(string) string { return "" }
+	}
+	a.sync = &syncer{
+		api: NewClient(conn.Client, conn.API, token, env.Now), ext: extract.New(cfg.Extract), max: cfg.MaxFileSize,
+		known: known, stored: env.Stored, state: state,
+	}
+	return a, nil
 }
 
 // ValidateAuthentication calls users/get_current_account.
@@ -142,11 +164,6 @@ func (a *account) ValidateAuthentication(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("dropbox get_current_account: provider answered %d", status)
 		}
 	})
-}
-
-// RunTask knows no task yet; the file tasks come with the sync.
-func (a *account) RunTask(_ context.Context, task integrations.Task) (integrations.TaskResult, error) {
-	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", task.Type, integrations.ErrUnsupportedTask)
 }
 
 // Shutdown has nothing to release: requests use the shared HTTP client.

@@ -163,3 +163,9 @@ func tidyLines(s string) string {
 	}
 	return b.String()
 }
+
+// HTMLText returns the plain text of an HTML document as Parse makes it of
+// a text/html part: markup, scripts and styles removed, entities decoded,
+// block elements on lines of their own. s should be valid UTF-8; the time
+// it takes is linear in len(s).
+func HTMLText(s string) string { return htmlText(s) }

@@ -34,8 +34,21 @@ const (
 var botScopes = []string{"channels:history", "channels:read", "users:read"}
 
 // userScopes are requested in the user_scope parameter: reading, as the
-// user, the conversations the user is in.
-var userScopes = []string{"channels:history", "groups:history", "im:history", "mpim:history", "search:read", "users:read"}
+// user, the conversations the user is in. Listing them
+// (conversations.list with every type) takes the four :read scopes,
+// their messages the four :history ones, names users:read.
+var userScopes = []string{
+	"channels:history", "channels:read", "groups:history", "groups:read",
+	"im:history", "im:read", "mpim:history", "mpim:read", "search:read", "users:read",
+}
+
+// allScopes is every scope the authorization asks for, bot and user, each
+// once: what the catalogue lists.
+func allScopes() []string {
+	all := slices.Concat(botScopes, userScopes)
+	slices.Sort(all)
+	return slices.Compact(all)
+}
 
 // Keys of Credentials.Fields set by ValidateTokens.
 const (
@@ -59,7 +72,7 @@ func Definition() integrations.Definition {
 			DisplayName: "Slack",
 			Kind:        integrations.KindChat,
 			AuthType:    integrations.AuthOAuth,
-			Scopes:      slices.Clone(botScopes),
+			Scopes:      allScopes(),
 		},
 		OAuth: &integrations.OAuthSpec{
 			AuthURL:        endpoints.Slack.AuthURL,
@@ -68,6 +81,7 @@ func Definition() integrations.Definition {
 			APIBaseURL:     APIBaseURL,
 			AuthStyle:      oauth2.AuthStyleInParams,
 			ScopeSeparator: ",",
+			ScopeParam:     slices.Clone(botScopes),
 			AuthParams:     map[string]string{"user_scope": strings.Join(userScopes, ",")},
 			Tokens:         parseTokens,
 			Revoke:         revoke,
@@ -249,14 +263,25 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 // workspace is one user's connected Slack workspace.
 type workspace struct {
 	integrations.OAuthConn // Initialize refreshes a rotating token
+	sync                   *syncer
 }
 
+// newWorkspace builds an instance: its API client caches the members it
+// reads, for the instance's life, which is one sync session.
 func newWorkspace(env integrations.Env) (integrations.Integration, error) {
 	conn, err := integrations.NewOAuthConn(Domain, env)
 	if err != nil {
 		return nil, err
 	}
-	return &workspace{conn}, nil
+	token := func(ctx context.Context) (string, error) {
+		creds, err := conn.Tokens.Credentials(ctx)
+		return creds.AccessToken, err
+	}
+	known := env.Known
+	if known == nil {
+		known = func(string) bool { return false }
+	}
+	return &workspace{OAuthConn: conn, sync: &syncer{api: NewClient(conn.Client, conn.API, token, env.Now), known: known, stored: env.Stored}}, nil
 }
 
 // ValidateAuthentication calls auth.test with the access token.
@@ -274,11 +299,6 @@ func (w *workspace) ValidateAuthentication(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("slack auth.test: %s", code)
 		}
 	})
-}
-
-// RunTask knows no task yet; the message tasks come with the sync.
-func (w *workspace) RunTask(_ context.Context, task integrations.Task) (integrations.TaskResult, error) {
-	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", task.Type, integrations.ErrUnsupportedTask)
 }
 
 // Shutdown has nothing to release: requests use the shared HTTP client.

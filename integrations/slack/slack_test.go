@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,7 +28,7 @@ const (
 var now = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 
 var (
-	botScope  = strings.Join(slack.Definition().Manifest.Scopes, ",")
+	botScope  = strings.Join(slack.Definition().OAuth.ScopeParam, ",")
 	userScope = slack.Definition().OAuth.AuthParams["user_scope"]
 )
 
@@ -191,9 +192,57 @@ func TestAuthorizationURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"https://slack.com/oauth/v2/authorize?", "scope=channels%3Ahistory%2Cchannels%3Aread%2Cusers%3Aread",
-		"user_scope=channels%3Ahistory%2Cgroups%3Ahistory", "code_challenge_method=S256"} {
+		"user_scope=channels%3Ahistory%2Cchannels%3Aread%2Cgroups%3Ahistory%2Cgroups%3Aread%2Cim%3Ahistory%2Cim%3Aread%2Cmpim%3Ahistory%2Cmpim%3Aread%2Csearch%3Aread%2Cusers%3Aread",
+		"code_challenge_method=S256"} {
 		if !strings.Contains(u, want) {
 			t.Errorf("authorization URL %s lacks %s", u, want)
+		}
+	}
+}
+
+// TestCatalogueListsEveryScope reads the scopes the authorization URL asks
+// for, in scope and user_scope, and wants the catalogue to list exactly
+// those, each once.
+func TestCatalogueListsEveryScope(t *testing.T) {
+	p, _ := integrations.NewProvider(slack.Definition(), func(k string) string {
+		return map[string]string{"SLACK_OAUTH_CLIENT_ID": clientID, "SLACK_OAUTH_CLIENT_SECRET": clientSecret}[k]
+	}, nil)
+	raw, err := p.GenerateAuthorizationURL(redirectURI, "s", oauth2.GenerateVerifier())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]bool{}
+	for _, param := range []string{"scope", "user_scope"} {
+		for _, s := range strings.Split(u.Query().Get(param), ",") {
+			if s != "" {
+				asked[s] = true
+			}
+		}
+	}
+	listed := map[string]bool{}
+	for _, s := range slack.Definition().Manifest.Scopes {
+		if listed[s] {
+			t.Errorf("the catalogue lists %s twice", s)
+		}
+		listed[s] = true
+	}
+	for s := range asked {
+		if !listed[s] {
+			t.Errorf("the authorization URL asks for %s, which the catalogue does not list", s)
+		}
+	}
+	for s := range listed {
+		if !asked[s] {
+			t.Errorf("the catalogue lists %s, which the authorization URL does not ask for", s)
+		}
+	}
+	for _, s := range []string{"channels:read", "groups:read", "im:read", "mpim:read", "im:history", "users:read"} {
+		if !asked[s] {
+			t.Errorf("the authorization URL does not ask for %s, which the sync's API calls need", s)
 		}
 	}
 }

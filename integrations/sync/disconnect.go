@@ -45,7 +45,7 @@ func (s *Syncer) DeletedUser(userID string) {
 }
 
 // disconnectOps returns the ops that soft-delete the record's items and
-// delete its queued tasks, and holds back the record's sync commits.
+// delete its queued tasks and kept sync state, and holds back the record's sync commits.
 func (s *Syncer) disconnectOps(rec records.Record) []storage.Op {
 	g := s.gate(rec.ID)
 	g.Lock()
@@ -59,6 +59,7 @@ func (s *Syncer) disconnectOps(rec records.Record) []storage.Op {
 	for _, t := range s.tasks.Find(taskIndexRecord, rec.ID) {
 		ops = append(ops, s.tasks.Delete(t.ID))
 	}
+	ops = append(ops, s.state.DeleteIfExists(rec.ID, nil))
 	itemOps, _ := s.items.RemoveRecordOps(rec.ID, now)
 	return append(ops, itemOps...)
 }

@@ -57,7 +57,13 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		if f.drop {
 			limit = 1
 		}
-		if attempts >= limit {
+		if errors.Is(err, integrations.ErrUnsupportedTask) {
+			// The queue holds a task its integration does not know: a bug
+			// of this build, not a provider's failure.
+			r.s.outcomes.dropped.Add(1)
+			log.Error("unsupported task dropped: a bug of this build")
+			ops = append(ops, r.s.tasks.Delete(t.ID))
+		} else if attempts >= limit {
 			r.s.outcomes.dropped.Add(1)
 			log.Warn("task dropped", "attempts", attempts)
 			ops = append(ops, r.s.tasks.Delete(t.ID))
@@ -147,7 +153,7 @@ func classify(err error, domain string, shutdown bool) failure {
 	case errors.Is(err, vault.ErrUnknownKey):
 		return failure{class: failTemporary, msg: "the stored credentials were sealed with a key this server does not hold"}
 	case errors.Is(err, integrations.ErrUnsupportedTask):
-		return failure{class: failPermanent, drop: true, msg: domain + " cannot sync yet"}
+		return failure{class: failPermanent, drop: true, msg: "this server does not know a sync step of " + domain + " (a bug, logged); the sync stopped"}
 	case errors.Is(err, errStoreContent):
 		return failure{class: failTemporary, msg: "could not store the synced items on this server; will retry"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),

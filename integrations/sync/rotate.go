@@ -11,13 +11,18 @@ const rotateBatch = 500
 
 // RotateKeys re-seals under the vault's current key what the syncer's
 // stores sealed under a previous one: item metadata and content files
-// (items.Store.RotateKeys) and task payloads, and returns how many it
+// (items.Store.RotateKeys), kept sync state and task payloads, and returns how many it
 // re-sealed. Like records.Records.RotateKeys it is for searchsvc
 // rotate-key, with the scheduler stopped, so that CREDENTIALS_KEY_PREVIOUS
 // can be dropped afterwards without losing the items. Something that
 // opens under no key stops it: fail closed.
 func (s *Syncer) RotateKeys() (int, error) {
 	n, err := s.items.RotateKeys()
+	if err != nil {
+		return n, err
+	}
+	ns, err := s.rotateState()
+	n += ns
 	if err != nil {
 		return n, err
 	}

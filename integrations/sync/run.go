@@ -50,6 +50,7 @@ type run struct {
 	sealed string                   // the record's sealed credentials as last seen or saved
 	creds  integrations.Credentials // the newest credentials, opened or refreshed
 	opened bool                     // creds holds them
+	kept   map[string]string        // the record's committed sync state, once read
 	b      batch
 }
 
@@ -62,7 +63,8 @@ type batch struct {
 	// texts are the items' extracted texts, kept for the Indexer until
 	// the batch is committed; nil without an Indexer.
 	texts   []string
-	removed []string // provider ids the provider reported deleted
+	removed []string          // provider ids the provider reported deleted
+	state   map[string]string // TaskResult.State of the batch's tasks
 	bytes   int64
 	seen    map[string]bool // provider ids of items
 }
@@ -175,7 +177,8 @@ func (r *run) open(ctx context.Context, force bool) error {
 		}
 		creds.ExpiresAt = r.s.now().Add(-time.Second)
 	}
-	env := integrations.Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known}
+	env := integrations.Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known,
+		Stored: r.storedIDs, State: r.stateValue}
 	if def.OAuth == nil {
 		env.Client = r.s.cfg.ManualClient // a target the user chose
 	}
@@ -284,6 +287,9 @@ func (r *run) known(providerID string) bool {
 	return r.s.items.Known(r.rec.ID, providerID)
 }
 
+// stored is Env.Stored: the provider ids of the record's live items.
+func (r *run) storedIDs() ([]string, error) { return r.s.items.ProviderIDs(r.rec.ID) }
+
 // stage writes the content of a finished task's new items and adds the
 // task, its items and its follow-ups to the batch. It returns the
 // follow-ups.
@@ -323,6 +329,7 @@ func (r *run) stage(t QueuedTask, res integrations.TaskResult) ([]QueuedTask, er
 			r.b.removed = append(r.b.removed, pid)
 		}
 	}
+	r.stageState(res.State)
 	r.b.done = append(r.b.done, t.ID)
 	follow := make([]QueuedTask, 0, len(res.Tasks))
 	for _, ft := range res.Tasks {
@@ -383,9 +390,17 @@ func (r *run) flush(final bool) error {
 	}
 	removeOps, gone := r.s.items.RemoveProviderOps(r.rec.ID, b.removed, now)
 	ops = append(ops, removeOps...)
+	stateOps, kept, err := r.stateOps(now)
+	if err != nil {
+		r.log.Error("seal sync state", "err", err)
+		r.discard()
+		r.broken = true
+		return err
+	}
+	ops = append(ops, stateOps...)
 	n := int64(len(b.items))
 	ops = append(ops, r.s.records.ProgressOp(r.rec.ID, records.Progress{Succeeded: len(b.done) > 0, Items: n, Finished: final}, now))
-	err := r.s.commitFor(r.rec.ID, ops...)
+	err = r.s.commitFor(r.rec.ID, ops...)
 	if err != nil {
 		// After a write error the line may be on disk: leave the files
 		// for the start-up sweep to judge against what was committed.
@@ -400,6 +415,11 @@ func (r *run) flush(final bool) error {
 		return err
 	}
 	r.stored += n
+	if kept != nil {
+		r.mu.Lock()
+		r.kept = kept
+		r.mu.Unlock()
+	}
 	if err := r.s.items.RemoveFiles(gone); err != nil {
 		r.log.Warn("remove content of items deleted at the provider", "err", err)
 	}

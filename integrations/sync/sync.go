@@ -98,6 +98,7 @@ type Syncer struct {
 	records *records.Records
 	st      *storage.Store
 	tasks   *storage.Table[QueuedTask]
+	state   *storage.Table[stateRow]
 	items   *items.Store
 	index   Indexer
 	log     *slog.Logger
@@ -133,7 +134,7 @@ func (s *Syncer) Outcomes() map[string]int64 {
 	}
 }
 
-// New registers the tasks and items tables on the records' store, which
+// New registers the tasks, syncstate and items tables on the records' store, which
 // must not be open yet, and returns the syncer. Start it with Run once the
 // store is open.
 func New(cfg Config) (*Syncer, error) {
@@ -177,6 +178,7 @@ func New(cfg Config) (*Syncer, error) {
 		records: cfg.Records,
 		st:      st,
 		tasks:   registerTasks(st),
+		state:   registerState(st),
 		items:   items.New(st, cfg.Records.Vault(), filepath.Join(cfg.DataDir, "items")),
 		index:   cfg.Indexer,
 		log:     log,

@@ -62,7 +62,7 @@ func TestClassify(t *testing.T) {
 		{"shutdown", fmt.Errorf("get: %w", context.Canceled), true, failPark, "", 0},
 		{"store closed", storage.ErrClosed, false, failPark, "", 0},
 		{"reconnected meanwhile", records.ErrCredentialsChanged, false, failPark, "", 0},
-		{"unsupported", integrations.ErrUnsupportedTask, false, failPermanent, "acme cannot sync yet", 0},
+		{"unsupported", integrations.ErrUnsupportedTask, false, failPermanent, "this server does not know a sync step of acme (a bug, logged); the sync stopped", 0},
 		{"not configured", &integrations.NotConfiguredError{Var: "ACME_OAUTH_CLIENT_ID"}, false, failTemporary, "ACME_OAUTH_CLIENT_ID not configured", 0},
 		{"sealed with an unknown key", vault.ErrUnknownKey, false, failTemporary, "key", 0},
 		{"credentials do not open", vault.ErrCannotOpen, false, failReauth, "connect it again", 0},

@@ -1,0 +1,369 @@
+package dropbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"searchsvc/integrations"
+	"searchsvc/integrations/extract"
+)
+
+// The sync of a Dropbox account, in tasks:
+//
+//   - start gives one listFiles task, continuing from the cursor the
+//     record keeps (Env.State), or a full listing if it keeps none;
+//   - listFiles lists one page (files/list_folder recursive, or
+//     list_folder/continue from its cursor): a deleted entry removes the
+//     items under its path; a file whose version is stored is skipped; a
+//     file of a type extract reads and within MaxFileSize gives a
+//     downloadFile task; any other file becomes a name-and-path item at
+//     once. It keeps the page's cursor, so the next sync sees only what
+//     changed after it, and gives a listFiles task for the next page;
+//   - downloadFile downloads one file and stores it with its text.
+//
+// An item's provider id holds the file's id, content hash and lower-case
+// path (providerID): a file whose content or path changed has a new one,
+// so its new version is stored and the old one removed in the same pass,
+// and a file listed again unchanged (after a cursor reset, or from a
+// retried page) is known and not downloaded.
+const (
+	TaskListFiles    = "listFiles"
+	TaskDownloadFile = "downloadFile"
+)
+
+// Task payload keys and the kept state's key.
+const (
+	payloadCursor = "cursor"
+	payloadID     = "id"
+	payloadFull   = "full" // "1": a page of a full listing over stored items
+	stateCursor   = "cursor"
+	// stateSeen holds, during a full listing over stored items (after a
+	// cursor reset), a short hash of every file it listed, so that its
+	// last page can remove what is stored but no longer there: a file
+	// deleted while the cursor was reset gives no deleted entry.
+	stateSeen = "seen"
+)
+
+// seenHashLen is the bytes of a provider id's hash kept in stateSeen.
+const seenHashLen = 8
+
+// DefaultMaxFileSize is the largest file downloaded for its text, in
+// bytes (10 MiB); a larger one is stored by name and path only.
+const DefaultMaxFileSize = 10 << 20
+
+// Config sets the limits of the sync; zero fields take the defaults.
+type Config struct {
+	// MaxFileSize is the largest file downloaded (DefaultMaxFileSize).
+	MaxFileSize int64
+	// Extract bounds the text extraction (extract.DefaultLimits); its
+	// MaxInput is raised to MaxFileSize.
+	Extract extract.Limits
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxFileSize <= 0 {
+		c.MaxFileSize = DefaultMaxFileSize
+	}
+	if c.Extract.MaxInput < c.MaxFileSize {
+		c.Extract.MaxInput = c.MaxFileSize
+	}
+	return c
+}
+
+// sync is the part of a connected account that runs tasks.
+type syncer struct {
+	api    *Client
+	ext    *extract.Extractor
+	max    int64
+	known  func(string) bool
+	stored func() ([]string, error)
+	state  func(string) string
+
+	mu     sync.Mutex
+	loaded bool
+	byID   map[string][]string // stored provider ids by file id
+	byPath map[string][]string // stored provider ids by lower-case path
+}
+
+// RunTask runs the file tasks (see TaskListFiles). A task type other than
+// these is a bug of the queue: it fails with ErrUnsupportedTask.
+func (a *account) RunTask(ctx context.Context, task integrations.Task) (integrations.TaskResult, error) {
+	switch task.Type {
+	case integrations.TaskStart:
+		next := integrations.Task{Type: TaskListFiles}
+		if c := a.sync.state(stateCursor); c != "" {
+			next.Payload = map[string]string{payloadCursor: c}
+		}
+		return integrations.TaskResult{Tasks: []integrations.Task{next}}, nil
+	case TaskListFiles:
+		return a.sync.list(ctx, task.Payload[payloadCursor], task.Payload[payloadFull] == "1")
+	case TaskDownloadFile:
+		return a.sync.download(ctx, task.Payload[payloadID])
+	}
+	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", clip(task.Type), integrations.ErrUnsupportedTask)
+}
+
+// list runs listFiles from cursor ("" for a full listing); full marks the
+// later pages of a full listing that started over stored items.
+func (s *syncer) list(ctx context.Context, cursor string, full bool) (integrations.TaskResult, error) {
+	var page Page
+	var err error
+	if cursor == "" {
+		page, err = s.api.ListFolder(ctx, "")
+	} else {
+		page, err = s.api.ListFolderContinue(ctx, cursor)
+	}
+	if errors.Is(err, ErrCursorReset) {
+		// List everything again; what is stored unchanged is known.
+		return integrations.TaskResult{
+			Tasks: []integrations.Task{{Type: TaskListFiles}},
+			State: map[string]string{stateCursor: ""},
+		}, nil
+	}
+	if err != nil {
+		return integrations.TaskResult{}, err
+	}
+	if err := s.load(); err != nil {
+		return integrations.TaskResult{}, err
+	}
+	if cursor == "" {
+		full = s.storedCount() > 0
+	}
+	var res integrations.TaskResult
+	var seen []byte
+	if full && cursor != "" {
+		seen = decodeSeen(s.state(stateSeen))
+	}
+	for _, e := range page.Entries {
+		switch e.Tag {
+		case TagDeleted:
+			res.Removed = append(res.Removed, s.forget(func(path string) bool {
+				return path == e.PathLower || strings.HasPrefix(path, e.PathLower+"/")
+			})...)
+		case TagFile:
+			pid := providerID(e)
+			if full {
+				seen = append(seen, seenHash(pid)...)
+			}
+			res.Removed = append(res.Removed, s.replaced(e, pid)...)
+			if s.known(pid) {
+				s.remember(pid)
+				continue
+			}
+			if e.Size > s.max || extract.TypeOf(e.Name) == extract.TypeOther {
+				res.Output = append(res.Output, nameOnly(e, pid))
+				s.remember(pid)
+				continue
+			}
+			res.Tasks = append(res.Tasks, integrations.Task{Type: TaskDownloadFile, Payload: map[string]string{payloadID: e.ID}})
+		}
+	}
+	res.State = map[string]string{stateCursor: page.Cursor}
+	switch {
+	case page.HasMore:
+		next := map[string]string{payloadCursor: page.Cursor}
+		if full {
+			next[payloadFull] = "1"
+			res.State[stateSeen] = base64.RawStdEncoding.EncodeToString(seen)
+		}
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListFiles, Payload: next})
+	case full:
+		res.Removed = append(res.Removed, s.unseen(seen)...)
+		res.State[stateSeen] = ""
+	}
+	return res, nil
+}
+
+// seenHash is a provider id's short hash in stateSeen.
+func seenHash(pid string) []byte {
+	sum := sha256.Sum256([]byte(pid))
+	return sum[:seenHashLen]
+}
+
+// decodeSeen reads stateSeen; garbage reads as nothing seen, which only
+// keeps stored items a little longer.
+func decodeSeen(v string) []byte {
+	b, err := base64.RawStdEncoding.DecodeString(v)
+	if err != nil || len(b)%seenHashLen != 0 {
+		return nil
+	}
+	return b
+}
+
+// storedCount returns how many provider ids are stored.
+func (s *syncer) storedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, pids := range s.byID {
+		n += len(pids)
+	}
+	return n
+}
+
+// unseen returns the stored provider ids whose hash is not in seen, and
+// forgets them.
+func (s *syncer) unseen(seen []byte) []string {
+	set := make(map[string]bool, len(seen)/seenHashLen)
+	for i := 0; i+seenHashLen <= len(seen); i += seenHashLen {
+		set[string(seen[i:i+seenHashLen])] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, pids := range s.byID {
+		for _, pid := range pids {
+			if !set[string(seenHash(pid))] {
+				out = append(out, pid)
+			}
+		}
+	}
+	for _, pid := range out {
+		s.dropLocked(pid)
+	}
+	return out
+}
+
+// download runs downloadFile for the file id.
+func (s *syncer) download(ctx context.Context, id string) (integrations.TaskResult, error) {
+	meta, data, err := s.api.Download(ctx, id, s.max)
+	if errors.Is(err, ErrFileTooLarge) && meta.ID == id {
+		// It grew past the cap since it was listed.
+		pid := providerID(meta)
+		return integrations.TaskResult{Output: []integrations.Item{nameOnly(meta, pid)}}, nil
+	}
+	if err != nil {
+		return integrations.TaskResult{}, err
+	}
+	if meta.ContentHash == "" {
+		meta.ContentHash = ContentHash(data)
+	}
+	pid := providerID(meta)
+	text := meta.PathDisplay
+	if r := s.ext.Extract(meta.Name, data); r.Err == nil && r.Text != "" {
+		text += "\n\n" + r.Text
+	}
+	s.remember(pid)
+	return integrations.TaskResult{Output: []integrations.Item{{
+		ProviderID: pid, Title: meta.Name, Date: meta.ServerModified, Size: meta.Size, Text: text,
+	}}}, nil
+}
+
+// nameOnly is the item of a file that is not downloaded: too large, or
+// of a type extract does not read. Its text is its path.
+func nameOnly(e Entry, pid string) integrations.Item {
+	return integrations.Item{ProviderID: pid, Title: e.Name, Date: e.ServerModified, Size: e.Size, Text: e.PathDisplay}
+}
+
+// providerID is an item's provider id: "id|content hash|lower-case path".
+func providerID(e Entry) string { return e.ID + "|" + e.ContentHash + "|" + e.PathLower }
+
+// parseProviderID splits a provider id; ok is false for one that is not
+// providerID's.
+func parseProviderID(pid string) (id, hash, path string, ok bool) {
+	id, rest, ok1 := strings.Cut(pid, "|")
+	hash, path, ok2 := strings.Cut(rest, "|")
+	return id, hash, path, ok1 && ok2 && strings.HasPrefix(id, "id:")
+}
+
+// load reads the stored provider ids once per instance.
+func (s *syncer) load() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loaded {
+		return nil
+	}
+	s.byID, s.byPath = map[string][]string{}, map[string][]string{}
+	if s.stored != nil {
+		pids, err := s.stored()
+		if err != nil {
+			return fmt.Errorf("dropbox: read stored items: %w", err)
+		}
+		for _, pid := range pids {
+			s.addLocked(pid)
+		}
+	}
+	s.loaded = true
+	return nil
+}
+
+func (s *syncer) addLocked(pid string) {
+	id, _, path, ok := parseProviderID(pid)
+	if !ok {
+		return
+	}
+	s.byID[id] = append(s.byID[id], pid)
+	s.byPath[path] = append(s.byPath[path], pid)
+}
+
+// remember notes a provider id stored or about to be.
+func (s *syncer) remember(pid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loaded {
+		s.addLocked(pid)
+	}
+}
+
+// replaced returns the stored versions of e other than pid: the same
+// file with other content or at another path, or another file that was
+// at e's path. It forgets them.
+func (s *syncer) replaced(e Entry, pid string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, old := range slices.Concat(s.byID[e.ID], s.byPath[e.PathLower]) {
+		if old != pid && !slices.Contains(out, old) {
+			out = append(out, old)
+		}
+	}
+	for _, old := range out {
+		s.dropLocked(old)
+	}
+	return out
+}
+
+// forget returns the stored provider ids whose path matches, and forgets
+// them.
+func (s *syncer) forget(match func(path string) bool) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for path, pids := range s.byPath {
+		if match(path) {
+			out = append(out, pids...)
+		}
+	}
+	for _, pid := range out {
+		s.dropLocked(pid)
+	}
+	return out
+}
+
+func (s *syncer) dropLocked(pid string) {
+	id, _, path, _ := parseProviderID(pid)
+	s.byID[id] = without(s.byID[id], pid)
+	if len(s.byID[id]) == 0 {
+		delete(s.byID, id)
+	}
+	s.byPath[path] = without(s.byPath[path], pid)
+	if len(s.byPath[path]) == 0 {
+		delete(s.byPath, path)
+	}
+}
+
+func without(list []string, s string) []string {
+	out := list[:0:0]
+	for _, v := range list {
+		if v != s {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package sync
+
+import (
+	"bytes"
+	"testing"
+
+	"searchsvc/integrations/vault"
+)
+
+// TestSyncState: a record's kept values are sealed in the log, survive a
+// restart, merge, forget an emptied key, are re-sealed by a key rotation
+// and go with the record's disconnect.
+func TestSyncState(t *testing.T) {
+	f := newSyncFixture(t, 1)
+	rec := f.connectManual("u1", "lee")
+	r := &run{s: f.syncer, rec: rec, log: f.syncer.log, b: batch{seen: map[string]bool{}}}
+	r.stageState(map[string]string{"cursor": "AAHf-secret-cursor", "other": "x"})
+	if got := r.stateValue("cursor"); got != "AAHf-secret-cursor" {
+		t.Errorf("staged: got %q", got)
+	}
+	if err := r.flush(true); err != nil {
+		t.Fatal(err)
+	}
+	f.assertNothingPlain("secret-cursor")
+
+	f.reopen()
+	r = &run{s: f.syncer, rec: rec, log: f.syncer.log, b: batch{seen: map[string]bool{}}}
+	if got := r.stateValue("cursor"); got != "AAHf-secret-cursor" {
+		t.Errorf("after a restart: got %q", got)
+	}
+	r.stageState(map[string]string{"other": ""})
+	if err := r.flush(true); err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.syncer.loadState(&rec)
+	if err != nil || len(m) != 1 || m["cursor"] != "AAHf-secret-cursor" {
+		t.Errorf("after forgetting other: got %v, %v", m, err)
+	}
+
+	oldKey, newK := bytes.Repeat([]byte{9}, vault.KeySize), testKey(t)
+	f.vault = testVaultOf(t, newK, oldKey)
+	f.reopen()
+	if n, err := f.syncer.rotateState(); err != nil || n != 1 {
+		t.Errorf("rotate: got %d, %v; want 1", n, err)
+	}
+	f.vault = testVaultOf(t, newK)
+	f.reopen()
+	if m, err := f.syncer.loadState(&rec); err != nil || m["cursor"] != "AAHf-secret-cursor" {
+		t.Errorf("under the new key alone: got %v, %v", m, err)
+	}
+
+	if err := f.syncer.Disconnect(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.syncer.state.Get(rec.ID); ok {
+		t.Error("the kept state outlived the disconnect")
+	}
+}
