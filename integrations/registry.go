@@ -25,6 +25,10 @@ type Definition struct {
 	ValidateManual func(ctx context.Context, fields map[string]string, client *http.Client) (Credentials, error)
 	// New builds a connected instance from stored credentials.
 	New func(env Env) (Integration, error)
+	// Sources lists what a record of this integration follows, from its
+	// credentials, for the record's view (a feed record's addresses).
+	// Nil: nothing is shown. It must return no secret.
+	Sources func(c Credentials) []string
 }
 
 // Env is what a connected instance is built from.
@@ -45,6 +49,10 @@ type Env struct {
 	// provider id, so that a task lists past what an earlier sync fetched
 	// instead of downloading it again. Nil means nothing is known yet.
 	Known func(providerID string) bool
+	// State is the record's sync state as the last committed task left
+	// it (TaskResult.State), opened; empty before the first. A task sees
+	// the state its predecessors in the same sync returned.
+	State func() string
 }
 
 // now returns the Env's current time.

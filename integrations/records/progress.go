@@ -35,6 +35,9 @@ type Progress struct {
 	Succeeded bool  // at least one task finished: the record is connected again
 	Items     int64 // items stored, added to ItemsSynced
 	Finished  bool  // the record has no task left: LastSyncAt is set
+	// State, when not empty, is the record's new sync state, sealed
+	// (SealState).
+	State string
 }
 
 // ProgressOp records p on the live record id.
@@ -48,6 +51,9 @@ func (rs *Records) ProgressOp(id string, p Progress, now time.Time) storage.Op {
 			cur.Status, cur.LastError = StatusConnected, ""
 		}
 		cur.ItemsSynced += p.Items
+		if p.State != "" {
+			cur.SyncState = p.State
+		}
 		if p.Finished {
 			cur.LastSyncAt = &now
 		}

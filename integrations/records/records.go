@@ -41,12 +41,22 @@ type Record struct {
 	LastSyncAt  *time.Time `json:"lastSyncAt,omitempty"`
 	ItemsSynced int64      `json:"itemsSynced"`
 	Credentials string     `json:"credentials"`
-	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+	// SyncState is the integration's sync state (a Gmail historyId, how
+	// far a first listing got), sealed to the record like its
+	// credentials: see integrations.TaskResult.State. Empty before the
+	// first sync that set one.
+	SyncState string     `json:"syncState,omitempty"`
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
 }
 
 // AAD is the identity the record's credentials are sealed to.
 func (r *Record) AAD() vault.AAD {
 	return vault.AAD{Purpose: vault.Credentials, UserID: r.UserID, Domain: r.Integration, ID: r.ID}
+}
+
+// stateAAD is the identity the record's sync state is sealed to.
+func (r *Record) stateAAD() vault.AAD {
+	return vault.AAD{Purpose: vault.SyncState, UserID: r.UserID, Domain: r.Integration, ID: r.ID}
 }
 
 // Live reports whether the record has not been disconnected.
@@ -239,6 +249,23 @@ func (rs *Records) Credentials(r Record) (integrations.Credentials, error) {
 	return c, nil
 }
 
+// SealState seals a sync state to the record r.
+func (rs *Records) SealState(r *Record, state string) (string, error) {
+	return rs.vault.Seal(r.stateAAD(), []byte(state))
+}
+
+// State opens the record's sealed sync state; "" if it has none.
+func (rs *Records) State(r Record) (string, error) {
+	if r.SyncState == "" {
+		return "", nil
+	}
+	b, err := rs.vault.Open(r.stateAAD(), r.SyncState)
+	if err != nil {
+		return "", fmt.Errorf("open sync state: %w", err)
+	}
+	return string(b), nil
+}
+
 // SaveCredentials re-seals creds into the live record id (after a token
 // refresh or rotation), in one log line with extra.
 func (rs *Records) SaveCredentials(id string, creds integrations.Credentials, extra ...storage.Op) error {
@@ -271,7 +298,7 @@ func (rs *Records) Disconnect(id string, extra ...storage.Op) (Record, error) {
 		if !r.Live() {
 			return ErrNotFound
 		}
-		r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, ""
+		r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials, r.SyncState = StatusDisconnected, &now, now, "", ""
 		out = *r
 		return nil
 	})
@@ -290,7 +317,7 @@ func (rs *Records) DisconnectOps(userID string) []storage.Op {
 	for _, r := range rs.ForUser(userID) {
 		ops = append(ops, rs.t.Update(r.ID, func(r *Record) error {
 			if r.Live() {
-				r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, ""
+				r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials, r.SyncState = StatusDisconnected, &now, now, "", ""
 			}
 			return nil
 		}))
@@ -317,23 +344,36 @@ func (rs *Records) SetStatus(id, status, lastError string, extra ...storage.Op) 
 // closed, nothing is dropped.
 func (rs *Records) RotateKeys() (int, error) {
 	var todo []Record
+	stale := func(sealed string) bool { return sealed != "" && rs.vault.NeedsRotation(sealed) }
 	rs.t.Scan(func(r Record) bool {
-		if r.Credentials != "" && rs.vault.NeedsRotation(r.Credentials) {
+		if stale(r.Credentials) || stale(r.SyncState) {
 			todo = append(todo, r)
 		}
 		return true
 	})
 	for i, r := range todo {
-		sealed, err := rs.vault.Rotate(r.AAD(), r.Credentials)
-		if err != nil {
-			return i, fmt.Errorf("record %s: %w", r.ID, err)
-		}
-		old := r.Credentials
-		err = rs.st.Commit(rs.t.Update(r.ID, func(cur *Record) error {
-			if cur.Credentials != old {
-				return nil // changed meanwhile (refreshed under the new key)
+		creds, state := r.Credentials, r.SyncState
+		var err error
+		if stale(creds) {
+			if creds, err = rs.vault.Rotate(r.AAD(), creds); err != nil {
+				return i, fmt.Errorf("record %s: %w", r.ID, err)
 			}
-			cur.Credentials = sealed
+		}
+		if stale(state) {
+			if state, err = rs.vault.Rotate(r.stateAAD(), state); err != nil {
+				return i, fmt.Errorf("record %s sync state: %w", r.ID, err)
+			}
+		}
+		old := r
+		err = rs.st.Commit(rs.t.Update(r.ID, func(cur *Record) error {
+			// Either may have changed meanwhile (refreshed, or a sync
+			// stored a new state, under the new key): keep that.
+			if cur.Credentials == old.Credentials {
+				cur.Credentials = creds
+			}
+			if cur.SyncState == old.SyncState {
+				cur.SyncState = state
+			}
 			return nil
 		}))
 		if err != nil {

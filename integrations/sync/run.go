@@ -44,13 +44,20 @@ type run struct {
 	refreshed bool
 	// broken is set once a commit failed: nothing more is committed.
 	broken bool
+	// failed is set once a task's failure was recorded on the record:
+	// later successes of the session leave its error showing.
+	failed bool
 	stored int64 // items stored by this session
 
 	mu     sync.Mutex               // Save and Known may be called from the instance's goroutines
 	sealed string                   // the record's sealed credentials as last seen or saved
 	creds  integrations.Credentials // the newest credentials, opened or refreshed
 	opened bool                     // creds holds them
-	b      batch
+	// state is the record's sync state, opened, as the last task staged
+	// left it; stateOpened once it was read from the record.
+	state       string
+	stateOpened bool
+	b           batch
 }
 
 // batch is the finished work not yet committed.
@@ -63,6 +70,7 @@ type batch struct {
 	// the batch is committed; nil without an Indexer.
 	texts   []string
 	removed []string // provider ids the provider reported deleted
+	state   string   // the newest sync state a task of the batch returned
 	bytes   int64
 	seen    map[string]bool // provider ids of items
 }
@@ -125,6 +133,9 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 			queue = queue[1:]
 			continue
 		}
+		if r.staged(res.Removed) && r.flush(false) != nil {
+			break // an item staged in this batch is removed: store it first
+		}
 		follow, err := r.stage(t, res)
 		if err != nil {
 			r.discard()
@@ -167,6 +178,14 @@ func (r *run) open(ctx context.Context, force bool) error {
 		}
 		r.creds, r.opened = creds, true
 	}
+	if !r.stateOpened {
+		state, err := r.s.records.State(r.rec)
+		if err != nil {
+			r.mu.Unlock()
+			return err
+		}
+		r.state, r.stateOpened = state, true
+	}
 	creds := r.creds
 	r.mu.Unlock()
 	if force {
@@ -175,7 +194,7 @@ func (r *run) open(ctx context.Context, force bool) error {
 		}
 		creds.ExpiresAt = r.s.now().Add(-time.Second)
 	}
-	env := integrations.Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known}
+	env := integrations.Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known, State: r.syncState}
 	if def.OAuth == nil {
 		env.Client = r.s.cfg.ManualClient // a target the user chose
 	}
@@ -284,6 +303,27 @@ func (r *run) known(providerID string) bool {
 	return r.s.items.Known(r.rec.ID, providerID)
 }
 
+// syncState is the record's sync state as the tasks staged so far left
+// it.
+func (r *run) syncState() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
+}
+
+// staged reports whether the batch stages an item with one of the
+// provider ids.
+func (r *run) staged(providerIDs []string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pid := range providerIDs {
+		if r.b.seen[pid] {
+			return true
+		}
+	}
+	return false
+}
+
 // stage writes the content of a finished task's new items and adds the
 // task, its items and its follow-ups to the batch. It returns the
 // follow-ups.
@@ -322,6 +362,11 @@ func (r *run) stage(t QueuedTask, res integrations.TaskResult) ([]QueuedTask, er
 		if pid != "" && len(pid) <= items.MaxProviderID {
 			r.b.removed = append(r.b.removed, pid)
 		}
+	}
+	if res.State != "" {
+		r.mu.Lock()
+		r.b.state, r.state = res.State, res.State
+		r.mu.Unlock()
 	}
 	r.b.done = append(r.b.done, t.ID)
 	follow := make([]QueuedTask, 0, len(res.Tasks))
@@ -384,7 +429,18 @@ func (r *run) flush(final bool) error {
 	removeOps, gone := r.s.items.RemoveProviderOps(r.rec.ID, b.removed, now)
 	ops = append(ops, removeOps...)
 	n := int64(len(b.items))
-	ops = append(ops, r.s.records.ProgressOp(r.rec.ID, records.Progress{Succeeded: len(b.done) > 0, Items: n, Finished: final}, now))
+	p := records.Progress{Succeeded: len(b.done) > 0 && !r.failed, Items: n, Finished: final}
+	if b.state != "" {
+		sealed, err := r.s.records.SealState(&r.rec, b.state)
+		if err != nil {
+			r.log.Error("seal sync state", "err", err)
+			r.discard()
+			r.broken = true
+			return err
+		}
+		p.State = sealed
+	}
+	ops = append(ops, r.s.records.ProgressOp(r.rec.ID, p, now))
 	err := r.s.commitFor(r.rec.ID, ops...)
 	if err != nil {
 		// After a write error the line may be on disk: leave the files

@@ -12,7 +12,7 @@ import (
 // prefix), so that stored data still opens.
 func TestPurposeBinds(t *testing.T) {
 	v := newVault(t, newKey(t))
-	purposes := []Purpose{Credentials, ItemContent, ItemMeta, TaskPayload}
+	purposes := []Purpose{Credentials, ItemContent, ItemMeta, TaskPayload, SyncState}
 	for _, p := range purposes {
 		sealed, err := v.Seal(AAD{Purpose: p, UserID: "u", Domain: "gmail", ID: "x"}, []byte("secret"))
 		if err != nil {

@@ -55,6 +55,7 @@ const (
 	ItemContent                // an item's content file; ID is the item id
 	ItemMeta                   // an item's personal metadata; ID is the item id
 	TaskPayload                // a queued task's payload; ID is the task id
+	SyncState                  // a record's sync state; ID is the record id
 )
 
 // prefix is the purpose's mark in the additional data. The marks are
@@ -69,6 +70,8 @@ func (p Purpose) prefix() string {
 		return "item-meta:"
 	case TaskPayload:
 		return "task:"
+	case SyncState:
+		return "sync-state:"
 	}
 	return ""
 }
@@ -84,6 +87,8 @@ func (p Purpose) String() string {
 		return "item metadata"
 	case TaskPayload:
 		return "task payload"
+	case SyncState:
+		return "sync state"
 	}
 	return "unknown purpose"
 }
