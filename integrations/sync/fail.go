@@ -145,6 +145,11 @@ func classify(err error, name string, shutdown bool) failure {
 			return reauth
 		case errors.Is(err, integrations.ErrSkip):
 			return failure{class: failGone}
+		case errors.As(err, &ve) && ve.Message != "":
+			// The integration's own sentence, which knows better than a
+			// status what went wrong (and whose 401 is one feed's, not
+			// the record's authorization).
+			return failure{class: failPermanent, msg: name + ": " + ve.Message + "."}
 		case errors.As(err, &te):
 			switch {
 			case integrations.Revoked(te.Code), te.Code == "invalid_client", te.Code == "unauthorized_client",
@@ -192,8 +197,6 @@ func classify(err error, name string, shutdown bool) failure {
 			return failure{class: failPermanent, msg: name + "'s server presented a certificate for another name."}
 		case errors.As(err, &cie):
 			return failure{class: failPermanent, msg: name + "'s server presented a certificate that is expired or not valid."}
-		case errors.As(err, &ve) && ve.Message != "":
-			return failure{class: failPermanent, msg: name + ": " + ve.Message + "."}
 		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
 			errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
 			errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):

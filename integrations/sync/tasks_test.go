@@ -91,6 +91,9 @@ func TestClassify(t *testing.T) {
 			"Acme's server presented a certificate signed by an unknown authority. Give its CA certificate or its fingerprint in the connection form.", 0},
 		{"a sentence from the integration", &integrations.ValidationError{Message: "the 2nd feed of 3 is not an RSS or Atom feed"}, false, failPermanent,
 			"Acme: the 2nd feed of 3 is not an RSS or Atom feed.", 0},
+		{"one feed of several refused", fmt.Errorf("%w: %w", integrations.ErrNextSync, &integrations.ValidationError{
+			Message: "the feed number 2 of 3 could not be fetched: the server answered 401 Unauthorized", Err: &integrations.APIError{Status: 401}}),
+			false, failPermanent, "Acme: the feed number 2 of 3 could not be fetched: the server answered 401 Unauthorized. The next sync tries again.", 0},
 		{"next sync: 503", fmt.Errorf("%w: %w", integrations.ErrNextSync, &integrations.APIError{Status: 503, RetryAfter: time.Hour}), false, failTemporary,
 			"Acme is having trouble at the moment (it answered 503). The next sync tries again.", 0},
 		{"anything else", errors.New("parse: unexpected < in body access_token=abc"), false, failPermanent,
