@@ -143,6 +143,9 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 	if g.syncer.Pending(rec.ID) == 0 {
 		t.Fatal("nothing left to do after the interrupted run")
 	}
+	if a := g.syncer.Activity(rec.ID); a.State != isync.ActivityListing || a.ItemsLeft == 0 || a.Pending != a.ItemsLeft+1 {
+		t.Errorf("activity of the interrupted sync: got %+v, want listing, with the downloads queued left", a)
+	}
 
 	if err := g.st.Close(); err != nil {
 		t.Fatal(err)
