@@ -1,7 +1,7 @@
 // Package feed follows RSS and Atom feeds given by their addresses in a
 // manual form: one record per user holds every feed the user follows
 // (the form's url field, one address per line), and each sync turns the
-// entries not yet known into items.
+// entries it does not hold into items.
 package feed
 
 import (

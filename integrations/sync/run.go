@@ -31,7 +31,7 @@ const (
 var errStoreContent = errors.New("store item content")
 
 // run is one worker's hold on one record: the instance built from its
-// credentials and the finished tasks not yet committed.
+// credentials and the finished tasks waiting for their commit.
 type run struct {
 	s    *Syncer
 	rec  records.Record
@@ -60,7 +60,7 @@ type run struct {
 	b           batch
 }
 
-// batch is the finished work not yet committed.
+// batch is the finished work waiting for its commit.
 type batch struct {
 	done  []string     // ids of finished tasks
 	add   []QueuedTask // their follow-ups
