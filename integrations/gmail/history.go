@@ -125,16 +125,33 @@ func (m *mailbox) history(ctx context.Context, start, pageToken string) (integra
 	if err != nil {
 		return integrations.TaskResult{}, fmt.Errorf("gmail getHistory: %w", err)
 	}
+	res, page, err := m.historyChanges(body)
+	if err != nil {
+		return integrations.TaskResult{}, fmt.Errorf("gmail getHistory: %w", err)
+	}
+	if page.NextPageToken != "" {
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskGetHistory,
+			Payload: map[string]string{payloadStartHistoryID: start, payloadPageToken: page.NextPageToken}})
+		return res, nil
+	}
+	if page.HistoryID != "" {
+		res.State = syncState{HistoryID: page.HistoryID}.String()
+	}
+	return res, nil
+}
+
+// historyChanges reads one history.list answer: a downloadEmail task for
+// each message added and not stored, the messages deleted as Removed.
+// The page's net effect counts, in order: a message added then deleted is
+// not downloaded; one deleted then added again is.
+func (m *mailbox) historyChanges(body []byte) (integrations.TaskResult, historyPage, error) {
 	var page historyPage
 	if err := json.Unmarshal(body, &page); err != nil {
-		return integrations.TaskResult{}, fmt.Errorf("gmail getHistory: %w", badResponse(err))
+		return integrations.TaskResult{}, page, badResponse(err)
 	}
 	if !validPageToken(page.NextPageToken) || !validHistoryID(page.HistoryID) {
-		return integrations.TaskResult{}, fmt.Errorf("gmail getHistory: %w: nextPageToken or historyId", ErrBadResponse)
+		return integrations.TaskResult{}, page, fmt.Errorf("%w: nextPageToken or historyId", ErrBadResponse)
 	}
-
-	// The page's net effect, in order: a message added then deleted is
-	// not downloaded; one deleted then added again is.
 	added := make(map[string]bool)
 	var order []string
 	var res integrations.TaskResult
@@ -165,15 +182,7 @@ func (m *mailbox) history(ctx context.Context, start, pageToken string) (integra
 			res.Tasks = append(res.Tasks, downloadTask(id))
 		}
 	}
-	if page.NextPageToken != "" {
-		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskGetHistory,
-			Payload: map[string]string{payloadStartHistoryID: start, payloadPageToken: page.NextPageToken}})
-		return res, nil
-	}
-	if page.HistoryID != "" {
-		res.State = syncState{HistoryID: page.HistoryID}.String()
-	}
-	return res, nil
+	return res, page, nil
 }
 
 // hidden reports whether labels put a message in the spam or the trash,

@@ -303,27 +303,6 @@ func (r *run) known(providerID string) bool {
 	return r.s.items.Known(r.rec.ID, providerID)
 }
 
-// syncState is the record's sync state as the tasks staged so far left
-// it.
-func (r *run) syncState() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.state
-}
-
-// staged reports whether the batch stages an item with one of the
-// provider ids.
-func (r *run) staged(providerIDs []string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, pid := range providerIDs {
-		if r.b.seen[pid] {
-			return true
-		}
-	}
-	return false
-}
-
 // stage writes the content of a finished task's new items and adds the
 // task, its items and its follow-ups to the batch. It returns the
 // follow-ups.
