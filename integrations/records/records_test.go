@@ -111,7 +111,15 @@ func TestRecordsRotateKeys(t *testing.T) {
 	oldKey := bytes.Repeat([]byte{1}, vault.KeySize)
 	rs, st := openRecords(t, dir, testVault(t, 1))
 	for _, u := range []string{"u1", "u2", "u3"} {
-		if _, err := rs.Connect(u, "gmail", integrations.Credentials{AccessToken: "tok-" + u}); err != nil {
+		r, err := rs.Connect(u, "gmail", integrations.Credentials{AccessToken: "tok-" + u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed, err := rs.SealState(&r, "state-"+u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Commit(rs.ProgressOp(r.ID, Progress{State: sealed}, time.Now())); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,6 +141,9 @@ func TestRecordsRotateKeys(t *testing.T) {
 		c, err := only.Credentials(r)
 		if err != nil || c.AccessToken != "tok-"+u {
 			t.Errorf("%s after rotation: got %v, %v", u, c, err)
+		}
+		if state, err := only.State(r); err != nil || state != "state-"+u {
+			t.Errorf("%s sync state after rotation: got %q, %v", u, state, err)
 		}
 	}
 }
