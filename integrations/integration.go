@@ -103,6 +103,12 @@ type Task struct {
 // TaskResult is what a task produced: items for the index and follow-up
 // tasks for the poller, and the provider ids of items the provider
 // reports deleted, which are removed from the item store and the index.
+//
+// State, when not empty, becomes the record's sync state (see Env.State):
+// where the integration is in the provider's change history (a Gmail
+// historyId, how far a first listing got). It is stored sealed, in the
+// same log line as the task's items and follow-ups, so a restart never
+// finds a state ahead of, or behind, the work it describes.
 type TaskResult struct {
 	Output  []Item   `json:"output"`
 	Tasks   []Task   `json:"tasks"`
@@ -127,6 +133,9 @@ type Item struct {
 	Size       int64     `json:"size"` // bytes
 	Text       string    `json:"text,omitempty"`
 	Raw        []byte    `json:"raw,omitempty"`
+	// Link is the address of the original (a feed entry's page, the
+	// message in Gmail's web client); empty when there is none.
+	Link string `json:"link,omitempty"`
 }
 
 // Integration is one connected instance: one user's credentials for one
@@ -146,5 +155,13 @@ type Integration interface {
 }
 
 // ErrUnsupportedTask is returned by RunTask for a task type the integration
-// does not know.
+// does not know. It is a bug in this build: the sync logs it as an error
+// and puts the record in error with a sentence saying so.
 var ErrUnsupportedTask = errors.New("unsupported task type")
+
+// ErrNextSync marks a task error that is not worth retrying on its own:
+// the next scheduled sync runs the task again anyway (a feed that is
+// down, of several the record follows). The scheduler records the
+// failure on the record, drops the task and goes on with the record's
+// other tasks.
+var ErrNextSync = errors.New("retried at the next sync")

@@ -25,6 +25,10 @@ type Definition struct {
 	ValidateManual func(ctx context.Context, fields map[string]string, client *http.Client) (Credentials, error)
 	// New builds a connected instance from stored credentials.
 	New func(env Env) (Integration, error)
+	// Sources lists what a record of this integration follows, from its
+	// credentials, for the record's view (a feed record's addresses).
+	// Nil: nothing is shown. It must return no secret.
+	Sources func(c Credentials) []string
 }
 
 // Env is what a connected instance is built from.

@@ -39,8 +39,8 @@ type Sync interface {
 	Connected(rec records.Record)
 	// Disconnect soft-deletes the record with its items and tasks.
 	Disconnect(rec records.Record) error
-	// Pending counts the record's queued tasks.
-	Pending(recordID string) int
+	// Activity is what the record's sync is doing now.
+	Activity(recordID string) sync.Activity
 	// SyncNow queues a sync of the user's record now.
 	SyncNow(userID, recordID string) error
 }

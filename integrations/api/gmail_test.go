@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,11 +42,46 @@ type gmailSync struct {
 	st      *storage.Store
 	records *records.Records
 	syncer  *isync.Syncer
+	// now is the syncer's clock: the wall clock plus skip.
+	skip  atomic.Int64
+	index *removals
 }
+
+// removals is an Indexer that notes the items removed, by id.
+type removals struct {
+	mu      sync.Mutex
+	indexed int
+	removed []string
+}
+
+func (x *removals) Index(_ string, its []isync.IndexedItem) {
+	x.mu.Lock()
+	x.indexed += len(its)
+	x.mu.Unlock()
+}
+
+func (x *removals) Remove(_ string, ids []string) {
+	x.mu.Lock()
+	x.removed = append(x.removed, ids...)
+	x.mu.Unlock()
+}
+func (x *removals) RemoveRecord(string, string) {}
+func (x *removals) RemoveUser(string)           {}
+
+func (x *removals) got() (int, []string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.indexed, slices.Clone(x.removed)
+}
+
+func (g *gmailSync) now() time.Time { return time.Now().Add(time.Duration(g.skip.Load())) }
+
+// advance moves the syncer's clock forward by d.
+func (g *gmailSync) advance(d time.Duration) { g.skip.Add(int64(d)) }
 
 func newGmailSync(tb testing.TB, opts gmailtest.Options, mode storage.SyncMode) *gmailSync {
 	tb.Helper()
-	g := &gmailSync{dir: tb.TempDir(), gm: gmailtest.New(tb, opts), sync: mode}
+	g := &gmailSync{dir: tb.TempDir(), gm: gmailtest.New(tb, opts), sync: mode, index: &removals{}}
 	vars := map[string]string{
 		"GMAIL_OAUTH_CLIENT_ID":     "gmailtest-client",
 		"GMAIL_OAUTH_CLIENT_SECRET": "gmailtest-secret",
@@ -68,7 +105,7 @@ func (g *gmailSync) open(tb testing.TB) {
 	g.records = records.New(g.st, g.vault, nil)
 	s, err := isync.New(isync.Config{
 		Records: g.records, Registry: g.reg, DataDir: g.dir, Getenv: g.getenv,
-		Client: g.gm.Client(), PollInterval: time.Nanosecond,
+		Client: g.gm.Client(), PollInterval: time.Nanosecond, Now: g.now, Indexer: g.index,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -106,6 +143,9 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 	if g.syncer.Pending(rec.ID) == 0 {
 		t.Fatal("nothing left to do after the interrupted run")
 	}
+	if a := g.syncer.Activity(rec.ID); a.State != isync.ActivityListing || a.ItemsLeft == 0 || a.Pending != a.ItemsLeft+1 {
+		t.Errorf("activity of the interrupted sync: got %+v, want listing, with the downloads queued left", a)
+	}
 
 	if err := g.st.Close(); err != nil {
 		t.Fatal(err)
@@ -123,14 +163,14 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 		t.Fatalf("record: status %s (%q), itemsSynced %d, lastSyncAt %v", got.Status, got.LastError, got.ItemsSynced, got.LastSyncAt)
 	}
 
-	// A second run downloads only what is new: the first page holds the
-	// 2 new messages, the second nothing new, and listing stops there.
+	// A second run reads the history: one request, and downloads only
+	// the 2 new messages.
 	g.gm.Add(2)
 	if err := g.syncer.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if l, n := g.gm.Requests(); l != listed+2 || n != gets+2 {
-		t.Errorf("second run: got %d lists and %d gets, want 2 and the 2 new messages", l-listed, n-gets)
+	if c := g.gm.Counts(); c.Lists != listed || c.Gets != gets+2 || c.Histories != 1 {
+		t.Errorf("second run: got %+v, want 1 history request, no listing and the 2 new messages", c)
 	}
 
 	// The newest item, over HTTP, with its text; nothing of it in plain

@@ -25,6 +25,7 @@ import (
 	"searchsvc/integrations/api"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/records"
+	isync "searchsvc/integrations/sync"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -222,7 +223,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // fakeSync is the sync scheduler as the record routes see it: Disconnect
-// soft-deletes the test's items with the record, Pending counts a number
+// soft-deletes the test's items with the record, Activity counts numbers
 // made of the id, Connected keeps a list.
 type fakeSync struct{ f *fixture }
 
@@ -241,7 +242,9 @@ func (s fakeSync) Disconnect(rec records.Record) error {
 	return err
 }
 
-func (s fakeSync) Pending(recordID string) int { return len(recordID) % 7 }
+func (s fakeSync) Activity(recordID string) isync.Activity {
+	return isync.Activity{State: isync.ActivityDownloading, Pending: len(recordID) % 7, ItemsLeft: len(recordID) % 5}
+}
 
 func (s fakeSync) SyncNow(string, string) error { return nil }
 
@@ -566,8 +569,9 @@ func TestListGetFilters(t *testing.T) {
 	r := f.do("GET", "/v1/user-integrations/"+a.ID, "u1", nil)
 	r.want(t, http.StatusOK, op, "", "")
 	if res, _ := r.body["result"].(map[string]any); res["id"] != a.ID || res["integration"] != "acme" || res["credentials"] != nil ||
-		res["pendingTasks"] != float64(len(a.ID)%7) {
-		t.Errorf("get: got %v, want the record with pendingTasks %d", res, len(a.ID)%7)
+		res["pendingTasks"] != float64(len(a.ID)%7) || res["activity"] != "downloading" || res["itemsLeft"] != float64(len(a.ID)%5) ||
+		res["itemsSynced"] != 0.0 || res["sources"] != nil || res["retryAt"] != nil {
+		t.Errorf("get: got %v, want the record with pendingTasks %d, activity downloading, itemsLeft %d", res, len(a.ID)%7, len(a.ID)%5)
 	}
 	for _, s := range secrets {
 		if strings.Contains(r.raw, s) {

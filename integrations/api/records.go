@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"searchsvc/httpx"
 	"searchsvc/integrations"
@@ -22,15 +23,36 @@ type CatalogueEntry struct {
 }
 
 // RecordView is a record as the record routes show it: the record's view
-// and how many of its sync tasks are queued.
+// (status, lastSyncAt, itemsSynced, lastError), what its sync is doing
+// now (activity, itemsLeft, retryAt, pendingTasks), and what it follows
+// (sources: a feed record's addresses).
 type RecordView struct {
 	records.RecordView
 	PendingTasks int `json:"pendingTasks"`
+	// Activity is the sync's activity: idle, listing, downloading or
+	// waiting (see sync.Activity).
+	Activity  string     `json:"activity"`
+	ItemsLeft int        `json:"itemsLeft"`
+	RetryAt   *time.Time `json:"retryAt,omitempty"`
+	Sources   []string   `json:"sources,omitempty"`
 }
 
 // view is what clients see of rec.
 func (h *Handlers) view(rec records.Record) RecordView {
-	return RecordView{RecordView: rec.View(), PendingTasks: h.cfg.Sync.Pending(rec.ID)}
+	a := h.cfg.Sync.Activity(rec.ID)
+	v := RecordView{RecordView: rec.View(), PendingTasks: a.Pending, Activity: a.State, ItemsLeft: a.ItemsLeft}
+	if !a.RetryAt.IsZero() {
+		v.RetryAt = &a.RetryAt
+	}
+	if def, ok := h.cfg.Registry.Get(rec.Integration); ok && def.Sources != nil {
+		creds, err := h.cfg.Records.Credentials(rec)
+		if err != nil {
+			h.log.Warn("record view: credentials do not open; sources not shown", "record_id", rec.ID, "err", err)
+		} else {
+			v.Sources = def.Sources(creds)
+		}
+	}
+	return v
 }
 
 // Catalogue serves GET /v1/integrations: every manifest with its

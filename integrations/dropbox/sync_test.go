@@ -231,8 +231,9 @@ func TestSyncerResumesDropbox(t *testing.T) {
 		t.Fatal("the sync finished despite the failures")
 	}
 	rec := r.fx.Record(r.rec)
-	if rec.Status != records.StatusError || rec.LastError != "dropbox answered 503; will retry" {
-		t.Errorf("record: got %s %q; want error, dropbox answered 503; will retry", rec.Status, rec.LastError)
+	const want503 = "Dropbox is having trouble at the moment (it answered 503). The sync will try again by itself."
+	if rec.Status != records.StatusError || rec.LastError != want503 {
+		t.Errorf("record: got %s %q; want error, %q", rec.Status, rec.LastError, want503)
 	}
 
 	for range 10 {

@@ -1,5 +1,7 @@
-// Package feed follows an RSS or Atom feed given by its address in a
-// manual form: its start task turns the entries not yet known into items.
+// Package feed follows RSS and Atom feeds given by their addresses in a
+// manual form: one record per user holds every feed the user follows
+// (the form's url field, one address per line), and each sync turns the
+// entries it does not hold into items.
 package feed
 
 import (
@@ -11,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"searchsvc/integrations"
@@ -19,8 +22,12 @@ import (
 // Domain is the integration domain.
 const Domain = "feed"
 
-// FieldURL is the form's only field, and the key of Credentials.Fields.
+// FieldURL is the form's only field, and the key of Credentials.Fields:
+// the feeds' addresses, one per line.
 const FieldURL = "url"
+
+// MaxFeeds is how many feeds one record follows at most.
+const MaxFeeds = 50
 
 // Limits of one fetch.
 const (
@@ -51,12 +58,13 @@ func Definition() integrations.Definition {
 			Kind:        integrations.KindFeed,
 			AuthType:    integrations.AuthManual,
 			Fields: []integrations.Field{
-				{Name: FieldURL, Label: "Feed address", Type: integrations.FieldURL, Required: true},
+				{Name: FieldURL, Label: "Feed addresses, one per line (sending the form again replaces the list)",
+					Type: integrations.FieldText, Required: true},
 			},
 		},
 		ValidateManual: validate,
 		New: func(env integrations.Env) (integrations.Integration, error) {
-			u, err := ParseURL(env.Credentials.Fields[FieldURL])
+			urls, err := ParseURLs(env.Credentials.Fields[FieldURL])
 			if err != nil {
 				return nil, fmt.Errorf("feed: stored credentials: %w", err)
 			}
@@ -64,9 +72,39 @@ func Definition() integrations.Definition {
 			if now == nil {
 				now = time.Now
 			}
-			return &follower{client: env.Client, url: u, now: now, known: env.Known}, nil
+			return &follower{client: env.Client, urls: urls, now: now, known: env.Known}, nil
+		},
+		Sources: func(c integrations.Credentials) []string {
+			urls, _ := ParseURLs(c.Fields[FieldURL])
+			return urls
 		},
 	}
+}
+
+// ParseURLs reads the form's list of feed addresses: separated by line
+// breaks or spaces, each checked by ParseURL, duplicates dropped, at most
+// MaxFeeds. Errors are *integrations.ValidationError.
+func ParseURLs(raw string) ([]string, error) {
+	var urls []string
+	seen := make(map[string]bool)
+	for _, f := range strings.Fields(raw) {
+		u, err := ParseURL(f)
+		if err != nil {
+			return nil, err
+		}
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		urls = append(urls, u)
+	}
+	switch {
+	case len(urls) == 0:
+		return nil, &integrations.ValidationError{Field: FieldURL, Message: "must be an http or https address"}
+	case len(urls) > MaxFeeds:
+		return nil, &integrations.ValidationError{Field: FieldURL, Message: fmt.Sprintf("at most %d feeds", MaxFeeds)}
+	}
+	return urls, nil
 }
 
 // ParseURL checks a feed address: an absolute http or https URL. Errors
@@ -80,16 +118,39 @@ func ParseURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
-// validate checks the form: the address must serve a feed.
+// validateWorkers is how many feeds the form's check fetches at once.
+const validateWorkers = 4
+
+// validate checks the form: every address must serve a feed. The
+// addresses are stored one per line, in the form's order.
 func validate(ctx context.Context, fields map[string]string, client *http.Client) (integrations.Credentials, error) {
-	u, err := ParseURL(fields[FieldURL])
+	urls, err := ParseURLs(fields[FieldURL])
 	if err != nil {
 		return integrations.Credentials{}, err
 	}
-	if _, err := Fetch(ctx, client, u); err != nil {
-		return integrations.Credentials{}, explain(ctx, err)
+	errs := make([]error, len(urls))
+	sem := make(chan struct{}, validateWorkers)
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if _, err := Fetch(ctx, client, u); err != nil {
+				errs[i] = explain(ctx, err)
+			}
+		})
 	}
-	return integrations.Credentials{Fields: map[string]string{FieldURL: u}}, nil
+	wg.Wait()
+	for i, err := range errs {
+		var ve *integrations.ValidationError
+		if len(urls) > 1 && errors.As(err, &ve) {
+			ve.Message = urls[i] + ": " + ve.Message // the user's own input, named back to them
+		}
+		if err != nil {
+			return integrations.Credentials{}, err
+		}
+	}
+	return integrations.Credentials{Fields: map[string]string{FieldURL: strings.Join(urls, "\n")}}, nil
 }
 
 // explain turns a fetch failure into a message for the user. Only a
@@ -100,9 +161,12 @@ func explain(ctx context.Context, err error) error {
 	}
 	v := &integrations.ValidationError{Field: FieldURL, Err: err}
 	var se *StatusError
+	var ae *integrations.APIError
 	switch {
 	case errors.As(err, &se):
 		v.Message = fmt.Sprintf("the server answered %d %s", se.Code, http.StatusText(se.Code))
+	case errors.As(err, &ae):
+		v.Message = fmt.Sprintf("the server answered %d %s", ae.Status, http.StatusText(ae.Status))
 	case errors.Is(err, integrations.ErrPrivateAddress):
 		v.Message = "this address is not on the public internet"
 	case errors.Is(err, ErrTooLarge):
@@ -185,10 +249,10 @@ func (c *capped) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// follower is one connected feed.
+// follower is one user's connected feeds.
 type follower struct {
 	client *http.Client
-	url    string
+	urls   []string
 	now    func() time.Time
 	known  func(providerID string) bool // nil: nothing is known
 }
@@ -196,19 +260,21 @@ type follower struct {
 // Initialize has nothing to prepare.
 func (f *follower) Initialize(context.Context) error { return nil }
 
-// ValidateAuthentication fetches the feed: a 401 or 403 means it now needs
-// credentials the service does not have.
+// ValidateAuthentication fetches the feeds: a 401 or 403 means one now
+// needs credentials the service does not have.
 func (f *follower) ValidateAuthentication(ctx context.Context) (bool, error) {
-	_, err := Fetch(ctx, f.client, f.url)
-	var se *StatusError
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden):
-		return false, nil
-	default:
-		return false, err
+	for _, u := range f.urls {
+		_, err := Fetch(ctx, f.client, u)
+		var se *StatusError
+		switch {
+		case err == nil:
+		case errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden):
+			return false, nil
+		default:
+			return false, err
+		}
 	}
+	return true, nil
 }
 
 // Shutdown has nothing to release.

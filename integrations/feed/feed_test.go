@@ -177,3 +177,29 @@ func TestFeedInstance(t *testing.T) {
 		t.Error("New without a stored url: got nil error")
 	}
 }
+
+// FuzzParseURLs: the form's list of addresses never panics the parser,
+// and what it accepts is at most MaxFeeds distinct http(s) addresses that
+// ParseURL accepts as they are.
+func FuzzParseURLs(f *testing.F) {
+	f.Add("https://a.example/feed\nhttp://b.example/rss  https://a.example/feed")
+	f.Add("javascript:alert(1)")
+	f.Add("http://[::1%25lo]/\n")
+	f.Add(strings.Repeat("https://x.example/ ", 60))
+	f.Fuzz(func(t *testing.T, raw string) {
+		urls, err := feed.ParseURLs(raw)
+		if err != nil {
+			return
+		}
+		if len(urls) == 0 || len(urls) > feed.MaxFeeds {
+			t.Fatalf("got %d addresses", len(urls))
+		}
+		seen := make(map[string]bool)
+		for _, u := range urls {
+			if again, err := feed.ParseURL(u); err != nil || again != u || seen[u] {
+				t.Fatalf("accepted %q (%v)", u, err)
+			}
+			seen[u] = true
+		}
+	})
+}

@@ -21,6 +21,10 @@ type Entry struct {
 	Published time.Time // zero when the feed gives no readable date
 	Author    string
 	Summary   string // plain text: markup removed, entities decoded
+	// Content is the entry's full content (Atom content, RSS
+	// content:encoded), as plain text like Summary; empty when the feed
+	// gives only a summary.
+	Content string
 }
 
 // ErrNotFeed is returned by Parse for a document that is not an RSS (0.9x,
@@ -255,7 +259,7 @@ func (p *parser) text(se xml.StartElement) (string, error) {
 
 // entry chooses an entry's values among the fields an item had.
 func (p *parser) entry(f fields) Entry {
-	e := Entry{Title: f.title, Link: f.link, Author: f.author, Summary: first(f.summary, f.content)}
+	e := Entry{Title: f.title, Link: f.link, Author: f.author, Summary: f.summary, Content: f.content}
 	if p.atom {
 		// Atom text constructs say their type; html ones were turned
 		// into text as they were read.
@@ -267,11 +271,12 @@ func (p *parser) entry(f fields) Entry {
 		// RSS titles and descriptions are (escaped) HTML by custom.
 		e.Title = htmlText(e.Title)
 		e.Summary = htmlText(e.Summary)
+		e.Content = htmlText(e.Content)
 	}
 	e.Published = parseDate(first(f.pubDate, f.published, f.dcDate, f.updated))
 	e.ID = first(f.guid, f.id, e.Link)
-	if e.ID == "" && (e.Title != "" || e.Summary != "") {
-		sum := sha256.Sum256([]byte(e.Title + "\x00" + e.Published.String() + "\x00" + e.Summary))
+	if text := first(e.Summary, e.Content); e.ID == "" && (e.Title != "" || text != "") {
+		sum := sha256.Sum256([]byte(e.Title + "\x00" + e.Published.String() + "\x00" + text))
 		e.ID = "sha256:" + hex.EncodeToString(sum[:16])
 	}
 	return e

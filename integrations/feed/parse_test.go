@@ -33,6 +33,11 @@ const rss2 = `<?xml version="1.0" encoding="UTF-8"?>
   <item>
     <description>A note without title, link or guid</description>
   </item>
+  <item>
+    <guid>post-4</guid>
+    <description>A teaser.</description>
+    <content:encoded><![CDATA[<p>The <b>whole</b> post, with its teaser.</p>]]></content:encoded>
+  </item>
   <item></item>
 </channel>
 </rss>`
@@ -81,8 +86,9 @@ func TestParseRSS(t *testing.T) {
 		{ID: "post-1", Title: "Tom & Jerry", Link: "https://blog.example/tom", Author: "Jane Doe",
 			Published: time.Date(2025, 6, 3, 7, 39, 21, 0, time.UTC), Summary: "Hello world & friends"},
 		{ID: "https://blog.example/no-guid", Title: "No guid", Link: "https://blog.example/no-guid", Author: "jane@example.com (Jane)",
-			Published: time.Date(2025, 6, 4, 10, 0, 0, 0, time.UTC), Summary: "Only content, 1 < 2"},
+			Published: time.Date(2025, 6, 4, 10, 0, 0, 0, time.UTC), Content: "Only content, 1 < 2"},
 		{Title: "", Summary: "A note without title, link or guid"},
+		{ID: "post-4", Summary: "A teaser.", Content: "The whole post, with its teaser."},
 	}
 	assertEntries(t, got, want)
 	if id := got[2].ID; !strings.HasPrefix(id, "sha256:") {
@@ -101,9 +107,9 @@ func TestParseAtom(t *testing.T) {
 	}
 	want := []Entry{
 		{ID: "urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a", Title: "Fish & Chips", Link: "https://atom.example/2003/12/13/atom03",
-			Author: "Feed Author", Published: time.Date(2003, 12, 13, 12, 29, 29, 0, time.UTC), Summary: "1 < 2, literally <b>"},
+			Author: "Feed Author", Published: time.Date(2003, 12, 13, 12, 29, 29, 0, time.UTC), Summary: "1 < 2, literally <b>", Content: "Ignored"},
 		{ID: "tag:atom.example,2024:2", Title: "Second", Link: "https://atom.example/second", Author: "Entry Author",
-			Published: time.Date(2024, 1, 2, 3, 4, 5, 123e6, time.UTC), Summary: "First second para"},
+			Published: time.Date(2024, 1, 2, 3, 4, 5, 123e6, time.UTC), Content: "First second para"},
 	}
 	assertEntries(t, got, want)
 }
@@ -170,7 +176,7 @@ func assertEntries(t *testing.T, got, want []Entry) {
 		if w.ID == "" {
 			w.ID = g.ID // checked by the caller
 		}
-		if g.ID != w.ID || g.Title != w.Title || g.Link != w.Link || g.Author != w.Author || g.Summary != w.Summary || !g.Published.Equal(w.Published) {
+		if g.ID != w.ID || g.Title != w.Title || g.Link != w.Link || g.Author != w.Author || g.Summary != w.Summary || g.Content != w.Content || !g.Published.Equal(w.Published) {
 			t.Errorf("entry %d:\n got %+v\nwant %+v", i, g, w)
 		}
 	}
@@ -192,7 +198,7 @@ func FuzzParse(f *testing.F) {
 			if e.ID == "" {
 				t.Fatalf("entry without ID: %+v", e)
 			}
-			for _, s := range []string{e.ID, e.Title, e.Link, e.Author, e.Summary} {
+			for _, s := range []string{e.ID, e.Title, e.Link, e.Author, e.Summary, e.Content} {
 				if !utf8.ValidString(s) {
 					t.Fatalf("invalid UTF-8 in %+v", e)
 				}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"searchsvc/integrations"
 )
@@ -23,23 +25,62 @@ const (
 // POLL_INTERVAL. Feeds list newest first, so the newest are taken.
 const MaxNewEntries = 200
 
-// RunTask runs the start task, the feed's only one: it fetches the feed
-// and outputs one item per entry that Env.Known does not report, in the
-// feed's order. It gives no follow-up tasks: a feed is one document, and
-// the next sync fetches it again. An HTTP answer other than 200 gives an
-// *integrations.APIError (429 and 5xx are temporary, with the server's
-// Retry-After).
+// TaskGetFeed fetches one of a record's feeds; its payload holds the
+// feed's address under FieldURL.
+const TaskGetFeed = "getFeed"
+
+// RunTask runs the feed tasks. A record that follows one feed fetches it
+// in its start task. One that follows several gets a getFeed task per
+// feed from its start, so that each feed's new entries are stored as it
+// is fetched; a feed that fails (down, moved, no longer a feed) puts the
+// record in error with a sentence naming its place in the list, and is
+// fetched again at the next sync, while the other feeds go on.
+//
+// Fetching outputs one item per entry that Env.Known does not report, in
+// the feed's order, and gives no follow-up tasks: a feed is one document,
+// and the next sync fetches it again. For a single feed, an HTTP answer
+// other than 200 gives an *integrations.APIError (429 and 5xx are
+// temporary, with the server's Retry-After).
 func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integrations.TaskResult, error) {
-	if task.Type != integrations.TaskStart {
-		return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", clip(task.Type, 40), integrations.ErrUnsupportedTask)
+	switch {
+	case task.Type == integrations.TaskStart && len(f.urls) == 1:
+		return f.fetch(ctx, f.urls[0])
+	case task.Type == integrations.TaskStart:
+		var res integrations.TaskResult
+		for _, u := range f.urls {
+			res.Tasks = append(res.Tasks, integrations.Task{Type: TaskGetFeed, Payload: map[string]string{FieldURL: u}})
+		}
+		return res, nil
+	case task.Type == TaskGetFeed:
+		u := task.Payload[FieldURL]
+		i := slices.Index(f.urls, u)
+		if i < 0 {
+			// The user changed the list since the start: no longer followed.
+			return integrations.TaskResult{}, nil
+		}
+		res, err := f.fetch(ctx, u)
+		if err != nil {
+			what := fmt.Sprintf("the feed number %d of %d could not be fetched", i+1, len(f.urls))
+			if ve, ok := explain(ctx, err).(*integrations.ValidationError); ok {
+				what += ": " + ve.Message
+			}
+			return integrations.TaskResult{}, fmt.Errorf("%w: %w", integrations.ErrNextSync,
+				&integrations.ValidationError{Message: what, Err: err})
+		}
+		return res, nil
 	}
-	entries, err := Fetch(ctx, f.client, f.url)
+	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", clip(task.Type, 40), integrations.ErrUnsupportedTask)
+}
+
+// fetch fetches the feed at u and outputs its new entries.
+func (f *follower) fetch(ctx context.Context, u string) (integrations.TaskResult, error) {
+	entries, err := Fetch(ctx, f.client, u)
 	var se *StatusError
 	if errors.As(err, &se) {
 		err = &integrations.APIError{Status: se.Code, RetryAfter: integrations.RetryAfter(se.retryAfter, f.now())}
 	}
 	if err != nil {
-		return integrations.TaskResult{}, fmt.Errorf("feed start: %w", err)
+		return integrations.TaskResult{}, fmt.Errorf("feed fetch: %w", err)
 	}
 	var res integrations.TaskResult
 	seen := make(map[string]bool, len(entries))
@@ -57,9 +98,9 @@ func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integra
 	return res, nil
 }
 
-// item makes the item of an entry. Raw holds the entry's link, if any: a
-// feed entry has no raw document worth keeping, and the link is what a
-// search result opens.
+// item makes the item of an entry: its full content when the feed gives
+// it, else its summary, and its link, if it is a web address (a link a
+// hostile feed sets to javascript: is not kept).
 func item(e Entry) integrations.Item {
 	id := e.ID
 	if len(id) > maxIDLen {
@@ -71,11 +112,11 @@ func item(e Entry) integrations.Item {
 		Title:      clip(e.Title, maxTitleLen),
 		From:       clip(e.Author, maxTitleLen),
 		Date:       e.Published,
-		Text:       clip(e.Summary, maxTextLen),
+		Text:       clip(first(e.Content, e.Summary), maxTextLen),
 	}
 	it.Size = int64(len(it.Text))
-	if e.Link != "" {
-		it.Raw = []byte(e.Link)
+	if link, err := ParseURL(e.Link); err == nil && link == strings.TrimSpace(e.Link) {
+		it.Link = link
 	}
 	return it
 }

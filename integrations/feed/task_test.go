@@ -47,6 +47,26 @@ const atomFeed = `<?xml version="1.0" encoding="utf-8"?>
   </entry>
 </feed>`
 
+// fullFeed has an entry with a summary and its full content, and one
+// whose link is not a web address.
+const fullFeed = `<?xml version="1.0"?>
+<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">
+<channel><title>Full</title>
+  <item>
+    <guid>full-1</guid>
+    <title>Long read</title>
+    <link>https://full.example/long-read</link>
+    <description>Only the teaser.</description>
+    <content:encoded><![CDATA[<p>The teaser, and then <em>the whole story</em>.</p>]]></content:encoded>
+  </item>
+  <item>
+    <guid>full-2</guid>
+    <title>Sly</title>
+    <link>javascript:alert(1)</link>
+    <description>A summary only.</description>
+  </item>
+</channel></rss>`
+
 // feedSite serves atomFeed at /f, or the status and Retry-After stored.
 func feedSite(t *testing.T) (url string, status *atomic.Int32, retryAfter *atomic.Value) {
 	t.Helper()
@@ -63,6 +83,7 @@ func feedSite(t *testing.T) (url string, status *atomic.Int32, retryAfter *atomi
 			io.WriteString(w, atomFeed)
 		},
 		"/page": serve("text/html", "<html>not a feed</html>"),
+		"/full": serve("application/rss+xml", fullFeed),
 		"/long": serve("application/rss+xml", `<rss><channel><item><guid>`+strings.Repeat("g", 300)+`</guid><title>`+
 			strings.Repeat("t", 2000)+`</title></item></channel></rss>`),
 	})
@@ -94,9 +115,9 @@ func TestStartOutputsEntries(t *testing.T) {
 	}
 	want := []integrations.Item{
 		{ProviderID: "urn:uuid:3", Title: "Third post", From: "Bob", Date: time.Date(2026, 5, 3, 8, 0, 0, 0, time.UTC),
-			Text: "Newest & best", Raw: []byte("https://blog.example/3")},
+			Text: "Newest & best", Link: "https://blog.example/3"},
 		{ProviderID: "urn:uuid:2", Title: "Second post", From: "Ann", Date: time.Date(2026, 5, 2, 8, 0, 0, 0, time.UTC),
-			Text: "Middle", Raw: []byte("https://blog.example/2")},
+			Text: "Middle", Link: "https://blog.example/2"},
 		{ProviderID: "urn:uuid:1", Title: "First post", From: "Ann", Text: "Oldest"},
 	}
 	if len(res.Tasks) != 0 || len(res.Output) != len(want) {
@@ -105,7 +126,7 @@ func TestStartOutputsEntries(t *testing.T) {
 	for i, got := range res.Output {
 		w := want[i]
 		if got.ProviderID != w.ProviderID || got.Title != w.Title || got.From != w.From || !got.Date.Equal(w.Date) ||
-			got.Text != w.Text || string(got.Raw) != string(w.Raw) || got.Size != int64(len(w.Text)) {
+			got.Text != w.Text || got.Link != w.Link || len(got.Raw) != 0 || got.Size != int64(len(w.Text)) {
 			t.Errorf("item %d: got %+v, want %+v", i, got, w)
 		}
 	}
@@ -186,5 +207,80 @@ func TestParseURLRefusesZonedHosts(t *testing.T) {
 		if _, err := feed.ParseURL(u); err == nil {
 			t.Errorf("ParseURL(%q) accepted a zoned host", u)
 		}
+	}
+}
+
+func TestFullContentAndLinkKept(t *testing.T) {
+	base, _, _ := feedSite(t)
+	res, err := start(follow(t, base+"/full", nil))
+	if err != nil || len(res.Output) != 2 {
+		t.Fatalf("got %+v, %v; want 2 items", res.Output, err)
+	}
+	if got, want := res.Output[0], (integrations.Item{ProviderID: "full-1", Title: "Long read",
+		Text: "The teaser, and then the whole story .", Link: "https://full.example/long-read"}); got.Text != want.Text || got.Link != want.Link {
+		t.Errorf("full content: got text %q link %q, want %q %q", got.Text, got.Link, want.Text, want.Link)
+	}
+	if got := res.Output[1]; got.Text != "A summary only." || got.Link != "" {
+		t.Errorf("summary only, javascript: link: got text %q link %q, want the summary and no link", got.Text, got.Link)
+	}
+}
+
+func TestManyFeeds(t *testing.T) {
+	base, status, _ := feedSite(t)
+	urls := base + "/f\n" + base + "/full  " + base + "/f\n" + base + "/page"
+	got, err := feed.ParseURLs(urls)
+	if want := []string{base + "/f", base + "/full", base + "/page"}; err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("ParseURLs: got %v, %v; want %v", got, err, want)
+	}
+	in := follow(t, strings.Join(got, "\n"), nil)
+	res, err := start(in)
+	if err != nil || len(res.Output) != 0 || len(res.Tasks) != 3 {
+		t.Fatalf("start: got %+v, %v; want a getFeed task per feed", res, err)
+	}
+	var items int
+	var failures []error
+	for _, task := range res.Tasks {
+		if task.Type != feed.TaskGetFeed {
+			t.Fatalf("task %+v, want getFeed", task)
+		}
+		r, err := in.RunTask(context.Background(), task)
+		items += len(r.Output)
+		if err != nil {
+			failures = append(failures, err)
+		}
+	}
+	if items != 3+2 || len(failures) != 1 {
+		t.Fatalf("got %d items and failures %v; want 5 items and the third feed failing", items, failures)
+	}
+	var ve *integrations.ValidationError
+	if err := failures[0]; !errors.Is(err, integrations.ErrNextSync) || !errors.As(err, &ve) ||
+		ve.Message != "the feed number 3 of 3 could not be fetched: this address does not serve an RSS or Atom feed" {
+		t.Errorf("failure: got %v, want ErrNextSync with a sentence naming the feed's place", err)
+	}
+	if strings.Contains(ve.Message, base) {
+		t.Errorf("the sentence %q holds the address; it is stored in the record in plain text", ve.Message)
+	}
+
+	// A feed that answers 503 fails the same way, with the server's words.
+	status.Store(http.StatusServiceUnavailable)
+	_, err = in.RunTask(context.Background(), res.Tasks[0])
+	if !errors.As(err, &ve) || ve.Message != "the feed number 1 of 3 could not be fetched: the server answered 503 Service Unavailable" {
+		t.Errorf("503: got %v", err)
+	}
+	// A feed no longer in the list is not fetched.
+	r, err := in.RunTask(context.Background(), integrations.Task{Type: feed.TaskGetFeed, Payload: map[string]string{"url": base + "/gone"}})
+	if err != nil || len(r.Output) != 0 {
+		t.Errorf("feed no longer followed: got %+v, %v; want nothing", r, err)
+	}
+	if srcs := feed.Definition().Sources(integrations.Credentials{Fields: map[string]string{"url": strings.Join(got, "\n")}}); len(srcs) != 3 {
+		t.Errorf("Sources: got %v, want the 3 addresses", srcs)
+	}
+
+	var many strings.Builder
+	for i := range feed.MaxFeeds + 1 {
+		many.WriteString("https://x.example/" + strconv.Itoa(i) + "\n")
+	}
+	if _, err := feed.ParseURLs(many.String()); !errors.As(err, &ve) || ve.Message != "at most 50 feeds" {
+		t.Errorf("%d feeds: got %v, want at most 50 feeds", feed.MaxFeeds+1, err)
 	}
 }

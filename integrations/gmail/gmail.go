@@ -94,6 +94,7 @@ type mailbox struct {
 	integrations.OAuthConn // Initialize refreshes the access token if it expired
 	now                    func() time.Time
 	known                  func(providerID string) bool // nil: nothing is known
+	state                  func(key string) string      // the record's sync state (Env.State); nil: none
 }
 
 func newMailbox(env integrations.Env) (integrations.Integration, error) {
@@ -105,7 +106,7 @@ func newMailbox(env integrations.Env) (integrations.Integration, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &mailbox{OAuthConn: conn, now: now, known: env.Known}, nil
+	return &mailbox{OAuthConn: conn, now: now, known: env.Known, state: env.State}, nil
 }
 
 // ValidateAuthentication asks for the mailbox profile: Google answers 401

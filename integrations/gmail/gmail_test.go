@@ -14,6 +14,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/gmail"
+	"searchsvc/integrations/gmail/gmailtest"
 	"searchsvc/integrations/oauthtest"
 )
 
@@ -30,6 +31,8 @@ var now = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 type fakeGoogle struct {
 	*oauthtest.Server
 	profileStatus atomic.Int32 // forced status of the profile call; 0: real behaviour
+	// mailbox, when set, answers the profile call with its history id.
+	mailbox atomic.Pointer[gmailtest.Server]
 }
 
 func newFakeGoogle(t *testing.T, token func(oauthtest.Issued) map[string]any) *fakeGoogle {
@@ -44,6 +47,10 @@ func newFakeGoogle(t *testing.T, token func(oauthtest.Issued) map[string]any) *f
 		w.Header().Set("Content-Type", "application/json")
 		if s := f.profileStatus.Load(); s != 0 {
 			w.WriteHeader(int(s))
+			return
+		}
+		if m := f.mailbox.Load(); m != nil {
+			m.ServeProfile(w, r)
 			return
 		}
 		if !f.Bearer(r) {

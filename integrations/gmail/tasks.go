@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -27,11 +28,17 @@ const (
 	MaxMessageSize = 25 << 20
 )
 
-// Task payload keys of the contract's email-provider task model.
+// Task payload keys of the contract's email-provider task model, and
+// getHistory's.
 const (
-	payloadPageToken = "pageToken"
-	payloadEmailID   = "emailId"
+	payloadPageToken      = "pageToken"
+	payloadEmailID        = "emailId"
+	payloadStartHistoryID = "startHistoryId"
 )
+
+// WebURL, followed by a message id, opens the message in Gmail's web
+// client: an item's link.
+const WebURL = "https://mail.google.com/mail/#all/"
 
 // Errors of the tasks, besides *integrations.APIError for an API answer
 // other than 2xx and ErrBadResponse.
@@ -56,31 +63,71 @@ const (
 	maxMessageBody = MaxMessageSize/3*4 + 4 + 1<<20
 )
 
-// RunTask runs the email-provider tasks:
+// RunTask runs the email-provider tasks, as Google recommends a mailbox
+// be synced: one full listing, then partial syncs from the mailbox's
+// history.
 //
-//   - start gives one getEmailList task for the first page;
-//   - getEmailList lists one page of message ids, newest first, and gives
-//     a downloadEmail task for each id Env.Known does not report, and a
-//     getEmailList task for the next page, if any;
+//   - start, on a record without a sync state, takes the mailbox's
+//     historyId (users.getProfile) and gives a getEmailList task for the
+//     first page; with a listing under way that lost its task (dropped
+//     after many failures), it gives the getEmailList of the page the
+//     listing stopped at; after a finished listing, it runs the first
+//     page of users.history.list from the stored historyId (see
+//     history.go);
+//   - getEmailList lists one page of message ids and gives a
+//     downloadEmail task for each id Env.Known does not report, and a
+//     getEmailList task for the next page, if any; every page is listed,
+//     so mail whose date puts it among stored mail is found too; the
+//     sync state keeps the next page, and the last page ends the listing;
+//   - getHistory runs a further page of users.history.list;
 //   - downloadEmail fetches one message and outputs it as an Item.
 //
-// Paging stops at a page that holds ids but none that is new: Gmail lists
-// newest first, so everything older is known too, and a later sync costs
-// one or two list requests plus a download per new message. The limit of
-// this rule: a message that is no longer the newest when it first becomes
-// visible to the list (restored from the trash, or an earlier sync whose
-// getEmailList task failed for good before reaching it) is only fetched if
-// a page around it holds something new.
+// A later sync thus costs one history request plus a download per new
+// message, and reports the messages deleted in Gmail (TaskResult.Removed).
 func (m *mailbox) RunTask(ctx context.Context, task integrations.Task) (integrations.TaskResult, error) {
 	switch task.Type {
 	case integrations.TaskStart:
-		return integrations.TaskResult{Tasks: []integrations.Task{{Type: integrations.TaskGetEmailList}}}, nil
+		return m.start(ctx)
 	case integrations.TaskGetEmailList:
 		return m.list(ctx, task.Payload[payloadPageToken])
+	case TaskGetHistory:
+		return m.history(ctx, task.Payload[payloadStartHistoryID], task.Payload[payloadPageToken])
 	case integrations.TaskDownloadEmail:
 		return m.download(ctx, task.Payload[payloadEmailID])
 	}
 	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", clipName(task.Type), integrations.ErrUnsupportedTask)
+}
+
+// start runs the start task: see RunTask.
+func (m *mailbox) start(ctx context.Context) (integrations.TaskResult, error) {
+	st := m.syncState()
+	switch {
+	case st.Listing:
+		return integrations.TaskResult{Tasks: []integrations.Task{listTask(st.PageToken)}}, nil
+	case st.HistoryID != "":
+		return m.history(ctx, st.HistoryID, "")
+	}
+	return m.fullListing(ctx, "gmail start")
+}
+
+// fullListing starts a listing of the whole mailbox: the mailbox's
+// current historyId is taken first, so that whatever changes while the
+// listing runs is in the history the next sync reads.
+func (m *mailbox) fullListing(ctx context.Context, what string) (integrations.TaskResult, error) {
+	h, err := m.historyID(ctx)
+	if err != nil {
+		return integrations.TaskResult{}, fmt.Errorf("%s: %w", what, err)
+	}
+	st := syncState{HistoryID: h, Listing: true}
+	return integrations.TaskResult{Tasks: []integrations.Task{listTask("")}, State: st.kept()}, nil
+}
+
+func listTask(pageToken string) integrations.Task {
+	t := integrations.Task{Type: integrations.TaskGetEmailList}
+	if pageToken != "" {
+		t.Payload = map[string]string{payloadPageToken: pageToken}
+	}
+	return t
 }
 
 // listPage is messages.list's answer. resultSizeEstimate is not used.
@@ -100,7 +147,16 @@ func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.Task
 	if pageToken != "" {
 		query.Set("pageToken", pageToken)
 	}
+	st := m.syncState()
 	body, err := m.get(ctx, "/gmail/v1/users/me/messages", query, maxListBody)
+	var ae *integrations.APIError
+	if pageToken != "" && errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		// Gmail no longer takes the page token (a listing resumed long
+		// after it stopped): list again from the first page, downloading
+		// only what is not stored.
+		st.Listing, st.PageToken = true, ""
+		return integrations.TaskResult{Tasks: []integrations.Task{listTask("")}, State: st.kept()}, nil
+	}
 	if err != nil {
 		return integrations.TaskResult{}, fmt.Errorf("gmail getEmailList: %w", err)
 	}
@@ -123,19 +179,18 @@ func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.Task
 		if m.known != nil && m.known(msg.ID) {
 			continue
 		}
-		res.Tasks = append(res.Tasks, integrations.Task{
-			Type:    integrations.TaskDownloadEmail,
-			Payload: map[string]string{payloadEmailID: msg.ID},
-		})
+		res.Tasks = append(res.Tasks, downloadTask(msg.ID))
 	}
-	allKnown := len(seen) > 0 && len(res.Tasks) == 0
-	if page.NextPageToken != "" && !allKnown {
-		res.Tasks = append(res.Tasks, integrations.Task{
-			Type:    integrations.TaskGetEmailList,
-			Payload: map[string]string{payloadPageToken: page.NextPageToken},
-		})
+	st.Listing, st.PageToken = page.NextPageToken != "", page.NextPageToken
+	if page.NextPageToken != "" {
+		res.Tasks = append(res.Tasks, listTask(page.NextPageToken))
 	}
+	res.State = st.kept()
 	return res, nil
+}
+
+func downloadTask(id string) integrations.Task {
+	return integrations.Task{Type: integrations.TaskDownloadEmail, Payload: map[string]string{payloadEmailID: id}}
 }
 
 // fullMessage is messages.get's answer with format=raw.
@@ -183,6 +238,7 @@ func (m *mailbox) download(ctx context.Context, id string) (integrations.TaskRes
 	}
 	item := integrations.Item{
 		ProviderID: id,
+		Link:       WebURL + id,
 		Title:      parsed.Subject,
 		From:       parsed.From,
 		To:         parsed.To,

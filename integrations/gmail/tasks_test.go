@@ -35,7 +35,9 @@ func newMailboxFixture(t *testing.T, opts gmailtest.Options) *mailboxFixture {
 		fx.bearer.Store(r.Header.Get("Authorization"))
 		return fx.google.Bearer(r)
 	}
+	opts.NoProfile = true
 	fx.api = gmailtest.New(t, opts)
+	fx.google.mailbox.Store(fx.api)
 	fx.p = fx.google.provider(t)
 	var err error
 	if fx.creds, err = connect(t, fx.google, fx.p); err != nil {
@@ -45,16 +47,19 @@ func newMailboxFixture(t *testing.T, opts gmailtest.Options) *mailboxFixture {
 }
 
 // instance builds a connected instance at the given time, knowing what
-// known knows.
-func (fx *mailboxFixture) instance(t *testing.T, at time.Time, known func(string) bool) integrations.Integration {
+// st holds and starting from its sync state; st nil: nothing.
+func (fx *mailboxFixture) instance(t *testing.T, at time.Time, st *store) integrations.Integration {
 	t.Helper()
 	fx.p.Now = func() time.Time { return at }
-	in, err := gmail.Definition().New(integrations.Env{
+	env := integrations.Env{
 		Credentials: fx.creds,
 		Provider:    fx.p,
 		Now:         func() time.Time { return at },
-		Known:       known,
-	})
+	}
+	if st != nil {
+		env.Known, env.State = st.known, st.syncState
+	}
+	in, err := gmail.Definition().New(env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,14 +67,20 @@ func (fx *mailboxFixture) instance(t *testing.T, at time.Time, known func(string
 }
 
 // store plays the sync scheduler and the item store: it runs a sync's
-// tasks, first in first out, and keeps the items by provider id.
+// tasks, first in first out, keeps the items by provider id, removes
+// those reported deleted, and keeps the sync state.
 type store struct {
 	items map[string]integrations.Item
 	tasks map[string]int // tasks run, by type
+	state string
 }
 
-func newStore() *store {
-	return &store{items: make(map[string]integrations.Item), tasks: make(map[string]int)}
+func newStore(ids ...string) *store {
+	s := &store{items: make(map[string]integrations.Item), tasks: make(map[string]int)}
+	for _, id := range ids {
+		s.items[id] = integrations.Item{ProviderID: id}
+	}
+	return s
 }
 
 func (s *store) known(id string) bool {
@@ -77,8 +88,15 @@ func (s *store) known(id string) bool {
 	return ok
 }
 
+func (s *store) syncState(string) string { return s.state }
+
 func (s *store) sync(ctx context.Context, in integrations.Integration) error {
-	queue := []integrations.Task{{Type: integrations.TaskStart}}
+	return s.run(ctx, in, integrations.Task{Type: integrations.TaskStart})
+}
+
+// run runs task and its follow-ups.
+func (s *store) run(ctx context.Context, in integrations.Integration, task integrations.Task) error {
+	queue := []integrations.Task{task}
 	for len(queue) > 0 {
 		task := queue[0]
 		queue = queue[1:]
@@ -90,75 +108,86 @@ func (s *store) sync(ctx context.Context, in integrations.Integration) error {
 		for _, it := range res.Output {
 			s.items[it.ProviderID] = it
 		}
+		for _, id := range res.Removed {
+			delete(s.items, id)
+		}
+		if res.State["mailbox"] != "" {
+			s.state = res.State["mailbox"]
+		}
 		queue = append(queue, res.Tasks...)
 	}
 	return nil
 }
 
-func TestStartGivesOneList(t *testing.T) {
+func TestStartTakesTheHistoryIDThenLists(t *testing.T) {
 	fx := newMailboxFixture(t, gmailtest.Options{Messages: 3})
-	res, err := fx.instance(t, now, nil).RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart})
-	want := []integrations.Task{{Type: integrations.TaskGetEmailList}}
-	if err != nil || len(res.Output) != 0 || len(res.Tasks) != 1 || res.Tasks[0].Type != want[0].Type || len(res.Tasks[0].Payload) != 0 {
-		t.Errorf("start: got %+v, %v; want only %+v", res, err, want)
+	st := newStore()
+	res, err := fx.instance(t, now, st).RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart})
+	want := fmt.Sprintf(`{"h":"%d","l":true}`, fx.api.HistoryID())
+	if err != nil || len(res.Output) != 0 || len(res.Tasks) != 1 || res.Tasks[0].Type != integrations.TaskGetEmailList ||
+		len(res.Tasks[0].Payload) != 0 || res.State["mailbox"] != want {
+		t.Errorf("start: got %+v, %v; want one getEmailList and state %s", res, err, want)
 	}
-	if lists, gets := fx.api.Requests(); lists+gets != 0 {
-		t.Errorf("start made %d requests, want none", lists+gets)
+	if c := fx.api.Counts(); c != (gmailtest.Counts{Profiles: 1}) {
+		t.Errorf("start made %+v, want one profile request", c)
 	}
 }
 
-func TestSyncPagesThenFetchesOnlyWhatIsNew(t *testing.T) {
+func TestFirstSyncListsThenHistoryFetchesOnlyWhatIsNew(t *testing.T) {
 	fx := newMailboxFixture(t, gmailtest.Options{Messages: 250})
 	st := newStore()
 	ctx := context.Background()
-	if err := st.sync(ctx, fx.instance(t, now, st.known)); err != nil {
+	if err := st.sync(ctx, fx.instance(t, now, st)); err != nil {
 		t.Fatal(err)
 	}
-	if lists, gets := fx.api.Requests(); lists != 3 || gets != 250 || len(st.items) != 250 {
-		t.Errorf("first sync: got %d lists, %d gets, %d items; want 3, 250, 250", lists, gets, len(st.items))
+	if c := fx.api.Counts(); c != (gmailtest.Counts{Profiles: 1, Lists: 3, Gets: 250}) || len(st.items) != 250 {
+		t.Errorf("first sync: got %+v, %d items; want 1 profile, 3 lists, 250 gets, 250 items", c, len(st.items))
 	}
 	if got, want := fx.api.MaxResults(), fmt.Sprint(gmail.PageSize); got != want {
 		t.Errorf("maxResults: got %s, want %s", got, want)
 	}
+	if want := fmt.Sprintf(`{"h":"%d"}`, fx.api.HistoryID()); st.state != want {
+		t.Errorf("state after the listing: got %s, want %s", st.state, want)
+	}
 	for _, seq := range []int{1, 100, 101, 250} {
 		it := st.items[gmailtest.ID(seq)]
-		if it.Title != gmailtest.Subject(seq) || !it.Date.Equal(gmailtest.Date(seq)) || it.Size != int64(len(gmailtest.Message(seq))) {
-			t.Errorf("item %d: got %q %v %d; want %q %v %d", seq, it.Title, it.Date, it.Size,
+		if it.Title != gmailtest.Subject(seq) || !it.Date.Equal(gmailtest.Date(seq)) || it.Size != int64(len(gmailtest.Message(seq))) ||
+			it.Link != gmail.WebURL+gmailtest.ID(seq) {
+			t.Errorf("item %d: got %q %v %d %q; want %q %v %d", seq, it.Title, it.Date, it.Size, it.Link,
 				gmailtest.Subject(seq), gmailtest.Date(seq), len(gmailtest.Message(seq)))
 		}
 	}
 
-	// 30 new messages: the first page holds them and 70 known ones, so the
-	// second page is listed too; it holds only known ones, so paging stops.
+	// 30 new messages: one history request, 30 downloads, no listing.
 	fx.api.Add(30)
-	if err := st.sync(ctx, fx.instance(t, now, st.known)); err != nil {
+	if err := st.sync(ctx, fx.instance(t, now, st)); err != nil {
 		t.Fatal(err)
 	}
-	if lists, gets := fx.api.Requests(); lists != 3+2 || gets != 250+30 || len(st.items) != 280 {
-		t.Errorf("second sync: got %d lists, %d gets, %d items; want 5, 280, 280", lists, gets, len(st.items))
+	if c := fx.api.Counts(); c != (gmailtest.Counts{Profiles: 1, Lists: 3, Gets: 280, Histories: 1}) || len(st.items) != 280 {
+		t.Errorf("second sync: got %+v, %d items; want 1 history request and 30 more gets, 280 items", c, len(st.items))
 	}
 
-	// Nothing new: one list request, no download.
-	if err := st.sync(ctx, fx.instance(t, now, st.known)); err != nil {
+	// Nothing new: one history request, no download.
+	if err := st.sync(ctx, fx.instance(t, now, st)); err != nil {
 		t.Fatal(err)
 	}
-	if lists, gets := fx.api.Requests(); lists != 6 || gets != 280 {
-		t.Errorf("third sync: got %d lists, %d gets; want 6, 280", lists, gets)
+	if c := fx.api.Counts(); c != (gmailtest.Counts{Profiles: 1, Lists: 3, Gets: 280, Histories: 2}) {
+		t.Errorf("third sync: got %+v; want one more history request and nothing else", c)
 	}
 }
 
-func TestListSkipsKnownAndStopsAtAllKnownPage(t *testing.T) {
+func TestListSkipsKnownAndListsEveryPage(t *testing.T) {
 	fx := newMailboxFixture(t, gmailtest.Options{Messages: 250})
 	ctx := context.Background()
 	list := integrations.Task{Type: integrations.TaskGetEmailList}
 
-	// Every other message of the first page is known.
-	even := make(map[string]bool)
+	// Every other message is known.
+	var even []string
 	for seq := 2; seq <= 250; seq += 2 {
-		even[gmailtest.ID(seq)] = true
+		even = append(even, gmailtest.ID(seq))
 	}
-	known := func(id string) bool { return even[id] }
-	res, err := fx.instance(t, now, known).RunTask(ctx, list)
+	st := newStore(even...)
+	res, err := fx.instance(t, now, st).RunTask(ctx, list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,22 +204,30 @@ func TestListSkipsKnownAndStopsAtAllKnownPage(t *testing.T) {
 	if len(downloads) != 50 || next == "" || res.Tasks[len(res.Tasks)-1].Type != integrations.TaskGetEmailList {
 		t.Errorf("half known: got %d downloads and next page %q; want 50 and a follow-up list last", len(downloads), next)
 	}
-	if slices.ContainsFunc(downloads, known) || downloads[0] != gmailtest.ID(250-1) {
+	if slices.ContainsFunc(downloads, st.known) || downloads[0] != gmailtest.ID(250-1) {
 		t.Errorf("downloads %v: want the unknown ids, newest first", downloads[:3])
 	}
-
-	// The second page is all known: no task at all.
-	res, err = fx.instance(t, now, func(string) bool { return true }).RunTask(ctx, integrations.Task{
-		Type: integrations.TaskGetEmailList, Payload: map[string]string{"pageToken": next}})
-	if err != nil || len(res.Tasks) != 0 || len(res.Output) != 0 {
-		t.Errorf("all known: got %+v, %v; want nothing to do", res, err)
+	if want := `{"l":true,"p":"` + next + `"}`; res.State["mailbox"] != want {
+		t.Errorf("state: got %s, want %s", res.State["mailbox"], want)
 	}
 
-	// The last page has no next page token.
+	// A page where all is known still gives the next page: mail older
+	// than what is stored may be behind it.
+	all := newStore()
+	for seq := 1; seq <= 250; seq++ {
+		all.items[gmailtest.ID(seq)] = integrations.Item{}
+	}
+	res, err = fx.instance(t, now, all).RunTask(ctx, integrations.Task{
+		Type: integrations.TaskGetEmailList, Payload: map[string]string{"pageToken": next}})
+	if err != nil || len(res.Tasks) != 1 || res.Tasks[0].Type != integrations.TaskGetEmailList || len(res.Output) != 0 {
+		t.Errorf("all known: got %+v, %v; want only the next page", res, err)
+	}
+
+	// The last page has no next page token and ends the listing.
 	res, err = fx.instance(t, now, nil).RunTask(ctx, integrations.Task{
 		Type: integrations.TaskGetEmailList, Payload: map[string]string{"pageToken": "50"}})
-	if err != nil || len(res.Tasks) != 50 || res.Tasks[49].Type != integrations.TaskDownloadEmail {
-		t.Errorf("last page: got %d tasks, %v; want 50 downloads and no follow-up", len(res.Tasks), err)
+	if err != nil || len(res.Tasks) != 50 || res.Tasks[49].Type != integrations.TaskDownloadEmail || res.State["mailbox"] != `{}` {
+		t.Errorf("last page: got %d tasks, %v, state %s; want 50 downloads, no follow-up, the listing ended", len(res.Tasks), err, res.State["mailbox"])
 	}
 
 	// An empty mailbox.
@@ -206,7 +243,7 @@ func TestExpiredTokenRefreshedOnceByInitialize(t *testing.T) {
 	before := fx.google.TokenRequests()
 	later := now.Add(2 * time.Hour) // the access token expired an hour ago
 	st := newStore()
-	in := fx.instance(t, later, st.known)
+	in := fx.instance(t, later, st)
 	ctx := context.Background()
 	if err := in.Initialize(ctx); err != nil {
 		t.Fatal(err)
@@ -325,14 +362,15 @@ func TestDownloadEmail(t *testing.T) {
 
 // standalone builds an instance on a gmailtest server of its own, with a
 // token that never expires: the setup for benchmarks.
-func standalone(tb testing.TB, opts gmailtest.Options, known func(string) bool) (*gmailtest.Server, integrations.Integration) {
+func standalone(tb testing.TB, opts gmailtest.Options, st *store) (*gmailtest.Server, integrations.Integration) {
 	tb.Helper()
 	api := gmailtest.New(tb, opts)
 	in, err := gmail.Definition().New(integrations.Env{
 		Credentials: api.Credentials(),
 		Provider:    api.Provider(tb),
 		Client:      api.Client(),
-		Known:       known,
+		Known:       st.known,
+		State:       st.syncState,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -342,7 +380,7 @@ func standalone(tb testing.TB, opts gmailtest.Options, known func(string) bool) 
 
 func TestStandaloneFake(t *testing.T) {
 	st := newStore()
-	api, in := standalone(t, gmailtest.Options{Messages: 7}, st.known)
+	api, in := standalone(t, gmailtest.Options{Messages: 7}, st)
 	if err := st.sync(context.Background(), in); err != nil || len(st.items) != 7 {
 		t.Fatalf("got %d items, %v; want 7", len(st.items), err)
 	}
@@ -368,7 +406,7 @@ func BenchmarkSync(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		st := newStore()
-		_, in := standalone(b, gmailtest.Options{Messages: n}, st.known)
+		_, in := standalone(b, gmailtest.Options{Messages: n}, st)
 		if err := st.sync(context.Background(), in); err != nil || len(st.items) != n {
 			b.Fatalf("got %d items, %v", len(st.items), err)
 		}

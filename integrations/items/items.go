@@ -56,6 +56,7 @@ type Meta struct {
 	Title      string   `json:"t,omitempty"`
 	From       string   `json:"f,omitempty"`
 	To         []string `json:"to,omitempty"`
+	Link       string   `json:"l,omitempty"` // the original's address
 }
 
 // UnmarshalJSON decodes an item, sharing one copy of the strings that
@@ -84,6 +85,7 @@ const (
 	maxAddress    = 320
 	maxRecipients = 20
 	maxProviderID = 2048
+	maxLink       = 2048
 )
 
 // TombstoneTTL is how long a soft-deleted item's tombstone is kept before
@@ -195,6 +197,9 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 		it.Date = it.CreatedAt
 	}
 	m := Meta{ProviderID: out.ProviderID, Title: clip(out.Title, maxTitle), From: clip(out.From, maxAddress)}
+	if len(out.Link) <= maxLink {
+		m.Link = out.Link // a cut link would lead elsewhere: none instead
+	}
 	for _, to := range out.To {
 		if len(m.To) == maxRecipients {
 			break
@@ -244,6 +249,9 @@ type View struct {
 	Date          time.Time `json:"date"`
 	Size          int64     `json:"size"`
 	CreatedAt     time.Time `json:"createdAt"`
+	// Link is the address of the original (a feed entry's page, the
+	// message in Gmail); absent when there is none.
+	Link string `json:"link,omitempty"`
 }
 
 // View returns what a client may see of it, opening its metadata.
@@ -258,7 +266,7 @@ func (s *Store) View(it *ItemRecord) (View, error) {
 	return View{
 		ID: it.ID, UserID: it.UserID, IntegrationID: it.RecordID, Integration: it.Integration,
 		ProviderID: m.ProviderID, Title: m.Title, From: m.From, To: m.To,
-		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt,
+		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link,
 	}, nil
 }
 

@@ -194,8 +194,9 @@ func TestSyncerResumesSlack(t *testing.T) {
 		t.Fatal("the sync finished despite the 429")
 	}
 	rec := r.fx.Record(r.rec)
-	if rec.Status != records.StatusError || rec.LastError != "slack answered 429; will retry" {
-		t.Errorf("record: got %s %q; want error, slack answered 429; will retry", rec.Status, rec.LastError)
+	const want429 = "Slack asked the sync to slow down (too many requests). The sync will try again by itself."
+	if rec.Status != records.StatusError || rec.LastError != want429 {
+		t.Errorf("record: got %s %q; want error, %q", rec.Status, rec.LastError, want429)
 	}
 	_, h, _, _ := r.calls()
 	r.fx.Reopen()
@@ -254,8 +255,9 @@ func TestSyncerRevokedSlack(t *testing.T) {
 	r.fake.Revoke()
 	r.fx.Sync(r.rec)
 	rec := r.fx.Record(r.rec)
-	if rec.Status != records.StatusNeedsReauth || rec.LastError != "slack refused the stored authorization; connect it again" {
-		t.Errorf("record: got %s %q; want needs_reauth, slack refused the stored authorization; connect it again", rec.Status, rec.LastError)
+	const wantReauth = "Slack refused the stored authorization. Connect it again to resume syncing."
+	if rec.Status != records.StatusNeedsReauth || rec.LastError != wantReauth {
+		t.Errorf("record: got %s %q; want needs_reauth, %q", rec.Status, rec.LastError, wantReauth)
 	}
 	if p := r.fx.Syncer.Pending(r.rec.ID); p != 0 || len(r.fx.Items(r.rec)) != 0 {
 		t.Errorf("got %d tasks pending, %d items; want none", p, len(r.fx.Items(r.rec)))

@@ -2,10 +2,12 @@ package sync
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,7 +21,7 @@ import (
 
 // fail records a task's failure and reports whether the session must stop.
 func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
-	f := classify(err, r.rec.Integration, hard.Err() != nil)
+	f := classify(err, r.s.displayName(r.rec.Integration), hard.Err() != nil)
 	now := r.s.now().UTC()
 	log := r.log.With("task", t.Type, "task_id", t.ID, "err", err)
 	r.mu.Lock()
@@ -57,17 +59,21 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		if f.drop {
 			limit = 1
 		}
-		if errors.Is(err, integrations.ErrUnsupportedTask) {
-			// The queue holds a task its integration does not know: a bug
-			// of this build, not a provider's failure.
+		switch {
+		case f.bug:
+			// A task this build cannot run: never silent.
 			r.s.outcomes.dropped.Add(1)
-			log.Error("unsupported task dropped: a bug of this build")
+			log.Error("task type not supported by this build; the record shows the error", "attempts", attempts)
 			ops = append(ops, r.s.tasks.Delete(t.ID))
-		} else if attempts >= limit {
+		case errors.Is(err, integrations.ErrNextSync):
+			r.s.outcomes.dropped.Add(1)
+			log.Warn("task failed; the next sync runs it again")
+			ops = append(ops, r.s.tasks.Delete(t.ID))
+		case attempts >= limit:
 			r.s.outcomes.dropped.Add(1)
 			log.Warn("task dropped", "attempts", attempts)
 			ops = append(ops, r.s.tasks.Delete(t.ID))
-		} else {
+		default:
 			r.s.outcomes.retried.Add(1)
 			wait := max(f.retryAfter, backoff(attempts, r.s.rand))
 			log.Warn("task failed; will retry", "attempts", attempts, "retry_in", wait)
@@ -78,6 +84,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 			stop = true
 		}
 		ops = append(ops, setStatus(records.StatusError, f.msg))
+		r.failed = true
 	}
 	if err := r.s.commitFor(r.rec.ID, ops...); err != nil {
 		r.broken = true
@@ -100,66 +107,106 @@ const (
 )
 
 // failure is what classify makes of a task's error. msg is the record's
-// lastError: a short sentence safe to show the user, built from statuses
-// and codes, never from a provider's text or a token.
+// lastError: a sentence a person understands, safe to show, built from
+// the failure's class, statuses and codes, never from a provider's text,
+// a Go error's text or a token.
 type failure struct {
 	class      failClass
 	msg        string
 	retryAfter time.Duration
 	drop       bool // do not retry at all
+	bug        bool // a fault of this build, logged as an error
 }
 
-// classify sorts a task's (or an initialization's) error. shutdown says
-// the task's context was cancelled because the service is stopping.
-func classify(err error, domain string, shutdown bool) failure {
+// classify sorts a task's (or an initialization's) error. name is the
+// integration's display name ("Gmail"); shutdown says the task's context
+// was cancelled because the service is stopping.
+func classify(err error, name string, shutdown bool) failure {
 	var (
-		te *integrations.TokenError
-		ae *integrations.APIError
-		nc *integrations.NotConfiguredError
-		ne net.Error
+		te  *integrations.TokenError
+		ae  *integrations.APIError
+		nc  *integrations.NotConfiguredError
+		ve  *integrations.ValidationError
+		ne  net.Error
+		ua  x509.UnknownAuthorityError
+		he  x509.HostnameError
+		cie x509.CertificateInvalidError
 	)
-	reauth := failure{class: failReauth, msg: domain + " refused the stored authorization; connect it again"}
-	unreachable := failure{class: failTemporary, msg: "could not reach " + domain + "; will retry"}
-	switch {
-	case shutdown && errors.Is(err, context.Canceled),
-		errors.Is(err, records.ErrCredentialsChanged), errors.Is(err, records.ErrNotFound),
-		errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed):
-		return failure{class: failPark}
-	case errors.Is(err, integrations.ErrReauthRequired), errors.Is(err, integrations.ErrNoRefreshToken), errors.Is(err, vault.ErrCannotOpen):
-		return reauth
-	case errors.Is(err, integrations.ErrSkip):
-		return failure{class: failGone}
-	case errors.As(err, &te):
+	again := " The sync will try again by itself."
+	reauth := failure{class: failReauth, msg: name + " refused the stored authorization. Connect it again to resume syncing."}
+	unreachable := failure{class: failTemporary, msg: name + " could not be reached (network, name lookup or a timeout)." + again}
+	f := func() failure {
 		switch {
-		case integrations.Revoked(te.Code), te.Code == "invalid_client", te.Code == "unauthorized_client",
-			te.Status == 400, te.Status == 401:
+		case shutdown && errors.Is(err, context.Canceled),
+			errors.Is(err, records.ErrCredentialsChanged), errors.Is(err, records.ErrNotFound),
+			errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed):
+			return failure{class: failPark}
+		case errors.Is(err, integrations.ErrReauthRequired), errors.Is(err, integrations.ErrNoRefreshToken), errors.Is(err, vault.ErrCannotOpen):
 			return reauth
-		}
-		return failure{class: failTemporary, retryAfter: te.RetryAfter,
-			msg: fmt.Sprintf("%s's token endpoint answered %d; will retry", domain, te.Status)}
-	case errors.As(err, &ae):
-		switch {
-		case ae.Unauthorized():
-			return reauth
-		case ae.Temporary():
-			return failure{class: failTemporary, retryAfter: ae.RetryAfter,
-				msg: fmt.Sprintf("%s answered %d; will retry", domain, ae.Status)}
-		case ae.Status == 404 || ae.Status == 410:
+		case errors.Is(err, integrations.ErrSkip):
 			return failure{class: failGone}
+		case errors.As(err, &ve) && ve.Message != "":
+			// The integration's own sentence, which knows better than a
+			// status what went wrong (and whose 401 is one feed's, not
+			// the record's authorization).
+			return failure{class: failPermanent, msg: name + ": " + ve.Message + "."}
+		case errors.As(err, &te):
+			switch {
+			case integrations.Revoked(te.Code), te.Code == "invalid_client", te.Code == "unauthorized_client",
+				te.Status == 400, te.Status == 401:
+				return reauth
+			}
+			return failure{class: failTemporary, retryAfter: te.RetryAfter,
+				msg: fmt.Sprintf("%s's sign-in service did not renew the access (it answered %d).%s", name, te.Status, again)}
+		case errors.As(err, &ae):
+			switch {
+			case ae.Unauthorized():
+				return reauth
+			case ae.Status == 429:
+				return failure{class: failTemporary, retryAfter: ae.RetryAfter,
+					msg: name + " asked the sync to slow down (too many requests)." + again}
+			case ae.Temporary():
+				return failure{class: failTemporary, retryAfter: ae.RetryAfter,
+					msg: fmt.Sprintf("%s is having trouble at the moment (it answered %d).%s", name, ae.Status, again)}
+			case ae.Status == 404 || ae.Status == 410:
+				return failure{class: failGone}
+			case ae.Status == 403:
+				return failure{class: failPermanent,
+					msg: name + " refused access (403). Check that the account still allows it, or connect it again."}
+			}
+			return failure{class: failPermanent,
+				msg: fmt.Sprintf("%s refused a request of the sync (it answered %d). It will be tried a few more times.", name, ae.Status)}
+		case errors.As(err, &nc):
+			return failure{class: failTemporary,
+				msg: "This server is not set up for " + name + ": the administrator must set " + nc.Var + "."}
+		case errors.Is(err, vault.ErrUnknownKey):
+			return failure{class: failTemporary,
+				msg: "The stored credentials were sealed with a key this server no longer holds. The administrator must restore that key, or connect " + name + " again."}
+		case errors.Is(err, integrations.ErrUnsupportedTask):
+			return failure{class: failPermanent, drop: true, bug: true,
+				msg: "This version of searchsvc cannot run a step of the " + name + " sync. This is a bug: please report it."}
+		case errors.Is(err, errStoreContent):
+			return failure{class: failTemporary, msg: "This server could not store the synced items (is its disk full?)." + again}
+		case errors.Is(err, integrations.ErrPrivateAddress):
+			return failure{class: failPermanent,
+				msg: name + "'s address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true."}
+		case errors.As(err, &ua):
+			return failure{class: failPermanent,
+				msg: name + "'s server presented a certificate signed by an unknown authority. Give its CA certificate or its fingerprint in the connection form."}
+		case errors.As(err, &he):
+			return failure{class: failPermanent, msg: name + "'s server presented a certificate for another name."}
+		case errors.As(err, &cie):
+			return failure{class: failPermanent, msg: name + "'s server presented a certificate that is expired or not valid."}
+		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+			errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+			errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+			return unreachable
 		}
-		return failure{class: failPermanent, msg: fmt.Sprintf("%s answered %d", domain, ae.Status)}
-	case errors.As(err, &nc):
-		return failure{class: failTemporary, msg: nc.Error() + " on this server"}
-	case errors.Is(err, vault.ErrUnknownKey):
-		return failure{class: failTemporary, msg: "the stored credentials were sealed with a key this server does not hold"}
-	case errors.Is(err, integrations.ErrUnsupportedTask):
-		return failure{class: failPermanent, drop: true, msg: "this server does not know a sync step of " + domain + " (a bug, logged); the sync stopped"}
-	case errors.Is(err, errStoreContent):
-		return failure{class: failTemporary, msg: "could not store the synced items on this server; will retry"}
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
-		errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
-		return unreachable
+		return failure{class: failPermanent, msg: "A step of the " + name + " sync failed unexpectedly. It will be tried a few more times."}
+	}()
+	if errors.Is(err, integrations.ErrNextSync) && (f.class == failTemporary || f.class == failPermanent) {
+		f.drop, f.retryAfter = true, 0
+		f.msg = strings.TrimSuffix(strings.TrimSuffix(f.msg, again), " It will be tried a few more times.") + " The next sync tries again."
 	}
-	return failure{class: failPermanent, msg: "a sync step with " + domain + " failed"}
+	return f
 }

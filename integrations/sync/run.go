@@ -31,7 +31,7 @@ const (
 var errStoreContent = errors.New("store item content")
 
 // run is one worker's hold on one record: the instance built from its
-// credentials and the finished tasks not yet committed.
+// credentials and the finished tasks waiting for their commit.
 type run struct {
 	s    *Syncer
 	rec  records.Record
@@ -44,6 +44,9 @@ type run struct {
 	refreshed bool
 	// broken is set once a commit failed: nothing more is committed.
 	broken bool
+	// failed is set once a task's failure was recorded on the record:
+	// later successes of the session leave its error showing.
+	failed bool
 	stored int64 // items stored by this session
 
 	mu     sync.Mutex               // Save and Known may be called from the instance's goroutines
@@ -54,7 +57,7 @@ type run struct {
 	b      batch
 }
 
-// batch is the finished work not yet committed.
+// batch is the finished work waiting for its commit.
 type batch struct {
 	done  []string     // ids of finished tasks
 	add   []QueuedTask // their follow-ups
@@ -126,6 +129,9 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 			}
 			queue = queue[1:]
 			continue
+		}
+		if r.staged(res.Removed) && r.flush(false) != nil {
+			break // an item staged in this batch is removed: store it first
 		}
 		follow, err := r.stage(t, res)
 		if err != nil {
@@ -399,7 +405,8 @@ func (r *run) flush(final bool) error {
 	}
 	ops = append(ops, stateOps...)
 	n := int64(len(b.items))
-	ops = append(ops, r.s.records.ProgressOp(r.rec.ID, records.Progress{Succeeded: len(b.done) > 0, Items: n, Finished: final}, now))
+	p := records.Progress{Succeeded: len(b.done) > 0 && !r.failed, Items: n, Finished: final}
+	ops = append(ops, r.s.records.ProgressOp(r.rec.ID, p, now))
 	err = r.s.commitFor(r.rec.ID, ops...)
 	if err != nil {
 		// After a write error the line may be on disk: leave the files

@@ -169,3 +169,16 @@ func (s *Syncer) rotateState() (int, error) {
 	}
 	return len(ops), s.st.Commit(ops...)
 }
+
+// staged reports whether the batch stages an item with one of the
+// provider ids.
+func (r *run) staged(providerIDs []string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pid := range providerIDs {
+		if r.b.seen[pid] {
+			return true
+		}
+	}
+	return false
+}

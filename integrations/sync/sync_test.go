@@ -466,7 +466,7 @@ func TestSyncRevokedRefreshToken(t *testing.T) {
 	f.srv.Kill(creds.RefreshToken)
 	f.clock.Advance(2 * time.Hour) // the access token expired too
 	f.runOnce()
-	got := f.wantStatus(rec, records.StatusNeedsReauth, "connect it again")
+	got := f.wantStatus(rec, records.StatusNeedsReauth, "Connect it again")
 	if o := f.syncer.Outcomes(); o["reauth"] != 1 {
 		t.Errorf("outcomes: got %v, want one reauth", o)
 	}
@@ -530,7 +530,7 @@ func TestSyncRefusedAccessTokenIsRefreshedOnce(t *testing.T) {
 	f.srv.Kill(creds.RefreshToken)
 	f.clock.Advance(syncPoll)
 	f.runOnce()
-	f.wantStatus(rec, records.StatusNeedsReauth, "connect it again")
+	f.wantStatus(rec, records.StatusNeedsReauth, "Connect it again")
 }
 
 func TestSyncRetryAfter(t *testing.T) {
@@ -540,7 +540,7 @@ func TestSyncRetryAfter(t *testing.T) {
 	f.mail.FailNext(fakemail.Fail{Kind: "get", Status: 429, RetryAfter: "120"})
 
 	f.runOnce()
-	f.wantStatus(rec, records.StatusError, "fakebox answered 429; will retry")
+	f.wantStatus(rec, records.StatusError, "asked the sync to slow down")
 	pending := f.syncer.Pending(rec.ID)
 	if pending == 0 {
 		t.Fatal("the failed task was not kept")
@@ -572,7 +572,7 @@ func TestSyncBackoff(t *testing.T) {
 	// With the jitter at 0, the waits are half of 30 s, then half of 60 s.
 	for i, wait := range []time.Duration{15 * time.Second, 30 * time.Second} {
 		f.runOnce()
-		f.wantStatus(rec, records.StatusError, "will retry")
+		f.wantStatus(rec, records.StatusError, "will try again by itself")
 		tasks := f.syncer.recordTasks(rec.ID)
 		if len(tasks) != 1 || tasks[0].Attempts != i+1 || !tasks[0].NotBefore.Equal(f.clock.Now().Add(wait)) {
 			t.Fatalf("failure %d: got tasks %+v, want one with attempts %d, notBefore now+%v", i+1, tasks, i+1, wait)
@@ -626,7 +626,7 @@ func TestSyncTaskDroppedAfterAttempts(t *testing.T) {
 	}
 	for i := range maxAttempts {
 		f.runOnce()
-		f.wantStatus(rec, records.StatusError, "fakebox answered 400")
+		f.wantStatus(rec, records.StatusError, "(it answered 400)")
 		f.clock.Advance(backoffCap)
 		if i < maxAttempts-1 && f.syncer.Pending(rec.ID) != 1 {
 			t.Fatalf("attempt %d: task not kept", i+1)

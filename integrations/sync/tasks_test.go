@@ -2,11 +2,13 @@ package sync
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +38,14 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
+// TestClassify holds each failure class to its class and to the sentence
+// the record shows: words a person understands, never the error's text.
 func TestClassify(t *testing.T) {
+	const (
+		again  = " The sync will try again by itself."
+		reauth = "Acme refused the stored authorization. Connect it again to resume syncing."
+		net503 = "Acme could not be reached (network, name lookup or a timeout)." + again
+	)
 	tests := []struct {
 		name       string
 		err        error
@@ -45,40 +54,62 @@ func TestClassify(t *testing.T) {
 		msg        string
 		retryAfter time.Duration
 	}{
-		{"revoked refresh token", fmt.Errorf("refresh: %w", integrations.ErrReauthRequired), false, failReauth, "connect it again", 0},
-		{"invalid_grant", &integrations.TokenError{Status: 400, Code: "invalid_grant"}, false, failReauth, "connect it again", 0},
-		{"invalid_client", &integrations.TokenError{Status: 401, Code: "invalid_client"}, false, failReauth, "connect it again", 0},
-		{"token endpoint 400", &integrations.TokenError{Status: 400}, false, failReauth, "connect it again", 0},
-		{"token endpoint 503", &integrations.TokenError{Status: 503, Code: "temporarily_unavailable"}, false, failTemporary, "token endpoint answered 503", 0},
-		{"token endpoint 429", &integrations.TokenError{Status: 429}, false, failTemporary, "answered 429", 0},
-		{"API 401", &integrations.APIError{Status: 401}, false, failReauth, "connect it again", 0},
-		{"API 429", &integrations.APIError{Status: 429, RetryAfter: time.Minute}, false, failTemporary, "acme answered 429; will retry", time.Minute},
-		{"API 500", fmt.Errorf("list: %w", &integrations.APIError{Status: 500}), false, failTemporary, "acme answered 500", 0},
+		{"revoked refresh token", fmt.Errorf("refresh: %w", integrations.ErrReauthRequired), false, failReauth, reauth, 0},
+		{"invalid_grant", &integrations.TokenError{Status: 400, Code: "invalid_grant"}, false, failReauth, reauth, 0},
+		{"invalid_client", &integrations.TokenError{Status: 401, Code: "invalid_client"}, false, failReauth, reauth, 0},
+		{"token endpoint 400", &integrations.TokenError{Status: 400}, false, failReauth, reauth, 0},
+		{"token endpoint 503", &integrations.TokenError{Status: 503, Code: "temporarily_unavailable"}, false, failTemporary,
+			"Acme's sign-in service did not renew the access (it answered 503)." + again, 0},
+		{"API 401", &integrations.APIError{Status: 401}, false, failReauth, reauth, 0},
+		{"API 429", &integrations.APIError{Status: 429, RetryAfter: time.Minute}, false, failTemporary,
+			"Acme asked the sync to slow down (too many requests)." + again, time.Minute},
+		{"API 500", fmt.Errorf("list: %w", &integrations.APIError{Status: 500}), false, failTemporary,
+			"Acme is having trouble at the moment (it answered 500)." + again, 0},
 		{"API 404", &integrations.APIError{Status: 404}, false, failGone, "", 0},
 		{"skip", fmt.Errorf("gmail downloadEmail: %w: %w", integrations.ErrSkip, errors.New("too large")), false, failGone, "", 0},
-		{"API 403", &integrations.APIError{Status: 403, Code: "forbidden"}, false, failPermanent, "acme answered 403", 0},
-		{"network", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, false, failTemporary, "could not reach acme", 0},
-		{"task timeout", context.DeadlineExceeded, false, failTemporary, "could not reach acme", 0},
+		{"API 403", &integrations.APIError{Status: 403, Code: "forbidden"}, false, failPermanent,
+			"Acme refused access (403). Check that the account still allows it, or connect it again.", 0},
+		{"API 400", &integrations.APIError{Status: 400}, false, failPermanent,
+			"Acme refused a request of the sync (it answered 400). It will be tried a few more times.", 0},
+		{"network", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, false, failTemporary, net503, 0},
+		{"task timeout", context.DeadlineExceeded, false, failTemporary, net503, 0},
 		{"shutdown", fmt.Errorf("get: %w", context.Canceled), true, failPark, "", 0},
 		{"store closed", storage.ErrClosed, false, failPark, "", 0},
 		{"reconnected meanwhile", records.ErrCredentialsChanged, false, failPark, "", 0},
-		{"unsupported", integrations.ErrUnsupportedTask, false, failPermanent, "this server does not know a sync step of acme (a bug, logged); the sync stopped", 0},
-		{"not configured", &integrations.NotConfiguredError{Var: "ACME_OAUTH_CLIENT_ID"}, false, failTemporary, "ACME_OAUTH_CLIENT_ID not configured", 0},
-		{"sealed with an unknown key", vault.ErrUnknownKey, false, failTemporary, "key", 0},
-		{"credentials do not open", vault.ErrCannotOpen, false, failReauth, "connect it again", 0},
-		{"anything else", errors.New("parse: unexpected < in body access_token=abc"), false, failPermanent, "a sync step with acme failed", 0},
+		{"unsupported", integrations.ErrUnsupportedTask, false, failPermanent,
+			"This version of searchsvc cannot run a step of the Acme sync. This is a bug: please report it.", 0},
+		{"not configured", &integrations.NotConfiguredError{Var: "ACME_OAUTH_CLIENT_ID"}, false, failTemporary,
+			"This server is not set up for Acme: the administrator must set ACME_OAUTH_CLIENT_ID.", 0},
+		{"sealed with an unknown key", vault.ErrUnknownKey, false, failTemporary,
+			"The stored credentials were sealed with a key this server no longer holds. The administrator must restore that key, or connect Acme again.", 0},
+		{"credentials do not open", vault.ErrCannotOpen, false, failReauth, reauth, 0},
+		{"item content not stored", fmt.Errorf("%w: %w", errStoreContent, errors.New("no space left on device")), false, failTemporary,
+			"This server could not store the synced items (is its disk full?)." + again, 0},
+		{"private address", fmt.Errorf("dial: %w", integrations.ErrPrivateAddress), false, failPermanent,
+			"Acme's address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true.", 0},
+		{"unknown authority", &url.Error{Op: "Get", URL: "https://x", Err: x509.UnknownAuthorityError{}}, false, failPermanent,
+			"Acme's server presented a certificate signed by an unknown authority. Give its CA certificate or its fingerprint in the connection form.", 0},
+		{"a sentence from the integration", &integrations.ValidationError{Message: "the 2nd feed of 3 is not an RSS or Atom feed"}, false, failPermanent,
+			"Acme: the 2nd feed of 3 is not an RSS or Atom feed.", 0},
+		{"one feed of several refused", fmt.Errorf("%w: %w", integrations.ErrNextSync, &integrations.ValidationError{
+			Message: "the feed number 2 of 3 could not be fetched: the server answered 401 Unauthorized", Err: &integrations.APIError{Status: 401}}),
+			false, failPermanent, "Acme: the feed number 2 of 3 could not be fetched: the server answered 401 Unauthorized. The next sync tries again.", 0},
+		{"next sync: 503", fmt.Errorf("%w: %w", integrations.ErrNextSync, &integrations.APIError{Status: 503, RetryAfter: time.Hour}), false, failTemporary,
+			"Acme is having trouble at the moment (it answered 503). The next sync tries again.", 0},
+		{"anything else", errors.New("parse: unexpected < in body access_token=abc"), false, failPermanent,
+			"A step of the Acme sync failed unexpectedly. It will be tried a few more times.", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := classify(tc.err, "acme", tc.shutdown)
+			f := classify(tc.err, "Acme", tc.shutdown)
 			if f.class != tc.class || f.retryAfter != tc.retryAfter {
 				t.Errorf("got class %d retryAfter %v, want %d %v", f.class, f.retryAfter, tc.class, tc.retryAfter)
 			}
-			if tc.msg != "" && !strings.Contains(f.msg, tc.msg) {
-				t.Errorf("message: got %q, want it to contain %q", f.msg, tc.msg)
+			if f.msg != tc.msg {
+				t.Errorf("message:\n got %q\nwant %q", f.msg, tc.msg)
 			}
-			if strings.Contains(f.msg, "abc") || strings.Contains(f.msg, "<") {
-				t.Errorf("message %q repeats the error's text", f.msg)
+			if wantDrop := errors.Is(tc.err, integrations.ErrNextSync) || errors.Is(tc.err, integrations.ErrUnsupportedTask); f.drop != wantDrop {
+				t.Errorf("drop: got %v, want %v", f.drop, wantDrop)
 			}
 		})
 	}

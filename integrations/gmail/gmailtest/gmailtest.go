@@ -1,11 +1,13 @@
 // Package gmailtest is a fake Gmail API for tests and benchmarks: a mailbox
-// of deterministic generated messages behind messages.list and
-// messages.get (format=raw), with Gmail's paging, its error answers and a
-// bearer token check, and hooks to inject failures.
+// of deterministic generated messages behind users.getProfile,
+// messages.list, messages.get (format=raw) and history.list, with Gmail's
+// paging, its history ids (a startHistoryId that is not a number is 400,
+// one older than the history kept is 404), its error answers and a bearer
+// token check, and hooks to inject failures.
 //
-// Messages are numbered by seq, 1 the oldest; the list gives them newest
-// first. They are generated on each request, so a mailbox of any size
-// costs no memory.
+// Messages are numbered by seq, 1 the oldest; the list gives them by date,
+// newest first. Their content is generated on each request, so a mailbox
+// costs a few words per message.
 package gmailtest
 
 import (
@@ -15,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +49,9 @@ type Options struct {
 	// Unpadded serves raw messages in base64url without '=' padding.
 	// Gmail pads.
 	Unpadded bool
+	// NoProfile leaves users.getProfile to Mux, which serves it already;
+	// it may call Server.ServeProfile.
+	NoProfile bool
 }
 
 // Server is a running fake Gmail API.
@@ -59,12 +65,36 @@ type Server struct {
 	opts   Options
 	client *http.Client
 
-	mu         sync.Mutex
-	total      int
-	failures   []failure
-	lists      int
-	gets       int
-	maxResults string // of the last list request
+	mu       sync.Mutex
+	total    int
+	failures []failure
+	counts   Counts
+	// maxResults is the parameter of the last list request.
+	maxResults string
+
+	// The mailbox beyond the generated messages 1..total, each dated
+	// Date(seq): other dates, deleted messages, and the list order.
+	dates   map[int]time.Time
+	deleted map[int]bool
+	order   []int // live seqs by (date, seq), newest first; nil: to be rebuilt
+	// history is the change log after the mailbox was made, oldest first;
+	// historyID is the mailbox's current history id, and oldest the
+	// smallest startHistoryId history.list accepts.
+	history   []change
+	historyID uint64
+	oldest    uint64
+}
+
+// Counts are the requests the fake answered, failures included.
+type Counts struct {
+	Profiles, Lists, Gets, Histories int
+}
+
+// change is one history record: a message added or deleted.
+type change struct {
+	id      uint64
+	seq     int
+	deleted bool
 }
 
 type failure struct {
@@ -76,7 +106,10 @@ type failure struct {
 // server itself.
 func New(tb testing.TB, opts Options) *Server {
 	tb.Helper()
-	s := &Server{opts: opts, total: opts.Messages, AccessToken: rand.Text()}
+	s := &Server{opts: opts, total: opts.Messages, AccessToken: rand.Text(),
+		dates: make(map[int]time.Time), deleted: make(map[int]bool)}
+	s.historyID = historyBase + uint64(opts.Messages)
+	s.oldest = s.historyID
 	mux := opts.Mux
 	if mux == nil {
 		mux = http.NewServeMux()
@@ -86,8 +119,12 @@ func New(tb testing.TB, opts Options) *Server {
 	} else {
 		s.URL, s.client = opts.URL, http.DefaultClient
 	}
+	if !opts.NoProfile {
+		mux.HandleFunc("GET /gmail/v1/users/me/profile", s.ServeProfile)
+	}
 	mux.HandleFunc("GET /gmail/v1/users/me/messages", s.list)
 	mux.HandleFunc("GET /gmail/v1/users/me/messages/{id}", s.get)
+	mux.HandleFunc("GET /gmail/v1/users/me/history", s.historyList)
 	return s
 }
 
@@ -153,7 +190,10 @@ var words = []string{"quarterly report", "lunch on Thursday", "Re: invoice", "ca
 
 // Message returns the generated message seq: multipart/alternative with
 // a plain and an HTML part, about 1 KB, CRLF line endings.
-func Message(seq int) []byte {
+func Message(seq int) []byte { return MessageAt(seq, Date(seq)) }
+
+// MessageAt is Message dated date.
+func MessageAt(seq int, date time.Time) []byte {
 	s := fmt.Sprintf(`From: Sender %[1]d <sender%[1]d@example.org>
 To: Me <me@example.com>
 Subject: %[2]s
@@ -176,22 +216,8 @@ Content-Type: text/html; charset=utf-8
 
 <html><body><p>Hello,</p><p>this is message %[1]d about <b>%[4]s</b>.</p></body></html>
 --b%[1]d--
-`, seq, Subject(seq), Date(seq).Format(time.RFC1123Z), words[seq%len(words)])
+`, seq, Subject(seq), date.Format(time.RFC1123Z), words[seq%len(words)])
 	return []byte(strings.ReplaceAll(s, "\n", "\r\n"))
-}
-
-// Add delivers n new messages, newer than all others.
-func (s *Server) Add(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.total += n
-}
-
-// Total returns how many messages the mailbox holds.
-func (s *Server) Total() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.total
 }
 
 // Fail makes the next n API requests fail with status, and retryAfter as
@@ -209,7 +235,7 @@ func (s *Server) Fail(n, status int, retryAfter string) {
 func (s *Server) Requests() (lists, gets int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lists, s.gets
+	return s.counts.Lists, s.counts.Gets
 }
 
 // MaxResults returns the maxResults parameter of the last list request.
@@ -249,50 +275,64 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// list serves users.messages.list.
+// pageSize reads maxResults: default def, at most 500; 0 for a bad one.
+func pageSize(r *http.Request, def int) int {
+	v := r.URL.Query().Get("maxResults")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0
+	}
+	return min(n, 500)
+}
+
+type ref struct {
+	ID       string   `json:"id"`
+	ThreadID string   `json:"threadId"`
+	LabelIDs []string `json:"labelIds,omitempty"`
+}
+
+// list serves users.messages.list. Its page token is the seq of the
+// message the page starts at, which is where that message's date puts it.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	s.lists++
+	s.counts.Lists++
 	s.maxResults = r.URL.Query().Get("maxResults")
-	total := s.total
 	s.mu.Unlock()
 	if s.check(w, r) {
 		return
 	}
-	q := r.URL.Query()
-	size := 100
-	if v := q.Get("maxResults"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, "")
-			return
-		}
-		size = min(n, 500)
+	size := pageSize(r, 100)
+	if size == 0 {
+		writeError(w, http.StatusBadRequest, "")
+		return
 	}
-	from := total // the newest seq on this page
-	if tok := q.Get("pageToken"); tok != "" {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	order := s.listOrder()
+	at := 0
+	if tok := r.URL.Query().Get("pageToken"); tok != "" {
 		n, err := strconv.Atoi(tok)
-		if err != nil || n < 1 || n > total {
+		if err != nil || n < 1 || n > s.total {
 			writeError(w, http.StatusBadRequest, "")
 			return
 		}
-		from = n
-	}
-	type ref struct {
-		ID       string `json:"id"`
-		ThreadID string `json:"threadId"`
+		// The first live message at or after the token's in list order.
+		at, _ = slices.BinarySearchFunc(order, n, s.newer)
 	}
 	page := struct {
 		Messages      []ref  `json:"messages,omitempty"`
 		NextPageToken string `json:"nextPageToken,omitempty"`
 		Estimate      int    `json:"resultSizeEstimate"`
-	}{Estimate: total}
-	seq := from
-	for ; seq >= 1 && len(page.Messages) < size; seq-- {
-		page.Messages = append(page.Messages, ref{ID(seq), ID(seq)})
+	}{Estimate: len(order)}
+	end := min(at+size, len(order))
+	for _, seq := range order[at:end] {
+		page.Messages = append(page.Messages, ref{ID: ID(seq), ThreadID: ID(seq)})
 	}
-	if seq >= 1 {
-		page.NextPageToken = strconv.Itoa(seq)
+	if end < len(order) {
+		page.NextPageToken = strconv.Itoa(order[end])
 	}
 	writeJSON(w, http.StatusOK, page)
 }
@@ -300,8 +340,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 // get serves users.messages.get with format=raw.
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	s.gets++
-	total := s.total
+	s.counts.Gets++
 	s.mu.Unlock()
 	if s.check(w, r) {
 		return
@@ -311,15 +350,20 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seq := seqOf(r.PathValue("id"))
-	if seq < 1 || seq > total {
+	s.mu.Lock()
+	gone := seq < 1 || seq > s.total || s.deleted[seq]
+	date := s.date(seq)
+	s.mu.Unlock()
+	if gone {
 		writeError(w, http.StatusNotFound, "")
 		return
 	}
-	msg := Message
+	var raw []byte
 	if s.opts.Message != nil {
-		msg = s.opts.Message
+		raw = s.opts.Message(seq)
+	} else {
+		raw = MessageAt(seq, date)
 	}
-	raw := msg(seq)
 	enc := base64.URLEncoding
 	if s.opts.Unpadded {
 		enc = base64.RawURLEncoding
@@ -330,8 +374,8 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		"labelIds":     []string{"INBOX", "CATEGORY_PERSONAL"},
 		"snippet":      "Hello, this is a message",
 		"sizeEstimate": len(raw),
-		"historyId":    strconv.Itoa(1000 + seq),
-		"internalDate": strconv.FormatInt(Date(seq).UnixMilli(), 10),
+		"historyId":    strconv.Itoa(historyBase + seq),
+		"internalDate": strconv.FormatInt(date.UnixMilli(), 10),
 		"raw":          enc.EncodeToString(raw),
 	})
 }

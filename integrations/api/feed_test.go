@@ -1,0 +1,180 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/integrations"
+	"searchsvc/integrations/api"
+	"searchsvc/integrations/feed"
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
+	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/vault"
+	"searchsvc/storage"
+)
+
+// Many feeds for one user, through the real Syncer, store and routes.
+
+const feedRSS = `<?xml version="1.0"?>
+<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">
+<channel><title>Long reads</title>
+  <item>
+    <guid>long-1</guid>
+    <title>The whole story</title>
+    <link>https://reads.example/whole-story</link>
+    <description>A teaser only.</description>
+    <content:encoded><![CDATA[<p>The teaser, then <b>every word</b> of the story.</p>]]></content:encoded>
+  </item>
+</channel></rss>`
+
+const feedAtom = `<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Notes</title><author><name>Ann</name></author>
+  <entry><id>urn:note:1</id><title>Note one</title><link href="https://notes.example/1"/>
+    <updated>2026-05-01T08:00:00Z</updated><summary>First note</summary></entry>
+  <entry><id>urn:note:2</id><title>Note two</title><link href="https://notes.example/2"/>
+    <updated>2026-05-02T08:00:00Z</updated><summary>Second note</summary></entry>
+</feed>`
+
+func TestFeedsManyForOneUser(t *testing.T) {
+	var brokenStatus atomic.Int32
+	brokenStatus.Store(http.StatusNotFound)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/reads.xml":
+			io.WriteString(w, feedRSS)
+		case "/notes.xml":
+			io.WriteString(w, feedAtom)
+		case "/moved.xml":
+			if s := int(brokenStatus.Load()); s != http.StatusOK {
+				w.WriteHeader(s)
+				return
+			}
+			io.WriteString(w, strings.ReplaceAll(feedAtom, "urn:note:", "urn:moved:"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(site.Close)
+	urls := []string{site.URL + "/reads.xml", site.URL + "/notes.xml", site.URL + "/moved.xml"}
+
+	dir := t.TempDir()
+	clock := &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}
+	v, err := vault.NewVault(bytes.Repeat([]byte{4}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := integrations.NewRegistry(feed.Definition())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
+	recs := records.New(st, v, clock.Now)
+	syncer, err := isync.New(isync.Config{Records: recs, Registry: reg, DataDir: dir, Client: site.Client(),
+		PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := api.New(api.Config{Registry: reg, Records: recs, Items: syncer.Items(), Sync: syncer, ManualClient: site.Client(),
+		UserID: func(*http.Request) (string, bool) { return "u1", true }})
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
+	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
+	mux.Handle("GET /v1/items", h.ListItems())
+	mux.Handle("GET /v1/items/{id}", h.GetItem())
+	srv := httpx.Handler(mux, httpx.Config{})
+
+	// The form checks every feed, and names the one that fails.
+	post := func(list string) (int, map[string]any) {
+		body, _ := json.Marshal(map[string]any{"fields": map[string]string{"url": list}})
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/v1/user-integrations/feed/credentials", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		srv.ServeHTTP(w, req)
+		var out map[string]any
+		json.Unmarshal(w.Body.Bytes(), &out)
+		return w.Code, out
+	}
+	code, out := post(strings.Join(urls, "\n"))
+	if code != http.StatusBadRequest || !strings.Contains(string(mustJSON(out["error"])), urls[2]+": the server answered 404 Not Found") {
+		t.Fatalf("form with a missing feed: got %d %v, want 400 naming %s", code, out, urls[2])
+	}
+	brokenStatus.Store(http.StatusOK)
+	code, out = post(strings.Join(urls, "\n"))
+	if code != http.StatusCreated {
+		t.Fatalf("form: got %d %v, want 201", code, out)
+	}
+	id := out["result"].(map[string]any)["id"].(string)
+
+	// The feed at the third address goes away before the first sync.
+	brokenStatus.Store(http.StatusGone)
+	if err := syncer.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Result api.RecordView `json:"result"`
+	}
+	getJSON(t, srv, "/v1/user-integrations/"+id, &rec)
+	r := rec.Result
+	const sentence = "RSS or Atom feed: the feed number 3 of 3 could not be fetched: the server answered 410 Gone. The next sync tries again."
+	if strings.Join(r.Sources, " ") != strings.Join(urls, " ") || r.Status != records.StatusError || r.LastError != sentence ||
+		r.ItemsSynced != 3 || r.LastSyncAt == nil || r.Activity != isync.ActivityIdle || r.PendingTasks != 0 || r.ItemsLeft != 0 {
+		t.Errorf("record view: got %+v,\nwant the 3 sources, error %q, 3 items, a lastSyncAt, idle", r, sentence)
+	}
+
+	// Items keep the full content and the link to the original.
+	var list struct {
+		Results []items.View `json:"results"`
+	}
+	getJSON(t, srv, "/v1/items?limit=50", &list)
+	links := make(map[string]string)
+	var storyID string
+	for _, it := range list.Results {
+		links[it.Title] = it.Link
+		if it.Title == "The whole story" {
+			storyID = it.ID
+		}
+	}
+	if links["The whole story"] != "https://reads.example/whole-story" || links["Note two"] != "https://notes.example/2" || len(links) != 3 {
+		t.Errorf("item links: got %v", links)
+	}
+	var one struct {
+		Result items.Detail `json:"result"`
+	}
+	getJSON(t, srv, "/v1/items/"+storyID, &one)
+	if one.Result.Text != "The teaser, then every word of the story." || one.Result.Link != "https://reads.example/whole-story" {
+		t.Errorf("item: got text %q link %q, want the full content and the link", one.Result.Text, one.Result.Link)
+	}
+
+	// The feed comes back: the next sync stores its entries, nothing twice,
+	// and the record is connected again.
+	brokenStatus.Store(http.StatusOK)
+	clock.Advance(16 * time.Minute)
+	if err := syncer.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec.Result = api.RecordView{}
+	getJSON(t, srv, "/v1/user-integrations/"+id, &rec)
+	if r := rec.Result; r.Status != records.StatusConnected || r.LastError != "" || r.ItemsSynced != 5 {
+		t.Errorf("after the feed came back: got %s %q, itemsSynced %d; want connected, 5", r.Status, r.LastError, r.ItemsSynced)
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
