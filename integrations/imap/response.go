@@ -1,83 +1,123 @@
 package imap
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
+	"fmt"
 	"strings"
+	"time"
 )
 
-// maxLine bounds one response line read from a server (bytes, CRLF
-// included). RFC 7162 asks clients to accept lines of 8192 octets; a longer
-// one is refused rather than buffered, so a hostile server cannot make the
-// client allocate without bound.
-const maxLine = 8192
-
-// Errors of the IMAP exchange.
-var (
-	// ErrLineTooLong means the server sent a line longer than 8192 bytes.
-	ErrLineTooLong = errors.New("imap: server sent an over-long line")
-	// ErrProtocol means the server did not answer as an IMAP server does.
-	ErrProtocol = errors.New("imap: server did not answer as an IMAP server")
-)
-
-// response is one server response line (RFC 3501 section 7).
+// response is one server response (RFC 3501 section 7), parsed as far as
+// the client uses it; other untagged data is read and dropped.
 type response struct {
 	// Tag is "*" for untagged data, "+" for a continuation request, or the
-	// tag of the command the line completes.
+	// tag of the command the response completes.
 	Tag string
 	// Status is OK, NO, BAD, BYE or PREAUTH; empty for continuation
-	// requests and untagged data such as CAPABILITY.
+	// requests and untagged data.
 	Status string
-	// Text is the rest of the line, e.g. "[ALERT] Invalid credentials".
+	// Code is the response code of a status ("UIDVALIDITY", "ALERT"),
+	// upper case, and CodeArg what follows it inside the brackets.
+	Code, CodeArg string
+	// Text is the human-readable text of a status or continuation.
 	Text string
+	// Kind names untagged data, upper case: EXISTS, EXPUNGE, FETCH,
+	// CAPABILITY, LIST, SEARCH, ESEARCH, FLAGS, or what the server sent.
+	Kind string
+	// Num is the number before EXISTS, EXPUNGE, RECENT or FETCH.
+	Num uint32
+	// Caps are the capabilities of CAPABILITY data or a CAPABILITY code.
+	Caps []string
+	// Mailbox is LIST data.
+	Mailbox *Mailbox
+	// Fetch is FETCH data.
+	Fetch *fetchData
+	// UIDs are SEARCH data, or ESEARCH's ALL, as ranges.
+	UIDs UIDSet
 }
 
-// readLine reads one line, without its CRLF (a bare LF is accepted too).
-func readLine(r *bufio.Reader) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		return nil, ErrLineTooLong
-	}
+// fetchData is what a FETCH response says of one message.
+type fetchData struct {
+	UID   uint32
+	Size  int64 // RFC822.SIZE; -1 if absent
+	Flags []string
+	Date  time.Time // INTERNALDATE; zero if absent
+	// Body is BODY[] (or RFC822, BINARY[]) and Header a header section
+	// (BODY[HEADER…], RFC822.HEADER); nil if absent or NIL.
+	Body, Header []byte
+	// BodyDropped is the size of a body over the reader's literal budget,
+	// read and thrown away; zero otherwise.
+	BodyDropped int64
+}
+
+// readResponse reads one response. The lexer's budgets are per response.
+func readResponse(l *lexer) (response, error) {
+	l.reset()
+	tag, err := l.tag()
 	if err != nil {
-		return nil, err
+		return response{}, err
 	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r")), nil
-}
-
-// parseResponse parses one response line, without its CRLF.
-func parseResponse(line []byte) (response, error) {
-	if len(line) == 0 || bytes.IndexByte(line, 0) >= 0 || bytes.ContainsAny(line, "\r\n") {
-		return response{}, ErrProtocol
-	}
-	s := string(line)
-	tag, rest, _ := strings.Cut(s, " ")
-	switch {
-	case tag == "+":
-		return response{Tag: "+", Text: rest}, nil
-	case tag == "*":
-		word, text, _ := strings.Cut(rest, " ")
-		switch strings.ToUpper(word) {
-		case "OK", "NO", "BAD", "BYE", "PREAUTH":
-			return response{Tag: "*", Status: strings.ToUpper(word), Text: text}, nil
-		case "":
-			return response{}, ErrProtocol
+	switch tag {
+	case "+":
+		r := response{Tag: "+"}
+		if end, err := l.atEOL(); err != nil || end {
+			return r, firstErr(err, l.eol())
 		}
-		return response{Tag: "*", Text: rest}, nil
-	case !validTag(tag):
-		return response{}, ErrProtocol
+		if err := l.sp(); err != nil {
+			return response{}, err
+		}
+		r.Text, err = l.rest()
+		return r, err
+	case "*":
+		if err := l.sp(); err != nil {
+			return response{}, err
+		}
+		return untagged(l)
 	}
-	word, text, _ := strings.Cut(rest, " ")
-	switch status := strings.ToUpper(word); status {
+	if err := l.sp(); err != nil {
+		return response{}, err
+	}
+	word, err := l.atom()
+	if err != nil {
+		return response{}, err
+	}
+	r := response{Tag: tag, Status: upper(word)}
+	switch r.Status {
 	case "OK", "NO", "BAD":
-		return response{Tag: tag, Status: status, Text: text}, nil
+	default:
+		return response{}, fmt.Errorf("%w: tagged %s", ErrProtocol, clipText(word))
 	}
-	return response{}, ErrProtocol
+	return r, l.respText(&r)
 }
 
-// validTag reports whether s is a command tag: one or more ASTRING-CHARs
-// other than '+' (RFC 3501 section 9).
+// tag reads a response's tag: "*", "+" or a command tag (one or more
+// ASTRING-CHARs other than '+', RFC 3501 section 9).
+func (l *lexer) tag() (string, error) {
+	if _, err := l.r.Peek(1); err != nil {
+		return "", err // io.EOF: a clean end of stream between responses
+	}
+	var b []byte
+	for {
+		c, err := l.peek()
+		if err != nil {
+			return "", err
+		}
+		if c == ' ' || c == '\r' || c == '\n' {
+			break
+		}
+		l.readByte()
+		b = append(b, c)
+		if len(b) > 64 {
+			return "", fmt.Errorf("%w: over-long tag", ErrProtocol)
+		}
+	}
+	s := string(b)
+	if s == "*" || s == "+" || validTag(s) {
+		return s, nil
+	}
+	return "", fmt.Errorf("%w: bad tag %s", ErrProtocol, clipText(s))
+}
+
+// validTag reports whether s is a command tag.
 func validTag(s string) bool {
 	if s == "" {
 		return false
@@ -89,6 +129,375 @@ func validTag(s string) bool {
 		}
 	}
 	return true
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// untagged reads the rest of an untagged response, after "* ".
+func untagged(l *lexer) (response, error) {
+	r := response{Tag: "*"}
+	c, err := l.peek()
+	if err != nil {
+		return r, err
+	}
+	if c >= '0' && c <= '9' {
+		n, err := l.number()
+		if err != nil {
+			return r, err
+		}
+		if n > 1<<32-1 {
+			return r, fmt.Errorf("%w: message number out of range", ErrProtocol)
+		}
+		r.Num = uint32(n)
+		if err := l.sp(); err != nil {
+			return r, err
+		}
+		kind, err := l.atom()
+		if err != nil {
+			return r, err
+		}
+		r.Kind = upper(kind)
+		if r.Kind == "FETCH" {
+			if err := l.sp(); err != nil {
+				return r, err
+			}
+			r.Fetch, err = l.fetch()
+			if err != nil {
+				return r, err
+			}
+		}
+		return r, l.skipLine()
+	}
+	word, err := l.atom()
+	if err != nil {
+		return r, err
+	}
+	switch w := upper(word); w {
+	case "OK", "NO", "BAD", "BYE", "PREAUTH":
+		r.Status = w
+		return r, l.respText(&r)
+	case "CAPABILITY":
+		r.Kind = w
+		r.Caps, err = l.atoms()
+		return r, err
+	case "LIST", "LSUB", "XLIST":
+		r.Kind = "LIST"
+		if err := l.sp(); err != nil {
+			return r, err
+		}
+		r.Mailbox, err = l.mailbox()
+		if err != nil {
+			return r, err
+		}
+		return r, l.skipLine()
+	case "SEARCH":
+		r.Kind = w
+		r.UIDs, err = l.search()
+		return r, err
+	case "ESEARCH":
+		r.Kind = w
+		r.UIDs, err = l.esearch()
+		return r, err
+	default:
+		r.Kind = w
+		return r, l.skipLine()
+	}
+}
+
+// respText reads resp-text after a status word: an optional " [CODE arg]"
+// and the human-readable text.
+func (l *lexer) respText(r *response) error {
+	if end, err := l.atEOL(); err != nil || end {
+		return firstErr(err, l.eol())
+	}
+	if err := l.sp(); err != nil {
+		return err
+	}
+	if c, err := l.peek(); err != nil {
+		return err
+	} else if c == '[' {
+		l.readByte()
+		code, err := l.atom()
+		if err != nil {
+			return err
+		}
+		r.Code = upper(code)
+		var arg []byte
+		for {
+			c, err := l.readByte()
+			if err != nil {
+				return err
+			}
+			if c == ']' {
+				break
+			}
+			if c == '\r' || c == '\n' || c == 0 {
+				return fmt.Errorf("%w: unterminated response code", ErrProtocol)
+			}
+			arg = append(arg, c)
+		}
+		r.CodeArg = strings.TrimSpace(string(arg))
+		if r.Code == "CAPABILITY" {
+			r.Caps = strings.Fields(r.CodeArg)
+		}
+		if c, err := l.peek(); err == nil && c == ' ' {
+			l.readByte()
+		}
+	}
+	var err error
+	r.Text, err = l.rest()
+	return err
+}
+
+// atoms reads " atom" until the end of the line.
+func (l *lexer) atoms() ([]string, error) {
+	var out []string
+	for {
+		end, err := l.atEOL()
+		if err != nil {
+			return nil, err
+		}
+		if end {
+			return out, l.eol()
+		}
+		if err := l.sp(); err != nil {
+			return nil, err
+		}
+		if end, _ := l.atEOL(); end { // a trailing space, as some servers send
+			continue
+		}
+		a, err := l.atom()
+		if err != nil {
+			return nil, err
+		}
+		if len(out) < 1000 {
+			out = append(out, a)
+		}
+	}
+}
+
+// mailbox reads LIST data: (attributes) delimiter name.
+func (l *lexer) mailbox() (*Mailbox, error) {
+	attrs, err := l.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if attrs.kind != kList {
+		return nil, fmt.Errorf("%w: LIST without attributes", ErrProtocol)
+	}
+	m := &Mailbox{}
+	for _, a := range attrs.list {
+		if a.kind != kAtom {
+			return nil, fmt.Errorf("%w: LIST attribute is not an atom", ErrProtocol)
+		}
+		m.Attrs = append(m.Attrs, a.str)
+	}
+	if err := l.sp(); err != nil {
+		return nil, err
+	}
+	delim, err := l.value(0)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case delim.kind == kString && len(delim.text()) == 1:
+		m.Delim = delim.text()
+	case delim.kind != kNil:
+		return nil, fmt.Errorf("%w: LIST delimiter", ErrProtocol)
+	}
+	if err := l.sp(); err != nil {
+		return nil, err
+	}
+	name, err := l.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if (name.kind != kAtom && name.kind != kString) || name.dropped || name.text() == "" {
+		return nil, fmt.Errorf("%w: LIST mailbox name", ErrProtocol)
+	}
+	m.Name = name.text()
+	if strings.EqualFold(m.Name, "INBOX") {
+		m.Name = "INBOX"
+	}
+	return m, nil
+}
+
+// search reads SEARCH data: " n" until the end of the line (a trailing
+// "(MODSEQ n)" of RFC 7162 is skipped).
+func (l *lexer) search() (UIDSet, error) {
+	var b setBuilder
+	for {
+		end, err := l.atEOL()
+		if err != nil {
+			return nil, err
+		}
+		if end {
+			return b.set(), l.eol()
+		}
+		if err := l.sp(); err != nil {
+			return nil, err
+		}
+		c, err := l.peek()
+		if err != nil {
+			return nil, err
+		}
+		if c == '(' {
+			if _, err := l.value(0); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if c == '\r' || c == '\n' {
+			continue
+		}
+		n, err := l.nz32()
+		if err != nil {
+			return nil, err
+		}
+		b.add(n)
+	}
+}
+
+// esearch reads ESEARCH data (RFC 4731): an optional (TAG "x"), an
+// optional UID, then name value pairs, of which ALL is kept.
+func (l *lexer) esearch() (UIDSet, error) {
+	var set UIDSet
+	for {
+		end, err := l.atEOL()
+		if err != nil {
+			return nil, err
+		}
+		if end {
+			return set, l.eol()
+		}
+		if err := l.sp(); err != nil {
+			return nil, err
+		}
+		v, err := l.value(0)
+		if err != nil {
+			return nil, err
+		}
+		if v.kind != kAtom || upper(v.str) == "UID" {
+			continue
+		}
+		if err := l.sp(); err != nil {
+			return nil, err
+		}
+		arg, err := l.value(0)
+		if err != nil {
+			return nil, err
+		}
+		if upper(v.str) == "ALL" {
+			if arg.kind != kAtom {
+				return nil, fmt.Errorf("%w: ESEARCH ALL", ErrProtocol)
+			}
+			if set, err = ParseUIDSet(arg.str); err != nil {
+				return nil, fmt.Errorf("%w: ESEARCH ALL: %w", ErrProtocol, err)
+			}
+		}
+	}
+}
+
+// fetch reads the parenthesized list of a FETCH response.
+func (l *lexer) fetch() (*fetchData, error) {
+	v, err := l.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if v.kind != kList || len(v.list)%2 != 0 {
+		return nil, fmt.Errorf("%w: FETCH data is not name value pairs", ErrProtocol)
+	}
+	f := &fetchData{Size: -1}
+	for i := 0; i < len(v.list); i += 2 {
+		name, val := v.list[i], v.list[i+1]
+		if name.kind != kAtom {
+			return nil, fmt.Errorf("%w: FETCH item name", ErrProtocol)
+		}
+		item := upper(name.str)
+		if err := f.set(item, val); err != nil {
+			return nil, fmt.Errorf("%w: FETCH %s: %w", ErrProtocol, clipText(item), err)
+		}
+	}
+	return f, nil
+}
+
+// set records one FETCH item.
+func (f *fetchData) set(item string, v value) error {
+	switch {
+	case item == "UID":
+		n, err := atomNumber(v)
+		if err != nil || n == 0 || n > 1<<32-1 {
+			return fmt.Errorf("bad UID")
+		}
+		f.UID = uint32(n)
+	case item == "RFC822.SIZE":
+		n, err := atomNumber(v)
+		if err != nil {
+			return err
+		}
+		f.Size = int64(n)
+	case item == "FLAGS":
+		if v.kind != kList {
+			return fmt.Errorf("FLAGS is not a list")
+		}
+		for _, fl := range v.list {
+			if fl.kind == kAtom {
+				f.Flags = append(f.Flags, fl.str)
+			}
+		}
+	case item == "INTERNALDATE":
+		if v.kind != kString {
+			return fmt.Errorf("INTERNALDATE is not a string")
+		}
+		f.Date = internalDate(v.text())
+	case item == "RFC822.HEADER" || strings.HasPrefix(item, "BODY[HEADER") || strings.HasPrefix(item, "BINARY[HEADER"):
+		if v.kind == kString && !v.dropped {
+			f.Header = v.bytes()
+		}
+	case item == "RFC822" || strings.HasPrefix(item, "BODY[]") || strings.HasPrefix(item, "BINARY[]"):
+		switch {
+		case v.kind == kString && v.dropped:
+			f.BodyDropped = v.size
+		case v.kind == kString:
+			f.Body = v.bytes()
+		case v.kind != kNil:
+			return fmt.Errorf("body is not a string")
+		}
+	}
+	return nil
+}
+
+// atomNumber reads a number that a list held as an atom.
+func atomNumber(v value) (uint64, error) {
+	if v.kind != kAtom || v.str == "" || len(v.str) > 19 {
+		return 0, fmt.Errorf("not a number")
+	}
+	var n uint64
+	for i := 0; i < len(v.str); i++ {
+		c := v.str[i]
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("not a number")
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, nil
+}
+
+// internalDate parses an INTERNALDATE ("17-Jul-1996 02:44:25 -0700", the
+// day possibly space-padded); garbage gives the zero time.
+func internalDate(s string) time.Time {
+	t, err := time.Parse("_2-Jan-2006 15:04:05 -0700", strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // printable returns the server's text fit for an error message: printable
