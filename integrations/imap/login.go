@@ -152,12 +152,9 @@ func (c *Client) login(ctx context.Context, a Account) error {
 	case greeting.Status != "OK":
 		return ErrProtocol
 	}
+	// The greeting's capabilities, if any, say whether LOGIN is disabled;
+	// without them LOGIN is tried at once, saving a round trip.
 	c.caps = capSet(greeting.Caps)
-	if c.caps == nil {
-		if err := c.capability(); err != nil {
-			return err
-		}
-	}
 	if greeting.Status != "PREAUTH" {
 		var done response
 		if c.caps["LOGINDISABLED"] && c.caps["AUTH=PLAIN"] {
