@@ -107,8 +107,8 @@ func ParseFields(fields map[string]string) (Account, error) {
 		}
 	}
 	a := Account{
-		Host:     strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(fields[FieldHost]), "["), "]"),
-		Port:     DefaultPort,
+		Host:        strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(fields[FieldHost]), "["), "]"),
+		Port:        DefaultPort,
 		Username:    fields[FieldUsername],
 		Password:    fields[FieldPassword],
 		Certificate: strings.TrimSpace(fields[FieldCertificate]),

@@ -83,8 +83,8 @@ type Server struct {
 	boxes     []*Mailbox
 	stats     Stats
 	delay     atomic.Int64 // time.Duration; read without mu, by line
-	stall     string // a command name the server never answers
-	cutAfter  int    // bytes of a BODY[] literal sent before hanging up; 0: never
+	stall     string       // a command name the server never answers
+	cutAfter  int          // bytes of a BODY[] literal sent before hanging up; 0: never
 	validity  uint32
 	conns     map[net.Conn]bool
 	loginDisa bool
