@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"net/mail"
 	"strings"
 	"time"
 )
@@ -158,25 +157,40 @@ func MessageKey(header []byte) string {
 const maxMessageID = 998
 
 // messageID returns the Message-ID of a header section: the first <…>
-// of the field, or its trimmed text; "" if there is none.
+// of the field, or its text without white space; "" if there is none.
+// It scans the header lines itself rather than parse the whole section:
+// it runs for every message a sync sees.
 func messageID(header []byte) string {
-	if i := bytes.Index(header, []byte("\r\n\r\n")); i >= 0 {
-		header = header[:i+4]
-	} else if i := bytes.Index(header, []byte("\n\n")); i >= 0 {
-		header = header[:i+2]
+	var field []byte
+	for len(header) > 0 {
+		line := header
+		if i := bytes.IndexByte(header, '\n'); i >= 0 {
+			line, header = header[:i], header[i+1:]
+		} else {
+			header = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case len(line) == 0:
+			header = nil // the end of the header section
+		case line[0] == ' ' || line[0] == '\t':
+			if field != nil {
+				field = append(field, line...)
+			}
+		case field != nil:
+			header = nil // the field ended
+		case len(line) >= 11 && bytes.EqualFold(line[:11], []byte("message-id:")):
+			field = append([]byte{}, line[11:]...)
+		}
+		if len(field) > maxMessageID {
+			return ""
+		}
 	}
-	msg, err := mail.ReadMessage(bytes.NewReader(header))
-	if err != nil {
-		return ""
-	}
-	v := strings.Join(strings.Fields(msg.Header.Get("Message-Id")), "")
+	v := strings.Join(strings.Fields(string(field)), "")
 	if i := strings.IndexByte(v, '<'); i >= 0 {
 		if j := strings.IndexByte(v[i:], '>'); j > 0 {
 			v = v[i : i+j+1]
 		}
-	}
-	if len(v) > maxMessageID {
-		return ""
 	}
 	return v
 }
