@@ -242,7 +242,7 @@ func explain(ctx context.Context, a Account, err error) error {
 			v.Message = "the server's TLS certificate is signed by an unknown authority, not by the CA certificate given"
 		}
 	case errors.As(err, &invalidErr) && (invalidErr.Reason == x509.Expired):
-		v.Message = "the server's TLS certificate has expired or is not valid yet"
+		v.Message = "the server's TLS certificate is outside its dates of validity (expired, or valid from a later date)"
 	case errors.As(err, &hostErr), errors.As(err, &certErr):
 		v.Message = "the server's TLS certificate is not valid for this host"
 	case errors.Is(err, ErrProtocol), errors.Is(err, ErrLineTooLong):

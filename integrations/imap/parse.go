@@ -17,7 +17,7 @@ const (
 	// accepts much more, and the client keeps only UID ranges of it.
 	maxLine = 8 << 20
 	// maxGreetingLine bounds the lines read before logging in, when the
-	// peer has not yet shown it is an IMAP server.
+	// peer has still to show that it is an IMAP server.
 	maxGreetingLine = 8192
 	// maxDepth bounds how deeply parenthesized lists nest.
 	maxDepth = 32

@@ -134,7 +134,7 @@ func (p Plan) Downloads() int {
 //   - A stored item under the current UIDVALIDITY whose UID the server
 //     no longer holds is deleted (the message was expunged).
 //   - A stored item under another UIDVALIDITY is re-keyed to a server
-//     message with the same Message-ID that is not stored yet, one for
+//     message with the same Message-ID that no stored item holds, one for
 //     one, else deleted.
 //   - Every other wanted message is downloaded, in batches within lim;
 //     one over lim.MaxMessageSize in a headers-only batch.

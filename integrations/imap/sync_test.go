@@ -564,4 +564,9 @@ func TestCertificateField(t *testing.T) {
 			assertValidation(t, err, tt.field, tt.message)
 		})
 	}
+	t.Run("trusted, another host", func(t *testing.T) {
+		d := imap.Dialer{TLSConfig: &tls.Config{RootCAs: srv.Pool(), ServerName: "imap.example.com"}}
+		_, err := d.Definition().ValidateManual(context.Background(), srv.Fields(), nil)
+		assertValidation(t, err, "host", "the server's TLS certificate is not valid for this host")
+	})
 }
