@@ -217,3 +217,22 @@ func batches(envs []Envelope, n int, maxBytes int64, headersOnly bool) []Batch {
 	flush()
 	return out
 }
+
+// GoneFolders returns the folders that stored items name but a sync no
+// longer reads (SyncedFolders' answer): deleted or renamed on the server,
+// or now marked junk or trash. Their items are to be deleted. The answer
+// is sorted.
+func GoneFolders(stored []ID, synced []Mailbox) []string {
+	read := make(map[string]bool, len(synced))
+	for _, m := range synced {
+		read[m.Name] = true
+	}
+	var gone []string
+	for _, id := range stored {
+		if !read[id.Folder] && !slices.Contains(gone, id.Folder) {
+			gone = append(gone, id.Folder)
+		}
+	}
+	slices.Sort(gone)
+	return gone
+}

@@ -178,3 +178,14 @@ func TestMessageKey(t *testing.T) {
 		}
 	}
 }
+
+func TestGoneFolders(t *testing.T) {
+	stored := []imap.ID{
+		{Folder: "INBOX", UIDValidity: 1, UID: 1}, {Folder: "Old", UIDValidity: 1, UID: 1},
+		{Folder: "Spam", UIDValidity: 1, UID: 2}, {Folder: "Old", UIDValidity: 1, UID: 2},
+	}
+	synced := imap.SyncedFolders([]imap.Mailbox{{Name: "INBOX"}, {Name: "Spam", Attrs: []string{`\Junk`}}, {Name: "New"}})
+	if got, want := imap.GoneFolders(stored, synced), []string{"Old", "Spam"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
