@@ -16,31 +16,36 @@ type FolderState struct {
 	HighestUID  uint32 `json:"highestUid,omitempty"`
 }
 
-// Limits bound the batches of a plan.
+// Limits bound the batches of a plan. A zero field takes its default.
 type Limits struct {
-	// BatchMessages is the most messages one batch downloads.
+	// BatchMessages is the most messages one batch downloads;
+	// DefaultBatchMessages if zero.
 	BatchMessages int
 	// BatchBytes is the most bytes (RFC822.SIZE) one batch downloads; a
-	// single larger message gets a batch of its own.
+	// single larger message gets a batch of its own. DefaultBatchBytes if
+	// zero.
 	BatchBytes int64
 	// MaxMessageSize is the size over which only a message's header
-	// section is downloaded.
+	// section is downloaded; MaxMessageSize if zero.
 	MaxMessageSize int64
 }
 
-// DefaultLimits are batches of 100 messages or 8 MiB and the size cap of
-// MaxMessageSize.
-var DefaultLimits = Limits{BatchMessages: 100, BatchBytes: 8 << 20, MaxMessageSize: MaxMessageSize}
+// Default batch bounds: a batch's items are held in memory until they
+// are stored.
+const (
+	DefaultBatchMessages = 100
+	DefaultBatchBytes    = 8 << 20
+)
 
 func (l Limits) orDefaults() Limits {
 	if l.BatchMessages <= 0 {
-		l.BatchMessages = DefaultLimits.BatchMessages
+		l.BatchMessages = DefaultBatchMessages
 	}
 	if l.BatchBytes <= 0 {
-		l.BatchBytes = DefaultLimits.BatchBytes
+		l.BatchBytes = DefaultBatchBytes
 	}
 	if l.MaxMessageSize <= 0 {
-		l.MaxMessageSize = DefaultLimits.MaxMessageSize
+		l.MaxMessageSize = MaxMessageSize
 	}
 	return l
 }

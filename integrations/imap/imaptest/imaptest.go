@@ -34,9 +34,11 @@ const (
 	Password = "correct horse"
 )
 
-// DefaultCaps are the capabilities a Server announces unless a test
-// changes Caps.
-var DefaultCaps = []string{"IMAP4rev1", "LITERAL+", "SPECIAL-USE", "LIST-EXTENDED", "ESEARCH", "AUTH=PLAIN"}
+// DefaultCaps returns the capabilities a Server announces unless a test
+// calls SetCaps.
+func DefaultCaps() []string {
+	return []string{"IMAP4rev1", "LITERAL+", "SPECIAL-USE", "LIST-EXTENDED", "ESEARCH", "AUTH=PLAIN"}
+}
 
 // Message is one message of a mailbox.
 type Message struct {
@@ -101,7 +103,7 @@ func New(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{ln: ln, ca: ca, leaf: leaf.Raw, caps: slices.Clone(DefaultCaps), validity: 1000, conns: map[net.Conn]bool{}}
+	s := &Server{ln: ln, ca: ca, leaf: leaf.Raw, caps: DefaultCaps(), validity: 1000, conns: map[net.Conn]bool{}}
 	s.Host, s.Port, _ = net.SplitHostPort(ln.Addr().String())
 	s.AddMailbox("INBOX")
 	s.wg.Add(1)
