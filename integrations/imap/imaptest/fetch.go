@@ -28,7 +28,7 @@ func (ss *session) fetch(tag string, args []string) error {
 	}
 	type hit struct {
 		seq int
-		msg Message
+		msg message
 	}
 	var hits []hit
 	for i, msg := range ss.selected.Messages {

@@ -40,21 +40,21 @@ func DefaultCaps() []string {
 	return []string{"IMAP4rev1", "LITERAL+", "SPECIAL-USE", "LIST-EXTENDED", "ESEARCH", "AUTH=PLAIN"}
 }
 
-// Message is one message of a mailbox.
-type Message struct {
+// message is one message of a mailbox.
+type message struct {
 	UID   uint32
 	Raw   []byte
 	Date  time.Time // INTERNALDATE
 	Flags []string
 }
 
-// Mailbox is one mailbox of the server.
-type Mailbox struct {
+// mailbox is one mailbox of the server.
+type mailbox struct {
 	Name        string
 	Attrs       []string // e.g. `\Junk`, `\HasNoChildren`
 	UIDValidity uint32
 	UIDNext     uint32
-	Messages    []*Message
+	Messages    []*message
 }
 
 // Stats counts what the server was asked.
@@ -82,7 +82,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	caps      []string
-	boxes     []*Mailbox
+	boxes     []*mailbox
 	stats     Stats
 	delay     atomic.Int64 // time.Duration; read without mu, by line
 	stall     string       // a command name the server never answers
@@ -229,10 +229,10 @@ func (s *Server) AddMailbox(name string, attrs ...string) {
 		return
 	}
 	s.validity++
-	s.boxes = append(s.boxes, &Mailbox{Name: name, Attrs: attrs, UIDValidity: s.validity, UIDNext: 1})
+	s.boxes = append(s.boxes, &mailbox{Name: name, Attrs: attrs, UIDValidity: s.validity, UIDNext: 1})
 }
 
-func (s *Server) box(name string) *Mailbox {
+func (s *Server) box(name string) *mailbox {
 	if strings.EqualFold(name, "INBOX") {
 		name = "INBOX"
 	}
@@ -252,7 +252,7 @@ func (s *Server) Append(mailbox string, raw []byte, date time.Time) uint32 {
 	m := s.box(mailbox)
 	uid := m.UIDNext
 	m.UIDNext++
-	m.Messages = append(m.Messages, &Message{UID: uid, Raw: raw, Date: date})
+	m.Messages = append(m.Messages, &message{UID: uid, Raw: raw, Date: date})
 	return uid
 }
 
@@ -261,7 +261,7 @@ func (s *Server) Expunge(mailbox string, uids ...uint32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.box(mailbox)
-	m.Messages = slices.DeleteFunc(m.Messages, func(msg *Message) bool { return slices.Contains(uids, msg.UID) })
+	m.Messages = slices.DeleteFunc(m.Messages, func(msg *message) bool { return slices.Contains(uids, msg.UID) })
 }
 
 // Renumber gives a mailbox a new UIDVALIDITY and its messages new UIDs

@@ -22,7 +22,7 @@ type session struct {
 	r        *bufio.Reader
 	w        *bufio.Writer
 	authed   bool
-	selected *Mailbox
+	selected *mailbox
 }
 
 var errHangUp = errors.New("hang up")
