@@ -285,7 +285,8 @@ func TestLoginFailures(t *testing.T) {
 	t.Run("untrusted certificate", func(t *testing.T) {
 		fields, _ := server(t, dovecot("correct horse"))
 		_, err := imap.Dialer{}.Definition().ValidateManual(context.Background(), fields, nil)
-		assertValidation(t, err, "host", "the server's TLS certificate is not valid for this host")
+		assertValidation(t, err, "certificate", "the server's TLS certificate is signed by an unknown authority; if the server is on your own network, "+
+			"give its CA certificate (PEM) or the SHA-256 fingerprint of its certificate in the certificate field")
 	})
 	t.Run("nothing listening", func(t *testing.T) {
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
