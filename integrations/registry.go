@@ -45,6 +45,12 @@ type Env struct {
 	// provider id, so that a task lists past what an earlier sync fetched
 	// instead of downloading it again. Nil means nothing is known yet.
 	Known func(providerID string) bool
+	// ProviderIDs lists the provider ids of the record's items, as the
+	// finished tasks left them (it commits them first), so that a task can
+	// compare the provider's listing with what is stored: the IMAP sync
+	// finds expunged mail and renumbered mailboxes this way. It must be
+	// called from RunTask's own goroutine. Nil means nothing is stored.
+	ProviderIDs func() ([]string, error)
 }
 
 // now returns the Env's current time.
