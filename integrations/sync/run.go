@@ -63,6 +63,7 @@ type batch struct {
 	// the batch is committed; nil without an Indexer.
 	texts   []string
 	removed []string // provider ids the provider reported deleted
+	rekeys  []integrations.Rekey
 	bytes   int64
 	seen    map[string]bool // provider ids of items
 }
@@ -175,7 +176,8 @@ func (r *run) open(ctx context.Context, force bool) error {
 		}
 		creds.ExpiresAt = r.s.now().Add(-time.Second)
 	}
-	env := integrations.Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known}
+	env := integrations.Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known,
+		ProviderIDs: r.providerIDs}
 	if def.OAuth == nil {
 		env.Client = r.s.cfg.ManualClient // a target the user chose
 	}
@@ -323,6 +325,7 @@ func (r *run) stage(t QueuedTask, res integrations.TaskResult) ([]QueuedTask, er
 			r.b.removed = append(r.b.removed, pid)
 		}
 	}
+	r.stageRekeys(res.Rekeyed)
 	r.b.done = append(r.b.done, t.ID)
 	follow := make([]QueuedTask, 0, len(res.Tasks))
 	for _, ft := range res.Tasks {
@@ -381,6 +384,13 @@ func (r *run) flush(final bool) error {
 	for _, it := range b.items {
 		ops = append(ops, r.s.items.InsertOp(it))
 	}
+	rekeyOps, rerr := r.rekeyOps()
+	if rerr != nil {
+		r.discard()
+		r.broken = true
+		return rerr
+	}
+	ops = append(ops, rekeyOps...)
 	removeOps, gone := r.s.items.RemoveProviderOps(r.rec.ID, b.removed, now)
 	ops = append(ops, removeOps...)
 	n := int64(len(b.items))
