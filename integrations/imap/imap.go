@@ -199,7 +199,7 @@ func (d Dialer) Definition() integrations.Definition {
 			if err != nil {
 				return nil, fmt.Errorf("imap: stored credentials: %w", err)
 			}
-			return &mailbox{dialer: d, account: a}, nil
+			return newMailbox(d, a, env), nil
 		},
 	}
 }
@@ -257,34 +257,3 @@ func explain(ctx context.Context, a Account, err error) error {
 	}
 	return v
 }
-
-// mailbox is one connected IMAP account.
-type mailbox struct {
-	dialer  Dialer
-	account Account
-}
-
-// Initialize has nothing to prepare: each task opens its own connection.
-func (m *mailbox) Initialize(context.Context) error { return nil }
-
-// ValidateAuthentication logs in and out again.
-func (m *mailbox) ValidateAuthentication(ctx context.Context) (bool, error) {
-	err := m.dialer.Login(ctx, m.account)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, ErrLoginRejected):
-		return false, nil
-	default:
-		return false, err
-	}
-}
-
-// RunTask runs no task of its own: the sync task system drives a Client
-// (Dial, List, SyncFolder) and stores what it returns.
-func (m *mailbox) RunTask(_ context.Context, task integrations.Task) (integrations.TaskResult, error) {
-	return integrations.TaskResult{}, fmt.Errorf("imap task %q: %w", task.Type, integrations.ErrUnsupportedTask)
-}
-
-// Shutdown has nothing to release.
-func (m *mailbox) Shutdown(context.Context) error { return nil }

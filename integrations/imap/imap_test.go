@@ -321,8 +321,14 @@ func TestRejectedPasswordMeansNotValid(t *testing.T) {
 	if ok, err := in.ValidateAuthentication(context.Background()); ok || err != nil {
 		t.Errorf("got %v, %v; want false, nil", ok, err)
 	}
-	if _, err := in.RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart}); !errors.Is(err, integrations.ErrUnsupportedTask) {
-		t.Errorf("RunTask: got %v, want ErrUnsupportedTask", err)
+	_, err = in.RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart})
+	var ee *integrations.ExplainedError
+	if !errors.Is(err, integrations.ErrReauthRequired) || !errors.Is(err, imap.ErrLoginRejected) || !errors.As(err, &ee) ||
+		ee.Message != "the IMAP server refused the username or password; connect it again with the right ones" {
+		t.Errorf("RunTask: got %v, want ErrReauthRequired wrapping ErrLoginRejected, explained", err)
+	}
+	if _, err := in.RunTask(context.Background(), integrations.Task{Type: "mystery"}); !errors.Is(err, integrations.ErrUnsupportedTask) {
+		t.Errorf("RunTask of an unknown type: got %v, want ErrUnsupportedTask", err)
 	}
 }
 

@@ -71,6 +71,9 @@ type Dialer struct {
 	Control func(network, address string, c syscall.RawConn) error
 	// Now is the clock of the read deadlines; nil means time.Now.
 	Now func() time.Time
+	// Limits bound a sync's download batches; zero fields take their
+	// defaults (100 messages, 8 MiB).
+	Limits Limits
 }
 
 // Login connects to the account's server, logs in and out. A refused
