@@ -65,7 +65,7 @@ func (m *mailbox) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	c := m.client
-	m.drop()
+	m.client, m.selected = nil, ""
 	return c.Logout(ctx)
 }
 

@@ -244,6 +244,15 @@ func (s *Server) box(name string) *mailbox {
 	return nil
 }
 
+// DeleteMailbox removes a mailbox and its messages, as a user deleting a
+// folder does.
+func (s *Server) DeleteMailbox(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.box(name)
+	s.boxes = slices.DeleteFunc(s.boxes, func(b *mailbox) bool { return b == m })
+}
+
 // Append adds a message to a mailbox, which must exist, and returns its
 // UID.
 func (s *Server) Append(mailbox string, raw []byte, date time.Time) uint32 {
