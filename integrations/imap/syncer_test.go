@@ -534,7 +534,7 @@ func TestSyncerIMAPResumesAfterRestart(t *testing.T) {
 func TestSyncerIMAPFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		breakIt  func(*imaptest.Server)
+		breakIt func(*imaptest.Server)
 		mend    func(*imaptest.Server)
 		message string
 	}{
