@@ -19,28 +19,38 @@ import (
 	"searchsvc/integrations/imap/imaptest"
 )
 
+// corpusPath finds the shared corpus: ../shared/corpora beside the
+// repository, looked for in every directory above the package, so that a
+// worktree nested deeper finds it too.
+func corpusPath() (string, bool) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		p := filepath.Join(dir, "shared", "corpora", "spamassassin.mbox.gz")
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
 // corpusMessages returns the first n messages of the shared corpus, with
 // CRLF line ends as an IMAP server sends them, or skips b.
 func corpusMessages(b *testing.B, n int) [][]byte {
 	b.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		b.Fatal(err)
+	path, ok := corpusPath()
+	if !ok {
+		b.Skip("corpus shared/corpora/spamassassin.mbox.gz absent from every directory above the package")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			b.Skip("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	path := filepath.Join(dir, "..", "shared", "corpora", "spamassassin.mbox.gz")
 	f, err := os.Open(path)
 	if err != nil {
-		b.Skipf("corpus %s absent: %v", path, err)
+		b.Skipf("corpus %s: %v", path, err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
