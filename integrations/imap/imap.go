@@ -7,10 +7,13 @@
 //
 // The pieces, in the order a sync uses them: Dialer.Dial logs in and
 // returns a Client; Client.List and SyncedFolders choose the folders;
-// Client.SyncFolder examines one, plans with PlanFolder (pure: deletions
-// of expunged mail, re-keys after a UIDVALIDITY change, bounded download
-// batches) and downloads the batches as items. Every server answer goes
-// through one bounded, fuzzed response parser.
+// Client.Examine and Unchanged tell whether a folder changed; Client.Plan
+// lists it and plans with PlanFolder (pure: deletions of expunged mail,
+// re-keys after a UIDVALIDITY change, bounded download batches); and
+// Client.DownloadBatch downloads a batch as items. RunTask (tasks.go)
+// runs these steps as tasks of the sync task system, each batch stored
+// with its task. Every server answer goes through one bounded, fuzzed
+// response parser.
 package imap
 
 import (

@@ -37,7 +37,10 @@ type FolderReport struct {
 // stored (Wanted), PlanFolder, then the plan's batches. apply stores each
 // Changes before the next is fetched: an interrupted sync leaves the items
 // of the batches done, and the next sync plans only what is missing.
-// stored are the IDs of the folder's items (any UIDVALIDITY).
+// stored are the IDs of the folder's items (any UIDVALIDITY). It is the
+// whole of a folder's sync on one connection, as tools and tests use it;
+// the sync task system runs the same steps as tasks (tasks.go), so that
+// each batch is a task of its own.
 func (c *Client) SyncFolder(ctx context.Context, state FolderState, stored []ID, lim Limits, apply func(context.Context, Changes) error) (FolderReport, error) {
 	lim = lim.orDefaults()
 	lim.MaxMessageSize = min(lim.MaxMessageSize, c.maxMessage)
@@ -49,22 +52,10 @@ func (c *Client) SyncFolder(ctx context.Context, state FolderState, stored []ID,
 	if Unchanged(state, stored, st) {
 		return FolderReport{Unchanged: true}, nil
 	}
-	server, err := c.SearchUIDs(ctx)
+	plan, err := c.Plan(ctx, name, st, stored, lim)
 	if err != nil {
-		return FolderReport{}, fmt.Errorf("imap: search %s: %w", clipText(name), err)
+		return FolderReport{}, err
 	}
-	var envs []Envelope
-	if wanted := Wanted(st, stored, server); len(wanted) > 0 {
-		err := c.FetchEnvelopes(ctx, wanted, func(e Envelope) error {
-			envs = append(envs, e)
-			return nil
-		})
-		if err != nil {
-			return FolderReport{}, fmt.Errorf("imap: envelopes of %s: %w", clipText(name), err)
-		}
-	}
-	plan := PlanFolder(name, st, stored, server, envs, lim)
-	envs = nil
 	rep := FolderReport{Rekeyed: len(plan.Rekey), Deleted: len(plan.Delete)}
 	final := plan.State
 	if len(plan.Delete) > 0 || len(plan.Rekey) > 0 || len(plan.Batches) == 0 {
@@ -91,6 +82,28 @@ func (c *Client) SyncFolder(ctx context.Context, state FolderState, stored []ID,
 		rep.Downloaded += len(items)
 	}
 	return rep, nil
+}
+
+// Plan lists the examined folder (UID SEARCH), fetches the envelopes of
+// the messages not stored under its UIDVALIDITY (Wanted) and plans its
+// sync (PlanFolder). st is EXAMINE's answer; stored the IDs of the
+// folder's items.
+func (c *Client) Plan(ctx context.Context, folder string, st Status, stored []ID, lim Limits) (Plan, error) {
+	server, err := c.SearchUIDs(ctx)
+	if err != nil {
+		return Plan{}, fmt.Errorf("imap: search: %w", err)
+	}
+	var envs []Envelope
+	if wanted := Wanted(st, stored, server); len(wanted) > 0 {
+		err := c.FetchEnvelopes(ctx, wanted, func(e Envelope) error {
+			envs = append(envs, e)
+			return nil
+		})
+		if err != nil {
+			return Plan{}, fmt.Errorf("imap: envelopes: %w", err)
+		}
+	}
+	return PlanFolder(folder, st, stored, server, envs, lim), nil
 }
 
 // DownloadBatch fetches one batch of the examined folder and returns its

@@ -162,21 +162,10 @@ func (m *mailbox) syncFolder(ctx context.Context, folder string) (integrations.T
 	if Unchanged(state, ids, st) {
 		return res, nil
 	}
-	server, err := c.SearchUIDs(ctx)
+	plan, err := c.Plan(ctx, folder, st, ids, m.limits)
 	if err != nil {
-		return res, fmt.Errorf("imap: search: %w", err)
+		return res, err
 	}
-	var envs []Envelope
-	if wanted := Wanted(st, ids, server); len(wanted) > 0 {
-		err := c.FetchEnvelopes(ctx, wanted, func(e Envelope) error {
-			envs = append(envs, e)
-			return nil
-		})
-		if err != nil {
-			return res, fmt.Errorf("imap: envelopes: %w", err)
-		}
-	}
-	plan := PlanFolder(folder, st, ids, server, envs, m.limits)
 	for _, id := range plan.Delete {
 		res.Removed = append(res.Removed, pids[id])
 	}
