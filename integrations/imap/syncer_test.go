@@ -511,6 +511,9 @@ func TestSyncerIMAPResumesAfterRestart(t *testing.T) {
 		t.Errorf("tasks left after the stop: got %d, want 4 (three batches and folderDone)", n)
 	}
 	f.wantView(rec.ID, records.StatusConnected, 10, "", false)
+	if got := f.view(rec.ID)["pendingTasks"]; got != float64(4) {
+		t.Errorf("pendingTasks shown: got %v, want 4", got)
+	}
 
 	// A new Syncer on the same store downloads the rest, and only it: no
 	// new listing, no message twice.
