@@ -38,7 +38,9 @@ func newScriptedFixture(t *testing.T, run func(integrations.Env, integrations.Ta
 		ValidateManual: func(context.Context, map[string]string, *http.Client) (integrations.Credentials, error) {
 			return integrations.Credentials{}, nil
 		},
-		New: func(env integrations.Env) (integrations.Integration, error) { return &scripted{env: env, run: run}, nil },
+		New: func(env integrations.Env) (integrations.Integration, error) {
+			return &scripted{env: env, run: run}, nil
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
