@@ -18,12 +18,14 @@ import (
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/imap"
 	"searchsvc/integrations/records"
+	"searchsvc/integrations/search"
 	"searchsvc/integrations/slack"
 	isync "searchsvc/integrations/sync"
 	"searchsvc/integrations/vault"
 	"searchsvc/oauth"
 	"searchsvc/sessions"
 	"searchsvc/storage"
+	"searchsvc/web"
 )
 
 // app is the service's state: both stores and what is built on them.
@@ -37,7 +39,10 @@ type app struct {
 	integrations *api.Handlers
 	oauth        *oauth.Handlers
 	syncer       *isync.Syncer
+	index        *search.Index
+	indexer      *indexer
 	metrics      *metrics
+	web          *web.App // the app served at /, a client of the API
 }
 
 // registry is the catalogue of integrations the service ships. The IMAP
@@ -69,6 +74,10 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
+	webApp, err := web.New()
+	if err != nil {
+		return nil, err
+	}
 	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
@@ -92,8 +101,12 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
 			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
 	}
+	a.web = webApp
 	a.users = auth.NewUsers(a.mainStore)
 	a.records = records.New(a.mainStore, v, nil)
+	// The search index follows the item store: the indexer is the
+	// syncer's Indexer, completed once the index is open.
+	x := &indexer{kinds: make(map[string]string), damaged: make(chan string, 64)}
 	client := &http.Client{Timeout: outboundTimeout}
 	a.syncer, err = isync.New(isync.Config{
 		Records:      a.records,
@@ -104,6 +117,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		ManualClient: manualClient,
 		PollInterval: c.PollInterval,
 		Workers:      c.SyncWorkers,
+		Indexer:      x,
 		Logger:       log.With("component", "sync"),
 	})
 	if err != nil {
@@ -142,6 +156,15 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		a.sessionStore.Close()
 		return nil, err
 	}
+	// Opened only under a key that opens the store: the index opens what
+	// it can read and rebuilds the rest in the background once the
+	// service serves. (The index adds component=search to its lines.)
+	if a.index, err = openIndex(c.DataDir, v, c.SearchCacheMB, log, x.onDamage); err != nil {
+		a.mainStore.Close()
+		a.sessionStore.Close()
+		return nil, fmt.Errorf("open the search index: %w", err)
+	}
+	a.indexer = newIndexer(x, a.index, a.syncer.Items(), reg, log.With("component", "search"))
 	a.auth = auth.NewHandlers(auth.Config{
 		Sessions:      a.sessions,
 		Users:         a.users,
@@ -158,6 +181,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Registry:     reg,
 		Records:      a.records,
 		Items:        a.syncer.Items(),
+		Search:       a.index,
 		Sync:         a.syncer,
 		Getenv:       providerEnv,
 		Client:       client,
@@ -225,5 +249,13 @@ func (a *app) close(log *slog.Logger) {
 		if err := st.Close(); err != nil {
 			log.Error("close store", "dir", st.Dir(), "err", err)
 		}
+	}
+	// Nothing changes the items any more: an index that caught up holds
+	// what the store holds, and says so for the next start.
+	if a.indexer.CaughtUp() {
+		a.index.SetCheckpoint(checkpoint(a.mainStore.Position()))
+	}
+	if err := a.index.Close(); err != nil {
+		log.Error("close the search index", "err", err)
 	}
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -178,10 +181,15 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 		}
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
+	before := st.Position()
 	n, err := recs.RotateKeys()
 	var items int
 	if err == nil {
 		items, err = syncer.RotateKeys()
+	}
+	var docs int
+	if err == nil {
+		docs, err = resealIndex(c, v, before, st.Position())
 	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
@@ -189,6 +197,93 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("rotate-key: %d credentials and %d items re-sealed before: %w", n, items, err)
 	}
-	fmt.Fprintf(stdout, "re-sealed %d integration credentials and %d items under key %s\n", n, items, v.KeyID())
+	fmt.Fprintf(stdout, "re-sealed %d integration credentials, %d items and the search index (%d documents) under key %s\n",
+		n, items, docs, v.KeyID())
+	return nil
+}
+
+// resealIndex rewrites the search index under the subkey of the new
+// CREDENTIALS_KEY. An index that was level with the store before the
+// rotation (at position before) is recorded as level with it after
+// (after): the rotation re-seals items but adds or removes none.
+func resealIndex(c *config, v *vault.Vault, before, after storage.Position) (int, error) {
+	ix, err := openIndex(c.DataDir, v, c.SearchCacheMB, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		return 0, err
+	}
+	level := ix.Checkpoint() == checkpoint(before) && len(ix.NeedsRebuild()) == 0
+	err = ix.Reseal()
+	if err == nil && level {
+		ix.SetCheckpoint(checkpoint(after))
+	}
+	docs := ix.Stats().Docs
+	if cerr := ix.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("re-seal the search index: %w", err)
+	}
+	return docs, nil
+}
+
+// reindexCmd rebuilds the search index from the item store: the index is
+// derived data, so this is always safe. Like admin, it needs the server
+// stopped.
+func reindexCmd(getenv func(string) string, stdout io.Writer) error {
+	c, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if !c.SessionSecure {
+		if err := c.devSecrets(); err != nil {
+			return err
+		}
+	}
+	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return err
+	}
+	reg, err := registry(nil) // reindex connects nowhere
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(c.DataDir, mainStoreDir)
+	st := storage.New(dir, storage.Options{})
+	syncer, err := isync.New(isync.Config{Records: records.New(st, v, nil), Registry: reg, DataDir: c.DataDir})
+	if err != nil {
+		return err
+	}
+	if err := st.Open(); err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
+		}
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer st.Close()
+	if err := syncer.CheckKeys(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(c.DataDir, searchDir)); err != nil {
+		return fmt.Errorf("remove the old index: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ix, err := openIndex(c.DataDir, v, c.SearchCacheMB, log, nil)
+	if err != nil {
+		return err
+	}
+	x := newIndexer(&indexer{kinds: make(map[string]string)}, ix, syncer.Items(), reg, log)
+	err = x.CatchUp(context.Background(), nil)
+	if err == nil {
+		ix.SetCheckpoint(checkpoint(st.Position()))
+	}
+	stats := ix.Stats()
+	if cerr := ix.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("reindex: %w", err)
+	}
+	fmt.Fprintf(stdout, "indexed %d items of %d users into %s (%d bytes)\n",
+		stats.Docs, stats.Users, filepath.Join(c.DataDir, searchDir), stats.BytesOnDisk)
 	return nil
 }

@@ -51,7 +51,9 @@ type config struct {
 
 	PollInterval time.Duration
 	SyncWorkers  int
-	StoreSync    string
+	// SearchCacheMB bounds the search index's cache of opened blocks.
+	SearchCacheMB int
+	StoreSync     string
 
 	LogLevel  slog.Level
 	LogFormat string
@@ -74,7 +76,7 @@ var envVars = [][2]string{
 	{"LISTEN_ADDR", "address to listen on (127.0.0.1:8080)"},
 	{"DATA_DIR", "all persistent state (./data)"},
 	{"BASE_URL", "public address of this service (http://localhost:8080)"},
-	{"FRONTEND_URL", "where OAuth results are redirected (BASE_URL)"},
+	{"FRONTEND_URL", "where OAuth results are redirected (BASE_URL: the web app this binary serves)"},
 	{"OAUTH_REDIRECT_BASE_URL", "callback base; https unless loopback (BASE_URL)"},
 	{"SESSION_SECRET", "secret, at least 32 bytes; required when SESSION_SECURE=true"},
 	{"SESSION_MAX_AGE", "absolute session lifetime, seconds (604800)"},
@@ -96,6 +98,7 @@ var envVars = [][2]string{
 	{"ALLOW_PRIVATE_TARGETS", "let feed URLs and IMAP hosts be loopback or private-network addresses (false)"},
 	{"POLL_INTERVAL", "seconds between sync runs of one integration (900)"},
 	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
+	{"SEARCH_CACHE_MB", "memory for the search index's opened blocks, in MiB (16)"},
 	{"STORE_SYNC", "fsync or none (fsync)"},
 	{"METRICS_ADDR", "separate address serving /metrics (none; admins: GET /v1/admin/metrics)"},
 	{"TLS_CERT_FILE", "serve HTTPS with this certificate (PEM), reloaded on SIGHUP (none)"},
@@ -152,6 +155,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		LoginRateWindow:       p.seconds("LOGIN_RATE_WINDOW", 60),
 		PollInterval:          p.seconds("POLL_INTERVAL", 900),
 		SyncWorkers:           p.integer("SYNC_WORKERS", 2, 1, 64),
+		SearchCacheMB:         p.integer("SEARCH_CACHE_MB", 16, 1, 4096),
 		StoreSync:             p.oneOf("STORE_SYNC", "fsync", "fsync", "none"),
 		LogFormat:             p.oneOf("LOG_FORMAT", "text", "text", "json"),
 	}

@@ -112,6 +112,18 @@ func TestBackupRestoreWhileServing(t *testing.T) {
 	if status, body, _ := c.do("POST", "/v1/auth/login", map[string]string{"email": "alice@example.org", "password": "a long enough password"}); status != 200 {
 		t.Errorf("login after restore: %d %v", status, body)
 	}
+	// A backup does not carry the search index (derived data): the
+	// restored server rebuilds it from the items at its first start.
+	if _, err := os.Stat(filepath.Join(backupDir, searchDir)); !os.IsNotExist(err) {
+		t.Errorf("the backup holds the search index: %v", err)
+	}
+	waitFor(t, "the restored items found by search", func() bool {
+		got, _ := searchIDs(t, alice, "q=headline")
+		return len(got) == 2
+	})
+	if !strings.Contains(srv.Logs.String(), "search index catching up with the store") {
+		t.Error("the restored server did not say it rebuilt its index")
+	}
 }
 
 func copyDevSecrets(t *testing.T, from, to string) {
@@ -153,18 +165,25 @@ func TestRotateKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := runCmd(t, env, "rotate-key")
-	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials and 2 items") {
+	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items and the search index (2 documents) under key") {
 		t.Fatalf("rotate-key: %v %q", err, out)
 	}
 	if out, _ := runCmd(t, env, "rotate-key"); !strings.Contains(out, "re-sealed 0") {
 		t.Errorf("second rotate-key: %q, want nothing left", out)
 	}
 
-	// The new key alone now opens the items' content…
+	// The new key alone now opens the items' content and the search
+	// index, which needs no rebuild…
 	delete(env, "CREDENTIALS_KEY_PREVIOUS")
 	srv = startRun(t, env)
 	c.base = srv.URL
 	c.do("POST", "/v1/auth/login", map[string]string{"email": "a@example.org", "password": "a long enough password"})
+	if got, _ := searchIDs(t, c, "q=headline"); len(got) != 2 {
+		t.Errorf("search under the new key alone: %v, want 2 results", got)
+	}
+	if logs := srv.Logs.String(); strings.Contains(logs, "catching up") || strings.Contains(logs, "damaged") {
+		t.Errorf("the re-sealed index was rebuilt at start:\n%s", logs)
+	}
 	for _, it := range waitItems(t, c, 2) {
 		id := it.(map[string]any)["id"].(string)
 		if status, body, _ := c.do("GET", "/v1/items/"+id, nil); status != 200 || !strings.Contains(jsonString(body), "body text") {

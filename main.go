@@ -10,7 +10,8 @@
 //	searchsvc verify          check the stores for damage
 //	searchsvc repair [--yes]  cut a damaged store at the damage, keeping the original
 //	searchsvc admin grant|revoke EMAIL
-//	searchsvc rotate-key      re-seal credentials under the new CREDENTIALS_KEY
+//	searchsvc rotate-key      re-seal credentials, items and the index under the new CREDENTIALS_KEY
+//	searchsvc reindex         rebuild the search index from the stored items
 //	searchsvc backup DIR      snapshot DATA_DIR while the server runs
 //	searchsvc restore DIR     put a snapshot back into an empty DATA_DIR
 //	searchsvc help            list commands and configuration variables
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return adminCmd(getenv, args[2:], stdout)
 	case "rotate-key":
 		return rotateKeyCmd(getenv, stdout)
+	case "reindex":
+		return reindexCmd(getenv, stdout)
 	case "backup":
 		return backupCmd(getenv, args[2:], stdout)
 	case "restore":
@@ -97,8 +100,12 @@ Commands:
              stopped server; the original file is kept beside it
   admin grant|revoke EMAIL
              give or take the admin role (recovery; the server must be stopped)
-  rotate-key re-seal credentials under CREDENTIALS_KEY that are still under
-             a CREDENTIALS_KEY_PREVIOUS key (server stopped)
+  rotate-key re-seal credentials, items and the search index under
+             CREDENTIALS_KEY that are still under a CREDENTIALS_KEY_PREVIOUS
+             key (server stopped)
+  reindex    rebuild the search index from the stored items (server
+             stopped); the index also rebuilds itself at start when damaged
+             or missing
   backup DIR take a consistent snapshot of DATA_DIR into DIR while serving
   restore DIR
              put a backup into an empty DATA_DIR (server stopped)
@@ -154,8 +161,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	defer a.close(log)
 	bg, stopBackground := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); a.sessions.Run(bg) }()
+	go func() { defer wg.Done(); a.indexer.Run(bg, a.mainStore.Position()) }()
 	go func() {
 		defer wg.Done()
 		if err := a.syncer.Run(bg); err != nil {
@@ -320,6 +328,17 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("DELETE /v1/user-integrations/{id}", au.Require(ui.Delete()))
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", au.Require(ui.SubmitCredentials()))
 	mux.Handle("POST /v1/user-integrations/{id}/sync", au.Require(ui.SyncNow()))
+	mux.Handle("GET /v1/search", au.Require(ui.Search()))
 	mux.Handle("GET /v1/items", au.Require(ui.ListItems()))
 	mux.Handle("GET /v1/items/{id}", au.Require(ui.GetItem()))
+
+	// The web app (package web), not part of the API: each of its pages
+	// answers the same document, whose script shows the page its path
+	// names, so deep links, reloads and FRONTEND_URL/integrations work;
+	// its files are under /assets/. Any other path, /v1/ included, stays
+	// the API's JSON 404.
+	for _, page := range []string{"/{$}", "/search", "/login", "/register", "/items/{id}",
+		"/integrations", "/sessions", "/account", "/admin", "/assets/{file}"} {
+		mux.Handle("GET "+page, a.web)
+	}
 }

@@ -34,7 +34,28 @@ func newMetrics(a *app) *metrics {
 	m.all.Set("store_main", storeVar(a.mainStore))
 	m.all.Set("store_sessions", storeVar(a.sessionStore))
 	m.all.Set("sync_tasks", expvar.Func(func() any { return a.syncer.Outcomes() }))
+	m.all.Set("search", searchVar(a))
 	return m
+}
+
+// searchVar reports the search index: its size, what is not yet written
+// to a segment, the catch-up under way, and the queries answered with
+// their total and mean time.
+func searchVar(a *app) expvar.Func {
+	return func() any {
+		s := a.index.Stats()
+		var mean float64
+		if s.Queries > 0 {
+			mean = float64(s.QueryNanos) / float64(s.Queries) / 1e6
+		}
+		return map[string]any{
+			"users": s.Users, "documents": s.Docs, "pending": s.Pending, "segments": s.Segments,
+			"bytes_on_disk": s.BytesOnDisk, "bytes_written": s.BytesWritten,
+			"flushes": s.Flushes, "merges": s.Merges, "catch_up_users_left": a.indexer.Behind(),
+			"queries": s.Queries, "query_ms_total": float64(s.QueryNanos) / 1e6, "query_ms_mean": mean,
+			"cache_bytes": s.CacheBytes, "cache_hits": s.CacheHits, "cache_misses": s.CacheMisses,
+		}
+	}
 }
 
 // storeVar reports a store's size, compactions and write counters.

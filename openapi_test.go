@@ -15,16 +15,22 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"searchsvc/web"
 )
 
 // The tests here hold openapi.json to the routes addRoutes registers: every
 // route is described, nothing else is, the document is well-formed OpenAPI
 // 3.1 whose references resolve, and GET /v1/openapi.json serves it as it is.
 
-// openapiRecorder is a router that only notes the patterns registered.
+// openapiRecorder is a router that only notes the patterns registered,
+// leaving out the web app's pages, which are not API operations.
 type openapiRecorder struct{ patterns []string }
 
-func (r *openapiRecorder) Handle(pattern string, _ http.Handler) {
+func (r *openapiRecorder) Handle(pattern string, h http.Handler) {
+	if _, page := h.(*web.App); page {
+		return
+	}
 	r.patterns = append(r.patterns, pattern)
 }
 

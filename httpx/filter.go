@@ -78,3 +78,15 @@ func (f Filter) Match(id string) bool {
 
 // IsZero reports whether the filter lets every id through.
 func (f Filter) IsZero() bool { return f.in == nil && f.nin == nil }
+
+// IDs returns the filter's lists: the ids inIds names (nil when it was not
+// given) and those ninIds names, for a store that applies them itself.
+func (f Filter) IDs() (in, nin []string) {
+	for id := range f.in {
+		in = append(in, id)
+	}
+	for id := range f.nin {
+		nin = append(nin, id)
+	}
+	return in, nin
+}

@@ -34,6 +34,21 @@ const (
 	KindFeed  = "feed"
 )
 
+// ItemKind is the kind of the items an integration of the given kind
+// syncs, as search answers and filters them (kind:email): an email, a
+// chat message, a file, a feed entry. An unknown kind is its own.
+func ItemKind(kind string) string {
+	switch kind {
+	case KindChat:
+		return "message"
+	case KindFiles:
+		return "file"
+	case KindFeed:
+		return "entry"
+	}
+	return kind
+}
+
 // Types of a manual form field, as listed in Field.Type.
 const (
 	FieldText     = "text"

@@ -149,3 +149,13 @@ func TestNewOAuthConnNeedsProvider(t *testing.T) {
 		t.Errorf("got %v, want the domain named", err)
 	}
 }
+
+func TestItemKind(t *testing.T) {
+	for _, tc := range []struct{ kind, want string }{
+		{KindEmail, "email"}, {KindChat, "message"}, {KindFiles, "file"}, {KindFeed, "entry"}, {"other", "other"},
+	} {
+		if got := ItemKind(tc.kind); got != tc.want {
+			t.Errorf("ItemKind(%q) = %q, want %q", tc.kind, got, tc.want)
+		}
+	}
+}

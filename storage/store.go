@@ -259,6 +259,20 @@ func (s *Store) fail(err error) error {
 	return s.failed
 }
 
+// Position identifies what the store holds as committed: the generation
+// of its log and the sequence number of its last line. Two equal
+// positions of one store mean nothing was committed in between, so data
+// derived from the store (the search index) records the position it has
+// caught up to and knows at start whether it missed anything.
+type Position struct{ Gen, Seq uint64 }
+
+// Position returns the store's position.
+func (s *Store) Position() Position {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return Position{Gen: s.gen, Seq: s.seq}
+}
+
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
 	s.mu.RLock()

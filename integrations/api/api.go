@@ -51,6 +51,9 @@ type Config struct {
 	Records  *records.Records
 	// Items is the item store the item routes read; nil: they answer 500.
 	Items *items.Store
+	// Search is the search index the search route asks; nil: it answers
+	// 500.
+	Search Searcher
 	// Sync is the sync scheduler. Required.
 	Sync Sync
 	// Getenv reads the OAuth client configuration (<P>_OAUTH_CLIENT_ID…).

@@ -1,0 +1,188 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/integrations/items"
+	"searchsvc/integrations/search"
+)
+
+const opSearch = "item.search"
+
+// Searcher is the search index as the search route uses it;
+// *search.Index has it.
+type Searcher interface {
+	Search(userID string, req search.Request) (search.Result, error)
+	// Delete drops documents the item store no longer has (an item
+	// removed between a crash and the index's catch-up).
+	Delete(userID string, ids ...string) error
+}
+
+// SearchResult is one result of GET /v1/search.
+type SearchResult struct {
+	ID          string     `json:"id"`
+	RecordID    string     `json:"recordId"`
+	Integration string     `json:"integration"`
+	Kind        string     `json:"kind"`
+	Title       string     `json:"title"`
+	From        string     `json:"from"`
+	Date        time.Time  `json:"date"`
+	Score       float64    `json:"score"`
+	Snippet     []Fragment `json:"snippet"`
+}
+
+// Fragment is a piece of a result's snippet: plain text, never HTML;
+// Match marks a word the query matched.
+type Fragment struct {
+	Text  string `json:"text"`
+	Match bool   `json:"match,omitempty"`
+}
+
+func fragments(fs []search.Fragment) []Fragment {
+	out := make([]Fragment, len(fs))
+	for i, f := range fs {
+		out[i] = Fragment{Text: f.Text, Match: f.Match}
+	}
+	return out
+}
+
+// Search serves GET /v1/search: the caller's items matching the query q
+// (the language of the README's "Searching" section), one page of
+// results ranked by relevance (or newest first with sort=date), each with
+// a snippet of its text around the best matching passage. integrationId
+// keeps one record's items, inIds and ninIds filter by item id, limit
+// (1 to 100, default 20) and cursor page. A query that does not parse is
+// 400 invalid_query with a detail saying what and where.
+func (h *Handlers) Search() http.Handler { return endpoint(opSearch, h.search) }
+
+func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
+	userID, err := h.userID(r)
+	if err != nil {
+		return err
+	}
+	store, err := h.items()
+	if err != nil {
+		return err
+	}
+	if h.cfg.Search == nil {
+		return httpx.Internal(errors.New("api: the search route without an index"))
+	}
+	req, err := parseSearch(r)
+	if err != nil {
+		return err
+	}
+	res, err := h.cfg.Search.Search(userID, req)
+	switch {
+	case errors.Is(err, search.ErrBadCursor):
+		return httpx.Invalid(httpx.FieldError{Field: "cursor", Message: "is not a cursor this service made for this sort"})
+	case err != nil:
+		return httpx.Internal(err)
+	}
+	results := make([]SearchResult, 0, len(res.Hits))
+	var ghosts []string
+	for _, hit := range res.Hits {
+		it, err := store.Get(userID, hit.ID)
+		if err != nil {
+			ghosts = append(ghosts, hit.ID)
+			continue
+		}
+		if _, err := h.cfg.Records.Get(userID, it.RecordID); err != nil {
+			continue // a record being disconnected: its items are going
+		}
+		m, err := store.OpenMeta(&it)
+		if err != nil {
+			return httpx.Internal(err)
+		}
+		text, err := store.Text(&it)
+		if err != nil && !errors.Is(err, items.ErrContentMissing) {
+			return httpx.Internal(err)
+		}
+		results = append(results, SearchResult{
+			ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
+			Title: m.Title, From: m.From, Date: it.Date, Score: hit.Score,
+			Snippet: fragments(search.Snippet(text, req.Query)),
+		})
+	}
+	if len(ghosts) > 0 {
+		// The index found items the store no longer has: a removal it
+		// missed and has not caught up on yet. Drop them now.
+		h.log.Warn("search found removed items", "user_id", userID, "items", len(ghosts))
+		if err := h.cfg.Search.Delete(userID, ghosts...); err != nil {
+			h.log.Error("drop removed items from the index", "user_id", userID, "err", err)
+		}
+	}
+	fields := []httpx.Field{
+		httpx.F("results", results), httpx.F("count", len(results)),
+		httpx.F("total", res.Total), httpx.F("totalIsLowerBound", res.TotalIsLowerBound),
+	}
+	if res.NextCursor != "" {
+		fields = append(fields, httpx.F("nextCursor", res.NextCursor))
+	}
+	httpx.Write(w, r, http.StatusOK, opSearch, fields...)
+	return nil
+}
+
+// invalidQuery is the 400 for a query that does not parse.
+func invalidQuery(detail string) error {
+	e := httpx.NewError(http.StatusBadRequest, "invalid_query", "invalid query")
+	e.Details = []httpx.FieldError{{Field: "q", Message: detail}}
+	return e
+}
+
+// parseSearch reads GET /v1/search's parameters; a bad one is a 400
+// naming it.
+func parseSearch(r *http.Request) (search.Request, error) {
+	vals := r.URL.Query()
+	q := vals.Get("q")
+	if len(q) > search.MaxQueryBytes {
+		return search.Request{}, invalidQuery("the query is longer than " + strconv.Itoa(search.MaxQueryBytes) + " bytes")
+	}
+	if strings.TrimSpace(q) == "" {
+		return search.Request{}, invalidQuery("empty query")
+	}
+	node, err := search.Parse(q)
+	if err != nil {
+		var qe *search.QueryError
+		if errors.As(err, &qe) {
+			return search.Request{}, invalidQuery(qe.Error())
+		}
+		return search.Request{}, invalidQuery("the query cannot be read")
+	}
+	req := search.Request{Query: node, Limit: search.DefaultLimit, Sort: search.SortRelevance}
+	f, err := httpx.ParseFilter(vals)
+	if err != nil {
+		return search.Request{}, err
+	}
+	req.InIDs, req.NinIDs = f.IDs()
+	var details []httpx.FieldError
+	if v := vals.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > search.MaxLimit {
+			details = append(details, httpx.FieldError{Field: "limit", Message: "must be a whole number from 1 to " + strconv.Itoa(search.MaxLimit)})
+		}
+		req.Limit = n
+	}
+	switch v := vals.Get("sort"); v {
+	case "", search.SortRelevance:
+	case search.SortDate:
+		req.Sort = search.SortDate
+	default:
+		details = append(details, httpx.FieldError{Field: "sort", Message: "must be relevance or date"})
+	}
+	if v := vals.Get("integrationId"); v != "" {
+		if !httpx.IsUUID(v) {
+			details = append(details, httpx.FieldError{Field: "integrationId", Message: "is not a user-integration id"})
+		}
+		req.RecordID = v
+	}
+	req.Cursor = vals.Get("cursor")
+	if details != nil {
+		return search.Request{}, httpx.Invalid(details...)
+	}
+	return req, nil
+}

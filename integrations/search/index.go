@@ -1,0 +1,598 @@
+package search
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures Open.
+type Config struct {
+	// Dir holds the index: one directory per user, named by the user's id.
+	Dir string
+	// Key seals everything written (32 bytes). PreviousKeys only open,
+	// until Reseal rewrites what they sealed.
+	Key          []byte
+	PreviousKeys [][]byte
+	// CacheBytes bounds the cache of opened blocks; default 16 MiB.
+	CacheBytes int64
+	// FlushBytes is the memory of added documents, in bytes, that makes a
+	// user's buffer a segment; default 12 MiB. Bulk indexing holds at most
+	// two such buffers per user.
+	FlushBytes int
+	// FlushAfter is the quiet time after which buffered documents are
+	// written to a segment anyway; default 2 s.
+	FlushAfter time.Duration
+	// MergeFactor is how many segments of one tier are merged into one;
+	// default 10. Each document is rewritten about once per tier.
+	MergeFactor int
+	// OnDamage, if set, is called (from the goroutine that found it) when
+	// part of a user's index was found damaged and dropped: the caller
+	// reconciles that user against the store (see NeedsRebuild).
+	OnDamage func(userID string)
+	Logger   *slog.Logger
+	Now      func() time.Time // time.Now by default
+}
+
+// ErrBadUser is returned for a user id that is not a UUID-like name.
+var ErrBadUser = errors.New("search: bad user id")
+
+// ErrClosed is returned by writes to a closed index.
+var ErrClosed = errors.New("search: index closed")
+
+// Index is the full-text index of every user. Its methods are safe for
+// concurrent use.
+type Index struct {
+	cfg   Config
+	s     *sealer
+	cache *cache
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	users   map[string]*user
+	closed  bool
+	cpWant  uint64
+	cpDone  uint64
+	lastAdd time.Time
+
+	flushKick chan struct{}
+	mergeKick chan struct{}
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	ioMu      sync.Mutex // one flush at a time
+	scratch   sync.Pool  // of *scratch, for queries
+
+	stats struct {
+		queries, queryNanos, written, flushes, merges atomic.Int64
+	}
+}
+
+// user is one user's index: segments, buffers being written, the buffer
+// being filled.
+type user struct {
+	id      string
+	dir     string
+	mu      sync.RWMutex
+	flushed *sync.Cond // signalled when a frozen buffer became a segment
+	parts   []*part    // segments oldest first, then frozen buffers, then buf
+	buf     *part
+	frozen  int // frozen buffers not yet segments
+	nextSeq uint64
+	rebuild bool
+	dirty   bool // deletions or changes not yet in the manifest
+	gone    bool
+	merging bool
+	manMu   sync.Mutex // orders manifest writes
+}
+
+func validUser(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Open opens or creates the index in cfg.Dir. A user whose manifest or
+// segment does not open keeps what does, and is reported by NeedsRebuild
+// (and OnDamage); Open fails only for a bad configuration or a Dir it
+// cannot use.
+func Open(cfg Config) (*Index, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("search: no Dir")
+	}
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = 16 << 20
+	}
+	if cfg.FlushBytes <= 0 {
+		cfg.FlushBytes = 12 << 20
+	}
+	if cfg.FlushAfter <= 0 {
+		cfg.FlushAfter = 2 * time.Second
+	}
+	if cfg.MergeFactor < 2 {
+		cfg.MergeFactor = 10
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s, err := newSealer(cfg.Key, cfg.PreviousKeys)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	ix := &Index{
+		cfg: cfg, s: s, cache: newCache(cfg.CacheBytes), log: cfg.Logger.With("component", "search"),
+		users:     map[string]*user{},
+		flushKick: make(chan struct{}, 1), mergeKick: make(chan struct{}, 1), stop: make(chan struct{}),
+	}
+	if err := ix.readCheckpoint(); err != nil {
+		return nil, err
+	}
+	ix.cpWant = ix.cpDone
+	entries, err := os.ReadDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var damaged []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".deleted"):
+			os.RemoveAll(filepath.Join(cfg.Dir, name))
+		case e.IsDir() && validUser(name):
+			u := ix.loadUser(name)
+			ix.users[name] = u
+			if u.rebuild {
+				damaged = append(damaged, name)
+			}
+		}
+	}
+	for _, id := range damaged {
+		if cfg.OnDamage != nil {
+			cfg.OnDamage(id)
+		}
+	}
+	ix.wg.Add(2)
+	go ix.flusher()
+	go ix.merger()
+	ix.kick(ix.mergeKick)
+	return ix, nil
+}
+
+func newUser(dir, id string) *user {
+	u := &user{id: id, dir: filepath.Join(dir, id), nextSeq: 1}
+	u.flushed = sync.NewCond(&u.mu)
+	u.buf = &part{buf: newBuffer()}
+	u.parts = []*part{u.buf}
+	return u
+}
+
+// loadUser opens a user's manifest and segments. What does not open is
+// dropped and the user flagged for a rebuild; files the manifest does not
+// list (left by a crash) are removed.
+func (ix *Index) loadUser(id string) *user {
+	u := newUser(ix.cfg.Dir, id)
+	m, err := readManifest(ix.s, u.dir, id)
+	listed := map[string]bool{manifestName: true}
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		m = &manifest{nextSeq: 1}
+	case err != nil:
+		ix.log.Error("search manifest damaged, the user's index is rebuilt", "user_id", id, "err", err)
+		m = &manifest{nextSeq: 1, rebuild: true}
+		u.dirty = true
+	}
+	u.nextSeq, u.rebuild = m.nextSeq, m.rebuild
+	var segs []*part
+	for _, ms := range m.segs {
+		name := segName(ms.seq)
+		seg, err := openSegmentFile(filepath.Join(u.dir, name), ix.s, id, ms.seq, ix.cache)
+		if err != nil {
+			ix.log.Error("search segment damaged, dropped", "user_id", id, "segment", ms.seq, "err", err)
+			u.rebuild, u.dirty = true, true
+			continue
+		}
+		listed[name] = true
+		p := &part{seg: seg}
+		for _, d := range ms.deleted {
+			if int(d) < seg.cols.len() {
+				p.remove(d)
+			}
+		}
+		segs = append(segs, p)
+	}
+	u.parts = append(segs, u.buf)
+	if entries, err := os.ReadDir(u.dir); err == nil {
+		for _, e := range entries {
+			if !listed[e.Name()] {
+				os.Remove(filepath.Join(u.dir, e.Name()))
+			}
+		}
+	}
+	return u
+}
+
+func segName(seq uint64) string { return strconv.FormatUint(seq, 16) + ".seg" }
+
+// getUser returns the user, creating an empty one when create is set.
+func (ix *Index) getUser(id string, create bool) (*user, error) {
+	if !validUser(id) {
+		return nil, ErrBadUser
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return nil, ErrClosed
+	}
+	u := ix.users[id]
+	if u == nil && create {
+		u = newUser(ix.cfg.Dir, id)
+		ix.users[id] = u
+	}
+	return u, nil
+}
+
+func (ix *Index) kick(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Add indexes documents for a user; a document whose id is already
+// indexed replaces it. They are found by queries when Add returns, and
+// written to disk in the background (see Flush and Checkpoint).
+func (ix *Index) Add(userID string, docs ...Doc) error {
+	u, err := ix.getUser(userID, true)
+	if err != nil {
+		return err
+	}
+	as := make([]*analyzed, len(docs))
+	for i, d := range docs {
+		as[i] = analyzeDoc(d)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.gone {
+		return ErrClosed
+	}
+	for _, a := range as {
+		u.deleteID(a.doc.ID)
+		u.buf.buf.add(a)
+		if u.buf.buf.bytes >= ix.cfg.FlushBytes {
+			// Bulk indexing: at most one buffer waits to be written
+			// while the next fills.
+			for u.frozen > 0 && !u.gone {
+				u.flushed.Wait()
+			}
+			u.freeze()
+			ix.kick(ix.flushKick)
+		}
+	}
+	ix.mu.Lock()
+	ix.lastAdd = ix.cfg.Now()
+	ix.mu.Unlock()
+	return nil
+}
+
+// freeze starts a new buffer; the old one waits for the flusher. The
+// caller holds u.mu.
+func (u *user) freeze() {
+	if u.buf.docs() == 0 {
+		return
+	}
+	u.frozen++
+	u.buf = &part{buf: newBuffer()}
+	u.parts = append(u.parts, u.buf)
+}
+
+// deleteID deletes the live document with this id, wherever it is.
+func (u *user) deleteID(id string) bool {
+	found := false
+	for _, p := range u.parts {
+		if d, ok := p.find(id); ok {
+			p.remove(d)
+			found = true
+		}
+	}
+	if found {
+		u.dirty = true
+	}
+	return found
+}
+
+// Delete removes documents by id; queries stop finding them when Delete
+// returns.
+func (ix *Index) Delete(userID string, ids ...string) error {
+	u, err := ix.getUser(userID, false)
+	if u == nil || err != nil {
+		return err
+	}
+	u.mu.Lock()
+	for _, id := range ids {
+		u.deleteID(id)
+	}
+	u.mu.Unlock()
+	ix.kick(ix.flushKick)
+	return nil
+}
+
+// DeleteRecord removes every document of a user-integration record.
+func (ix *Index) DeleteRecord(userID, recordID string) error {
+	u, err := ix.getUser(userID, false)
+	if u == nil || err != nil {
+		return err
+	}
+	u.mu.Lock()
+	for _, p := range u.parts {
+		c := p.cols()
+		for r, rec := range c.records {
+			if rec != recordID {
+				continue
+			}
+			for d, dr := range c.record {
+				if dr == uint32(r) && p.remove(uint32(d)) {
+					u.dirty = true
+				}
+			}
+		}
+	}
+	u.mu.Unlock()
+	ix.kick(ix.flushKick)
+	return nil
+}
+
+// DeleteUser removes a user's whole index, on disk too, before returning.
+func (ix *Index) DeleteUser(userID string) error {
+	if !validUser(userID) {
+		return ErrBadUser
+	}
+	ix.mu.Lock()
+	u := ix.users[userID]
+	delete(ix.users, userID)
+	ix.mu.Unlock()
+	if u != nil {
+		u.mu.Lock()
+		u.gone = true
+		u.flushed.Broadcast()
+		u.mu.Unlock()
+		u.manMu.Lock() // no manifest write is under way, and none will be
+		defer u.manMu.Unlock()
+		ix.ioMu.Lock() // nor a flush
+		defer ix.ioMu.Unlock()
+		u.mu.Lock()
+		for _, p := range u.parts {
+			if p.seg != nil {
+				p.seg.close()
+			}
+		}
+		u.mu.Unlock()
+	}
+	dir := filepath.Join(ix.cfg.Dir, userID)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	tomb := dir + ".deleted"
+	if err := os.Rename(dir, tomb); err != nil {
+		return err
+	}
+	if err := syncDir(ix.cfg.Dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(tomb)
+}
+
+// IDs returns the ids of every document indexed for the user, for the
+// caller to reconcile with its store.
+func (ix *Index) IDs(userID string) ([]string, error) {
+	u, err := ix.getUser(userID, false)
+	if u == nil || err != nil {
+		return nil, err
+	}
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	var ids []string
+	for _, p := range u.parts {
+		c := p.cols()
+		for d, id := range c.ids {
+			if !p.deleted(uint32(d)) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// NeedsRebuild lists the users whose index lost documents to damage: the
+// caller re-adds what IDs lacks, then calls Rebuilt.
+func (ix *Index) NeedsRebuild() []string {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var out []string
+	for id, u := range ix.users {
+		u.mu.RLock()
+		if u.rebuild {
+			out = append(out, id)
+		}
+		u.mu.RUnlock()
+	}
+	return out
+}
+
+// Rebuilt clears a user's rebuild flag; it is written with the next flush.
+func (ix *Index) Rebuilt(userID string) error {
+	u, err := ix.getUser(userID, false)
+	if u == nil || err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.rebuild, u.dirty = false, true
+	u.mu.Unlock()
+	ix.kick(ix.flushKick)
+	return nil
+}
+
+// SetCheckpoint records that every Add and Delete the caller made before
+// this call covers its store up to v (an opaque number, such as the
+// store's sequence). Checkpoint returns v once all of it is on disk.
+func (ix *Index) SetCheckpoint(v uint64) {
+	ix.mu.Lock()
+	ix.cpWant = v
+	ix.mu.Unlock()
+	ix.kick(ix.flushKick)
+}
+
+// Checkpoint is the last value of SetCheckpoint known durable: after a
+// crash the caller catches up from it (re-adding is harmless).
+func (ix *Index) Checkpoint() uint64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.cpDone
+}
+
+const checkpointName = "CHECKPOINT"
+
+func (ix *Index) readCheckpoint() error {
+	b, err := readBounded(filepath.Join(ix.cfg.Dir, checkpointName), 1<<10)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		var plain []byte
+		plain, _, err = openFile(ix.s, manMagic, b, blockID{kind: kindCheckpoint})
+		if err == nil {
+			r := &reader{b: plain}
+			ix.cpDone = r.uvarint()
+			err = r.err
+		}
+	}
+	if err != nil {
+		// A damaged checkpoint only means catching up from the start.
+		ix.log.Error("search checkpoint damaged, catching up from the start", "err", err)
+		ix.cpDone = 0
+	}
+	return nil
+}
+
+func (ix *Index) writeCheckpoint(v uint64) error {
+	var plain [10]byte
+	n := putUvarint(plain[:], v)
+	b := sealFile(ix.s, manMagic, plain[:n], blockID{kind: kindCheckpoint})
+	if err := writeAtomic(filepath.Join(ix.cfg.Dir, checkpointName), b); err != nil {
+		return err
+	}
+	ix.stats.written.Add(int64(len(b)))
+	return nil
+}
+
+// Close writes what is buffered and closes the index.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	if ix.closed {
+		ix.mu.Unlock()
+		return nil
+	}
+	ix.mu.Unlock()
+	close(ix.stop)
+	ix.wg.Wait()
+	err := ix.flushAll()
+	ix.mu.Lock()
+	ix.closed = true
+	users := ix.users
+	ix.mu.Unlock()
+	for _, u := range users {
+		u.mu.Lock()
+		for _, p := range u.parts {
+			if p.seg != nil {
+				p.seg.close()
+			}
+		}
+		u.gone = true
+		u.flushed.Broadcast()
+		u.mu.Unlock()
+	}
+	return err
+}
+
+func (ix *Index) userList() []*user {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	out := make([]*user, 0, len(ix.users))
+	for _, u := range ix.users {
+		out = append(out, u)
+	}
+	return out
+}
+
+// Stats are the index's figures for the metrics.
+type Stats struct {
+	Users        int
+	Docs         int // live documents
+	Pending      int // documents not yet in a segment
+	Segments     int
+	BytesOnDisk  int64 // segment files
+	BytesWritten int64 // since Open: segments, manifests, checkpoint
+	Flushes      int64
+	Merges       int64
+	Queries      int64
+	QueryNanos   int64  // total time answering queries
+	CacheBytes   int64  // opened blocks held
+	CacheHits    uint64 // block reads served by the cache
+	CacheMisses  uint64 // block reads that opened a block
+}
+
+// Stats returns the current figures.
+func (ix *Index) Stats() Stats {
+	var st Stats
+	for _, u := range ix.userList() {
+		st.Users++
+		u.mu.RLock()
+		for _, p := range u.parts {
+			st.Docs += p.live()
+			if p.seg != nil {
+				st.Segments++
+				st.BytesOnDisk += p.seg.size
+			} else {
+				st.Pending += p.live()
+			}
+		}
+		u.mu.RUnlock()
+	}
+	st.BytesWritten = ix.stats.written.Load()
+	st.Flushes = ix.stats.flushes.Load()
+	st.Merges = ix.stats.merges.Load()
+	st.Queries = ix.stats.queries.Load()
+	st.QueryNanos = ix.stats.queryNanos.Load()
+	ix.cache.mu.Lock()
+	st.CacheBytes = ix.cache.used
+	st.CacheHits, st.CacheMisses = ix.cache.hits, ix.cache.misses
+	ix.cache.mu.Unlock()
+	return st
+}
+
+func putUvarint(b []byte, v uint64) int {
+	i := 0
+	for v >= 0x80 {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+		i++
+	}
+	b[i] = byte(v)
+	return i + 1
+}

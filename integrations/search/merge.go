@@ -1,0 +1,345 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Merging follows a tiered policy built for SD cards: segments are grouped
+// in tiers by their number of documents (mergeBase, times MergeFactor per
+// tier), and MergeFactor segments of one tier become one segment of the
+// next. A document is so rewritten about once per tier, in one long
+// sequential write. Tiers count documents, not bytes: a merge's output
+// compresses better than its inputs, and by bytes it could land in its
+// inputs' tier and be merged again and again. A segment with more deleted
+// than live documents is rewritten alone. One merge runs at a time,
+// streaming: its memory is a few blocks and one term's doc stream,
+// whatever the size of the segments.
+const mergeBase = 1024
+
+func (ix *Index) merger() {
+	defer ix.wg.Done()
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ix.stop:
+			return
+		case <-ix.mergeKick:
+		case <-t.C:
+		}
+		for _, u := range ix.userList() {
+			for {
+				select {
+				case <-ix.stop:
+					return
+				default:
+				}
+				in := ix.pickMerge(u)
+				if len(in) == 0 {
+					break
+				}
+				if err := ix.merge(u, in); err != nil {
+					ix.log.Error("search merge failed", "user_id", u.id, "err", err)
+					break
+				}
+			}
+		}
+	}
+}
+
+func (ix *Index) tier(docs int) int {
+	if docs < mergeBase {
+		return 0
+	}
+	return 1 + int(math.Log(float64(docs)/mergeBase)/math.Log(float64(ix.cfg.MergeFactor)))
+}
+
+// pickMerge returns the segments of u to merge now, if any.
+func (ix *Index) pickMerge(u *user) []*part {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	if u.gone || u.merging {
+		return nil
+	}
+	tiers := map[int][]*part{}
+	for _, p := range u.parts {
+		if p.seg == nil || p.bad.Load() {
+			continue
+		}
+		if p.ndel > p.live() && p.docs() >= 64 {
+			return []*part{p}
+		}
+		t := ix.tier(p.docs())
+		tiers[t] = append(tiers[t], p)
+	}
+	for t := range 64 {
+		if ps := tiers[t]; len(ps) >= ix.cfg.MergeFactor {
+			slices.SortStableFunc(ps, func(a, b *part) int { return a.docs() - b.docs() })
+			return ps[:ix.cfg.MergeFactor]
+		}
+	}
+	return nil
+}
+
+// Reseal rewrites every user's segments, manifest and the checkpoint
+// under the current Key, so previous keys are no longer needed. Each
+// user's segments become one.
+func (ix *Index) Reseal() error {
+	if err := ix.Flush(); err != nil {
+		return err
+	}
+	for _, u := range ix.userList() {
+		u.mu.RLock()
+		var in []*part
+		for _, p := range u.parts {
+			if p.seg != nil {
+				in = append(in, p)
+			}
+		}
+		u.mu.RUnlock()
+		if len(in) > 0 {
+			if err := ix.merge(u, in); err != nil {
+				return fmt.Errorf("reseal: %w", err)
+			}
+		} else if err := ix.writeManifest(u); err != nil {
+			return err
+		}
+	}
+	ix.mu.Lock()
+	cp := ix.cpDone
+	ix.mu.Unlock()
+	return ix.writeCheckpoint(cp)
+}
+
+// errMergeLost is a merge whose inputs changed under it; it is dropped.
+var errMergeLost = errors.New("search: merge inputs changed")
+
+// merge writes the live documents of in as one segment and puts it in
+// their place.
+func (ix *Index) merge(u *user, in []*part) error {
+	u.mu.Lock()
+	if u.merging || u.gone {
+		u.mu.Unlock()
+		return nil
+	}
+	u.merging = true
+	seq := u.nextSeq
+	u.nextSeq++
+	dels := make([][]uint64, len(in))
+	for i, p := range in {
+		dels[i] = p.cloneDel()
+	}
+	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		u.merging = false
+		u.mu.Unlock()
+	}()
+
+	path := filepath.Join(u.dir, segName(seq))
+	seg, remaps, err := ix.writeMerged(u, seq, path, in, dels)
+	if err != nil {
+		var bp *badPart
+		if errors.As(err, &bp) {
+			bp.p.bad.Store(true)
+			ix.dropBad(u)
+		}
+		return err
+	}
+	u.mu.Lock()
+	pos := make([]int, len(in))
+	for i, p := range in {
+		pos[i] = slices.Index(u.parts, p)
+	}
+	if u.gone || slices.Contains(pos, -1) {
+		u.mu.Unlock()
+		seg.close()
+		os.Remove(path)
+		return errMergeLost
+	}
+	np := &part{seg: seg}
+	for i, p := range in {
+		// Deleted while the merge ran: deleted in the new segment too.
+		for w, word := range p.del {
+			var old uint64
+			if w < len(dels[i]) {
+				old = dels[i][w]
+			}
+			for b := range 64 {
+				if word&^old&(1<<b) != 0 {
+					if nd := remaps[i][w*64+b]; nd >= 0 {
+						np.remove(uint32(nd))
+					}
+				}
+			}
+		}
+	}
+	keep := u.parts[:0:0]
+	for _, p := range u.parts {
+		if p == in[0] {
+			keep = append(keep, np)
+		}
+		if !slices.Contains(in, p) {
+			keep = append(keep, p)
+		}
+	}
+	u.parts = keep
+	u.dirty = true
+	u.mu.Unlock()
+	ix.stats.merges.Add(1)
+	if err := ix.writeManifest(u); err != nil {
+		return err
+	}
+	for _, p := range in {
+		p.seg.close()
+		os.Remove(filepath.Join(u.dir, segName(p.seg.seq)))
+	}
+	return nil
+}
+
+// badPart is an error that names the damaged input of a merge.
+type badPart struct {
+	p   *part
+	err error
+}
+
+func (e *badPart) Error() string { return e.err.Error() }
+func (e *badPart) Unwrap() error { return e.err }
+
+// writeMerged streams the merge: a k-way walk of the inputs'
+// dictionaries, each term's postings renumbered and stripped of deleted
+// documents. It returns, per input, old to new document numbers (-1:
+// deleted).
+func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels [][]uint64) (*segment, [][]int32, error) {
+	deleted := func(i int, d uint32) bool {
+		w := int(d >> 6)
+		return w < len(dels[i]) && dels[i][w]&(1<<(d&63)) != 0
+	}
+	var c columns
+	var lenSums [numFields]uint64
+	remaps := make([][]int32, len(in))
+	for i, p := range in {
+		pc := p.cols()
+		remaps[i] = make([]int32, pc.len())
+		for d := range pc.len() {
+			if deleted(i, uint32(d)) {
+				remaps[i][d] = -1
+				continue
+			}
+			remaps[i][d] = int32(c.len())
+			c.ids = append(c.ids, pc.ids[d])
+			c.dates = append(c.dates, pc.dates[d])
+			c.kind = append(c.kind, tableIndex(&c.kinds, pc.kinds[pc.kind[d]]))
+			c.integ = append(c.integ, tableIndex(&c.integs, pc.integs[pc.integ[d]]))
+			c.record = append(c.record, tableIndex(&c.records, pc.records[pc.record[d]]))
+			c.lens = append(c.lens, pc.lens[d])
+			for f, n := range pc.lens[d] {
+				lenSums[f] += uint64(n)
+			}
+		}
+	}
+	w, err := newSegWriter(path+".tmp", ix.s, u.id, seq)
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(i int, err error) (*segment, [][]int32, error) {
+		w.abort()
+		os.Remove(path + ".tmp")
+		if i >= 0 && errors.Is(err, ErrCorrupt) {
+			err = &badPart{p: in[i], err: err}
+		}
+		return nil, nil, err
+	}
+	iters := make([]*dictIter, len(in))
+	memos := make([]blockMemo, len(in))
+	live := make([]bool, len(in))
+	for i, p := range in {
+		iters[i] = p.seg.dictFrom(0, &blockMemo{})
+		live[i] = iters[i].next()
+		if iters[i].err != nil {
+			return fail(i, iters[i].err)
+		}
+	}
+	var docs, docBuf, posBuf, docCopy []byte
+	var it postingIter
+	for {
+		term := ""
+		for i := range in {
+			if live[i] && (term == "" || iters[i].e.term < term) {
+				term = iters[i].e.term
+			}
+		}
+		if term == "" {
+			break
+		}
+		docs = docs[:0]
+		var df uint32
+		var posLen uint64
+		last := int32(-1)
+		for i := range in {
+			if !live[i] || iters[i].e.term != term {
+				continue
+			}
+			e := iters[i].e
+			db, err := in[i].seg.postings(e.off+e.posLen, e.docLen, &docBuf, &memos[i])
+			if err != nil {
+				return fail(i, err)
+			}
+			docCopy = append(docCopy[:0], db...) // the memo's block changes below
+			db = docCopy
+			pb, err := in[i].seg.postings(e.off, e.posLen, &posBuf, &memos[i])
+			if err != nil {
+				return fail(i, err)
+			}
+			it.reset(db, pb)
+			for it.next() {
+				var raw []byte
+				if e.posLen > 0 {
+					raw = it.entryPositions()
+				}
+				if it.err != nil {
+					break
+				}
+				if int(it.doc) >= len(remaps[i]) {
+					it.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
+					break
+				}
+				nd := remaps[i][it.doc]
+				if nd < 0 {
+					continue
+				}
+				delta := nd - last
+				if last < 0 {
+					delta = nd
+				}
+				docs = appendEntry(docs, uint32(delta), &it.tf)
+				last = nd
+				df++
+				w.writePostings(raw)
+				posLen += uint64(len(raw))
+			}
+			if it.err != nil {
+				return fail(i, it.err)
+			}
+			live[i] = iters[i].next()
+			if iters[i].err != nil {
+				return fail(i, iters[i].err)
+			}
+		}
+		if df > 0 {
+			w.writePostings(docs)
+			w.endTerm(term, df, posLen)
+		}
+	}
+	seg, err := ix.finishSegment(w, u, seq, path, &c, lenSums)
+	if err != nil {
+		return nil, nil, err
+	}
+	return seg, remaps, nil
+}

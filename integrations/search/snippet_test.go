@@ -1,0 +1,103 @@
+package search
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func fragString(fs []Fragment) string {
+	var b strings.Builder
+	for _, f := range fs {
+		if f.Match {
+			b.WriteString("[" + f.Text + "]")
+		} else {
+			b.WriteString(f.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestSnippet(t *testing.T) {
+	long := strings.Repeat("filler words here and there. ", 30)
+	cases := []struct {
+		name string
+		text string
+		q    Node
+		want string
+	}{
+		{"short text, one match", "Here are the numbers for the quarterly report.", qterm("quarterly"),
+			"Here are the numbers for the [quarterly] report."},
+		{"stem matches other forms", "She reported two reports.", qterm("report"),
+			"She [reported] two [reports]."},
+		{"phrase words", "the quarterly report is late", qphrase(FieldAny, "quarterly", "report"),
+			"the [quarterly] [report] is late"},
+		{"prefix", "Quartz and quarters", qprefix("quart"), "[Quartz] and [quarters]"},
+		{"excluded words are not marked", "draft of the budget", And{Children: []Node{qterm("budget"), Not{Child: qterm("draft")}}},
+			"draft of the [budget]"},
+		{"title-only fields are not marked", "budget talk", qfield(FieldTitle, "budget"), "budget talk"},
+		{"white space collapses", "one\n\n  two\tthree", qterm("two"), "one [two] three"},
+		{"nothing matches: the start", "Hello there, nothing to see.", qterm("zebra"), "Hello there, nothing to see."},
+		{"empty text", "", qterm("zebra"), ""},
+	}
+	for _, tc := range cases {
+		if got := fragString(Snippet(tc.text, tc.q)); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+
+	// A match deep in a long text: cut on both sides, at most about
+	// SnippetChars characters, the match inside.
+	text := long + "the secret zebra crossing " + long
+	got := Snippet(text, qterm("zebra"))
+	s := fragString(got)
+	if !strings.HasPrefix(s, ellipsis) || !strings.HasSuffix(s, ellipsis) || !strings.Contains(s, "[zebra]") {
+		t.Errorf("long text: got %q", s)
+	}
+	if n := utf8.RuneCountInString(s) - 2; n > SnippetChars+2 {
+		t.Errorf("long text: %d characters, want at most %d", n, SnippetChars)
+	}
+	// The best passage has the most different words, not the first match.
+	text = "zebra " + long + "a zebra and a lion " + long
+	s = fragString(Snippet(text, And{Children: []Node{qterm("zebra"), qterm("lion")}}))
+	if !strings.Contains(s, "[zebra] and a [lion]") {
+		t.Errorf("best passage: got %q", s)
+	}
+	// No match: the start, cut with an ellipsis.
+	s = fragString(Snippet(long, qterm("zebra")))
+	if !strings.HasPrefix(s, "filler") || !strings.HasSuffix(s, ellipsis) {
+		t.Errorf("start of a long text: got %q", s)
+	}
+}
+
+// TestSnippetUTF8 cuts texts of multi-byte characters at every length:
+// every fragment stays valid UTF-8.
+func TestSnippetUTF8(t *testing.T) {
+	base := strings.Repeat("日本語のテキスト é ü 😀 ", 40)
+	for n := 0; n < len(base); n += 7 {
+		text := base[:n]
+		for _, q := range []Node{qterm("zebra"), qterm("ü"), qprefix("テキ")} {
+			for _, f := range Snippet(text, q) {
+				if !utf8.ValidString(f.Text) && utf8.ValidString(text) {
+					t.Fatalf("length %d: fragment %q is not UTF-8", n, f.Text)
+				}
+			}
+		}
+	}
+}
+
+func FuzzSnippet(f *testing.F) {
+	f.Add("the quarterly report", "quarterly")
+	f.Add("日本語のテキスト", "テキ")
+	f.Fuzz(func(t *testing.T, text, q string) {
+		node, err := Parse(q)
+		if err != nil {
+			return
+		}
+		for _, fr := range Snippet(text, node) {
+			if utf8.ValidString(text) && !utf8.ValidString(fr.Text) {
+				t.Fatalf("fragment %q is not UTF-8", fr.Text)
+			}
+		}
+	})
+}

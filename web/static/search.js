@@ -1,0 +1,210 @@
+'use strict';
+// search.js: the search page (GET /v1/search) and an item (GET
+// /v1/items/{id}). The page's state lives in its URL, so a search can be
+// bookmarked and the back button returns to it.
+
+const queryHelp = [
+  ['quarterly report', 'every word, anywhere'],
+  ['"quarterly report"', 'these words in this order'],
+  ['quart*', 'words starting with quart'],
+  ['-draft', 'without this word'],
+  ['invoice OR receipt', 'either word; ( ) group'],
+  ['from:alice  to:bob', 'sender, recipient'],
+  ['subject:budget', 'in the title or file name'],
+  ['kind:email  integration:slack', 'email, message, file or entry; by service'],
+  ['after:2026-01-31  before:2026-03-01', 'by date'],
+];
+
+const filterKeys = ['sort', 'integrationId', 'kind', 'after', 'before'];
+
+async function pageSearch(params) {
+  const q = params.get('q') || '';
+  const region = liveRegion();
+  const list = h('ol', { class: 'results', 'aria-label': 'Results' });
+  const moreBox = h('div', { class: 'more' });
+
+  const input = h('input', { type: 'search', name: 'q', id: 'q', value: q, autocomplete: 'off',
+    placeholder: 'Search your mail, messages, files and feeds' });
+  const here = location.href;
+  const records = await connections().catch(() => []);
+  await catalogue().catch(() => null);
+  if (location.href !== here) return; // the person has moved on meanwhile
+  const sort = selectField('Sort by', 'sort', [['relevance', 'Relevance'], ['date', 'Newest first']], params.get('sort'));
+  const integ = selectField('Service', 'integrationId',
+    [['', 'All services'], ...records.map(r => [r.id, recordName(r, records)])], params.get('integrationId'));
+  const kind = selectField('Kind', 'kind',
+    [['', 'All kinds'], ['email', 'Email'], ['message', 'Messages'], ['file', 'Files'], ['entry', 'Feed entries']], params.get('kind'));
+  const after = field('From date', { type: 'date', name: 'after', value: params.get('after') || '' });
+  const before = field('Before date', { type: 'date', name: 'before', value: params.get('before') || '' });
+  const form = h('form', { role: 'search', action: '/search', method: 'get' },
+    h('label', { for: 'q', class: 'vh' }, 'Search for'),
+    h('div', { class: 'searchbar' }, input, h('button', { type: 'submit' }, 'Search')),
+    h('details', { class: 'qhelp', id: 'qhelp' }, h('summary', null, 'How to search'),
+      h('table', null, h('tbody', null, queryHelp.map(([ex, what]) => h('tr', null, h('td', null, h('code', null, ex)), h('td', null, what)))))),
+    h('details', { class: 'filterbox', open: filterKeys.some(k => params.get(k)) },
+      h('summary', null, 'Filters and order'),
+      h('div', { class: 'filters' }, sort.wrap, integ.wrap, kind.wrap, after.wrap, before.wrap)));
+  form.addEventListener('submit', e => {
+    e.preventDefault();
+    const p = new URLSearchParams();
+    if (input.value.trim()) p.set('q', input.value.trim());
+    for (const el of [sort.input, integ.input, kind.input, after.input, before.input]) {
+      if (el.value && !(el.name === 'sort' && el.value === 'relevance')) p.set(el.name, el.value);
+    }
+    go('/search' + (p.toString() ? '?' + p : ''));
+  });
+  for (const el of [sort.input, integ.input, kind.input]) {
+    el.addEventListener('change', () => { if (input.value.trim() || el !== sort.input) form.requestSubmit(); });
+  }
+  page('Search', form, region, list, moreBox);
+  input.focus();
+
+  const filtered = filterKeys.some(k => k !== 'sort' && params.get(k));
+  if (!q && !filtered) return showRecent(region, list, moreBox, records.length);
+
+  // The filters are words of the query language, ANDed with the whole of
+  // what was typed (whose own ORs stay inside its parentheses).
+  const extra = ['kind', 'after', 'before'].some(k => params.get(k));
+  let query = q && extra ? '(' + q + ')' : q;
+  if (params.get('kind')) query += ' kind:' + params.get('kind');
+  if (params.get('after')) query += ' after:' + params.get('after');
+  if (params.get('before')) query += ' before:' + params.get('before');
+  const base = new URLSearchParams({ q: query.trim(), limit: '20' });
+  if (params.get('sort') === 'date') base.set('sort', 'date');
+  if (params.get('integrationId')) base.set('integrationId', params.get('integrationId'));
+  document.title = (q || query.trim()) + ' · Search · searchsvc';
+
+  let shown = 0;
+  const load = async cursor => {
+    const p = new URLSearchParams(base);
+    if (cursor) p.set('cursor', cursor);
+    region.replaceChildren(h('p', { class: 'count' }, 'Searching…'));
+    let res;
+    try {
+      res = await api('GET', '/v1/search?' + p);
+    } catch (err) {
+      moreBox.replaceChildren();
+      if (err.status === 400 && err.message === 'invalid query') {
+        const what = err.details.map(d => sentence(d.message)).join(' ');
+        say(region, 'error', 'This search cannot be read. ', what || 'Check its quotes, brackets and field names.');
+      } else if (err.status === 404 && err.code === 'not_found' && !shown) {
+        say(region, 'error', 'This server does not offer search.');
+      } else if (err.status !== 401) {
+        say(region, 'error', explain(err).message);
+      }
+      return;
+    }
+    const results = res.results || [];
+    shown += results.length;
+    append(list, results.map(resultItem));
+    const total = Number(res.total) || shown;
+    region.replaceChildren(h('p', { class: 'count' }, shown === 0 ? 'Nothing found for ' : (res.totalIsLowerBound ? 'More than ' : '') +
+      plural(total, 'result', 'results') + ' for ', h('strong', null, q || query.trim()),
+      shown && shown < total ? ' (showing ' + shown.toLocaleString() + ')' : ''));
+    moreBox.replaceChildren();
+    if (res.nextCursor) {
+      const more = h('button', { type: 'button', class: 'secondary' }, 'More results');
+      more.addEventListener('click', async () => {
+        more.disabled = true;
+        const firstNew = list.children.length;
+        await load(res.nextCursor);
+        const a = list.children[firstNew] && list.children[firstNew].querySelector('a');
+        if (a) a.focus();
+      });
+      moreBox.append(more);
+    }
+  };
+  await load('');
+}
+
+// showRecent lists the newest items when there is nothing to search yet.
+async function showRecent(region, list, moreBox, connected) {
+  if (!connected) {
+    say(region, '', 'Nothing to search yet. ', h('a', { href: '/integrations' }, 'Connect a service'), ' and its items appear here once synced.');
+    return;
+  }
+  try {
+    const res = await api('GET', '/v1/items?limit=20');
+    const items = res.results || [];
+    if (!items.length) { say(region, '', 'No items synced yet. They appear here as your services sync.'); return; }
+    region.replaceChildren(h('h2', null, 'Recently synced'));
+    append(list, items.map(it => resultItem({ id: it.id, title: it.title, from: it.from, date: it.date,
+      integration: it.integration, kind: kindOfIntegration(it.integration) })));
+  } catch (err) {
+    if (err.status !== 401) say(region, 'error', explain(err).message);
+  }
+}
+
+function kindOfIntegration(domain) {
+  const m = session.catalogue && session.catalogue.get(domain);
+  return m ? ({ email: 'email', chat: 'message', files: 'file', feed: 'entry' })[m.kind] || m.kind : '';
+}
+
+// resultItem renders one result. The snippet's fragments are text; the
+// ones that matched the query are marked.
+function resultItem(r) {
+  const meta = [integrationName(r.integration), kindWord(r.kind), r.from, fmtDate(r.date)].filter(Boolean).join(' · ');
+  const snippet = Array.isArray(r.snippet) && r.snippet.length
+    ? h('p', { class: 'snippet' }, r.snippet.map(f => (f && f.match) ? h('mark', null, String(f.text)) : String((f && f.text) || '')))
+    : null;
+  return h('li', { class: 'result' },
+    h('h2', null, h('a', { href: '/items/' + encodeURIComponent(r.id) }, r.title || '(no title)')),
+    h('p', { class: 'meta' }, meta), snippet);
+}
+
+// recordName names a connection, with when it was made if the person has
+// several of the same service.
+function recordName(r, all) {
+  const name = integrationName(r.integration);
+  return all.filter(x => x.integration === r.integration).length > 1 ? name + ' (' + fmtDate(r.connectedAt) + ')' : name;
+}
+
+async function pageItem(id) {
+  page('Item');
+  const here = location.href;
+  let item;
+  await catalogue().catch(() => null);
+  try {
+    item = (await api('GET', '/v1/items/' + encodeURIComponent(id))).result;
+  } catch (err) {
+    if (location.href !== here) return;
+    if (err.status === 401) return;
+    const msg = err.status === 404 ? 'This item does not exist, or is no longer kept here.'
+      : err.status === 410 ? 'The text of this item is gone from the server.' : explain(err).message;
+    page('Item', notice('error', msg), backLink());
+    return;
+  }
+  if (location.href !== here) return;
+  const link = originalLink(item);
+  const to = Array.isArray(item.to) ? item.to.join(', ') : '';
+  page(item.title || '(no title)',
+    backLink(),
+    h('dl', { class: 'facts' },
+      item.from && [h('dt', null, 'From'), h('dd', null, item.from)],
+      to && [h('dt', null, 'To'), h('dd', null, to)],
+      fmtDate(item.date) && [h('dt', null, 'Date'), h('dd', null, fmtDate(item.date))],
+      [h('dt', null, 'Source'), h('dd', null, integrationName(item.integration))],
+      link && [h('dt', null, 'Original'), h('dd', null,
+        h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at ' + new URL(link).hostname))]),
+    h('div', { class: 'item-text', id: 'item-text' }, item.text || '(no text)'));
+}
+
+function backLink() {
+  const a = h('a', { href: '/search' }, '← Back');
+  a.addEventListener('click', e => {
+    if (history.state && history.state.inApp) { e.preventDefault(); history.back(); }
+  });
+  return h('p', null, a);
+}
+
+// originalLink is where the item lives at its provider, if it has an
+// address: a feed entry's id is often its web address; a Gmail message
+// opens by its id. Only http(s) addresses become links.
+function originalLink(item) {
+  const direct = safeURL(item.providerId);
+  if (direct) return direct;
+  if (item.integration === 'gmail' && /^[0-9a-zA-Z]+$/.test(item.providerId || '')) {
+    return 'https://mail.google.com/mail/u/0/#all/' + item.providerId;
+  }
+  return '';
+}
