@@ -33,6 +33,11 @@ type mailbox struct {
 	client   *Client
 	selected string // the folder the client examined
 	status   Status // its EXAMINE answer
+
+	// byFolder are the stored items by folder, listed once a session
+	// (see folderItems); planned are the folders handed out since.
+	byFolder map[string][]storedItem
+	planned  map[string]bool
 }
 
 func newMailbox(d Dialer, a Account, env integrations.Env) *mailbox {
@@ -153,7 +158,7 @@ func (m *mailbox) setStates(ctx context.Context, put []FolderState, drop []strin
 	return nil
 }
 
-// storedFolder is one stored item of a folder: its provider id as stored
+// storedItem is one stored item: its provider id as stored
 // and as parsed.
 type storedItem struct {
 	pid string
@@ -177,6 +182,39 @@ func (m *mailbox) stored() ([]storedItem, error) {
 		}
 	}
 	return out, nil
+}
+
+// listStored lists the stored items and keeps them by folder for
+// folderItems.
+func (m *mailbox) listStored() ([]storedItem, error) {
+	all, err := m.stored()
+	if err != nil {
+		return nil, err
+	}
+	m.byFolder, m.planned = make(map[string][]storedItem), make(map[string]bool)
+	for _, s := range all {
+		m.byFolder[s.id.Folder] = append(m.byFolder[s.id.Folder], s)
+	}
+	return all, nil
+}
+
+// folderItems returns the stored items of folder. Listing them opens
+// every item of the record (ProviderIDs), so the list is made once a
+// session and handed out folder by folder: a folder's items change only
+// through its own tasks (its plan's deletions and re-keys, its batches),
+// which all run after its plan, so each folder's part of the list is
+// true until that folder is planned. A folder planned a second time in
+// the session lists again.
+func (m *mailbox) folderItems(folder string) ([]storedItem, error) {
+	if m.byFolder == nil || m.planned[folder] {
+		if _, err := m.listStored(); err != nil {
+			return nil, err
+		}
+	}
+	m.planned[folder] = true
+	items := m.byFolder[folder]
+	delete(m.byFolder, folder)
+	return items, nil
 }
 
 // Sentences of the record's lastError for what can go wrong in a sync.

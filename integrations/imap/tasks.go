@@ -91,7 +91,7 @@ func (m *mailbox) start(ctx context.Context) (integrations.TaskResult, error) {
 		return res, fmt.Errorf("imap: list: %w", err)
 	}
 	folders := SyncedFolders(list)
-	stored, err := m.stored()
+	stored, err := m.listStored()
 	if err != nil {
 		return res, err
 	}
@@ -145,19 +145,16 @@ func (m *mailbox) syncFolder(ctx context.Context, folder string) (integrations.T
 	if err != nil {
 		return res, fmt.Errorf("imap: examine: %w", err)
 	}
-	all, err := m.stored()
+	stored, err := m.folderItems(folder)
 	if err != nil {
 		return res, err
 	}
-	var ids []ID
-	pids := make(map[ID]string)
-	for _, s := range all {
-		if s.id.Folder == folder {
-			ids = append(ids, s.id)
-			pids[s.id] = s.pid
-		}
+	ids := make([]ID, len(stored))
+	pids := make(map[ID]string, len(stored))
+	for i, s := range stored {
+		ids[i] = s.id
+		pids[s.id] = s.pid
 	}
-	all = nil
 	state := m.state(folder)
 	if Unchanged(state, ids, st) {
 		return res, nil
