@@ -177,3 +177,62 @@ func TestSyncerIMAPWrongPassword(t *testing.T) {
 	}
 	assertNothingPlain(t, f.dir, "changed on the server", imaptest.Username)
 }
+
+// afterStart is an IMAP instance that calls hook once its start task has
+// listed the folders.
+type afterStart struct {
+	integrations.Integration
+	hook func()
+}
+
+func (a afterStart) RunTask(ctx context.Context, task integrations.Task) (integrations.TaskResult, error) {
+	res, err := a.Integration.RunTask(ctx, task)
+	if task.Type == integrations.TaskStart && a.hook != nil {
+		a.hook()
+	}
+	return res, err
+}
+
+// TestSyncerIMAPFolderGoneMidSync: a folder deleted between LIST and its
+// EXAMINE is skipped, the record stays connected and the other folders
+// sync; the next sync, whose LIST no longer shows it, removes its items.
+func TestSyncerIMAPFolderGoneMidSync(t *testing.T) {
+	srv := imaptest.New(t)
+	srv.AddMailbox("Archive", `\Archive`)
+	fill(srv, "INBOX", 0, 2)
+	fill(srv, "Archive", 2, 4)
+	d := imap.Dialer{}
+	var hook func()
+	def := d.Definition()
+	def.New = func(env integrations.Env) (integrations.Integration, error) {
+		in, err := d.Definition().New(env)
+		return afterStart{Integration: in, hook: hook}, err
+	}
+	f := newE2E(t, srv, d)
+	f.reopen(def)
+	rec := f.connect()
+	f.runOnce()
+	if got, want := titles(f.live(rec.ID)), wantTitles(0, 4); !slices.Equal(got, want) {
+		t.Fatalf("items after the first sync: got %q, want %q", got, want)
+	}
+
+	hook = func() { srv.DeleteMailbox("Archive") }
+	fill(srv, "INBOX", 4, 5)
+	f.next()
+	hook = nil
+	if got := f.syncer.Outcomes()["skipped"]; got != 1 {
+		t.Errorf("tasks skipped: got %d, want 1 (the folder gone)", got)
+	}
+	if got, want := titles(f.live(rec.ID)), wantTitles(0, 5); !slices.Equal(got, want) {
+		t.Errorf("items after the folder went mid-sync: got %q, want %q", got, want)
+	}
+	f.wantView(rec.ID, records.StatusConnected, 5, "", true)
+
+	f.next()
+	if got, want := titles(f.live(rec.ID)), wantTitles(0, 2); !slices.Equal(got, append(want, "message 4")) {
+		t.Errorf("items after the next sync: got %q, want INBOX's only", got)
+	}
+	if _, removed := f.ix.take(); len(removed) != 2 {
+		t.Errorf("removed from the index: got %q, want Archive's two items", removed)
+	}
+}

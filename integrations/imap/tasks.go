@@ -36,6 +36,11 @@ const (
 // this package; no command is sent.
 var ErrInvalidPayload = fmt.Errorf("imap: invalid task payload: %w", integrations.ErrSkip)
 
+// errFolderRefused skips the task of a folder the server would not
+// examine. The server's text is left out: it may name the folder, and the
+// error is logged.
+var errFolderRefused = fmt.Errorf("the server refused to open the folder: %w", integrations.ErrSkip)
+
 // RunTask runs the tasks of an IMAP sync, each on the session's one
 // connection:
 //
@@ -140,7 +145,7 @@ func (m *mailbox) syncFolder(ctx context.Context, folder string) (integrations.T
 	if errors.As(err, &se) && se.Status == "NO" {
 		// Gone between LIST and EXAMINE: the next start removes its items
 		// if LIST no longer shows it.
-		return res, fmt.Errorf("imap: examine: %w: %w", integrations.ErrSkip, err)
+		return res, fmt.Errorf("imap: examine: %w", errFolderRefused)
 	}
 	if err != nil {
 		return res, fmt.Errorf("imap: examine: %w", err)
@@ -203,7 +208,7 @@ func (m *mailbox) fetchMessages(ctx context.Context, p map[string]string) (integ
 	st, err := m.examine(ctx, c, folder)
 	var se *ServerError
 	if errors.As(err, &se) && se.Status == "NO" {
-		return res, fmt.Errorf("imap: examine: %w: %w", integrations.ErrSkip, err)
+		return res, fmt.Errorf("imap: examine: %w", errFolderRefused)
 	}
 	if err != nil {
 		return res, fmt.Errorf("imap: examine: %w", err)
