@@ -93,7 +93,7 @@ func TestSyncerIMAPFailures(t *testing.T) {
 	}{
 		{"stalled fetch", func(s *imaptest.Server) { s.Stall("UID FETCH") }, func(s *imaptest.Server) { s.Stall("") },
 			"the IMAP server did not answer in time; will retry"},
-		{"slow lines", func(s *imaptest.Server) { s.SetDelay(time.Second) }, func(s *imaptest.Server) { s.SetDelay(0) },
+		{"slow lines", func(s *imaptest.Server) { s.SetDelay(2 * time.Second) }, func(s *imaptest.Server) { s.SetDelay(0) },
 			"the IMAP server did not answer in time; will retry"},
 		{"cut in a message", func(s *imaptest.Server) { s.CutBodies(40) }, func(s *imaptest.Server) { s.CutBodies(0) },
 			"the IMAP server closed the connection in the middle of an answer; will retry"},
@@ -101,7 +101,7 @@ func TestSyncerIMAPFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := imaptest.New(t)
 			fill(srv, "INBOX", 0, 4)
-			f := newE2E(t, srv, imap.Dialer{ReadTimeout: 200 * time.Millisecond, Limits: imap.Limits{BatchMessages: 2}})
+			f := newE2E(t, srv, imap.Dialer{ReadTimeout: 500 * time.Millisecond, Limits: imap.Limits{BatchMessages: 2}})
 			rec := f.connect()
 			tc.breakIt(srv)
 			f.runOnce()
