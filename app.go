@@ -102,7 +102,9 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
 	}
 	a.web = webApp
-	a.users = auth.NewUsers(a.mainStore)
+	if a.users, err = auth.NewUsers(a.mainStore, c.CredentialsKey, c.CredentialsKeyPrevious...); err != nil {
+		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	}
 	a.records = records.New(a.mainStore, v, nil)
 	// The search index follows the item store: the indexer is the
 	// syncer's Indexer, completed once the index is open.
@@ -131,6 +133,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Secure:         c.SessionSecure,
 		BindIP:         c.SessionBindIP,
 		CSRF:           c.CSRFTokens,
+		Secret:         c.SessionSecret,
 		Logger:         log.With("component", "sessions"),
 	})
 	// The two logs replay side by side: start-up after a power cut is the
@@ -155,6 +158,21 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		a.mainStore.Close()
 		a.sessionStore.Close()
 		return nil, err
+	}
+	// Data an older version stored in clear, or under a previous
+	// CREDENTIALS_KEY, is sealed under the current keys before serving.
+	nSessions, err := a.sessions.ConvertLegacy()
+	var nUsers int
+	if err == nil {
+		nUsers, err = a.users.ConvertUsers()
+	}
+	if err != nil {
+		a.mainStore.Close()
+		a.sessionStore.Close()
+		return nil, fmt.Errorf("seal stored data: %w", err)
+	}
+	if nSessions > 0 || nUsers > 0 {
+		log.Info("sealed data stored in clear or under a previous key", "sessions", nSessions, "users", nUsers)
 	}
 	// Opened only under a key that opens the store: the index opens what
 	// it can read and rebuilds the rest in the background once the
@@ -212,19 +230,24 @@ func userID(r *http.Request) (string, bool) {
 	return u.ID, ok
 }
 
-// healthy reports whether both stores take writes: a store in its failed
-// state (a write or fsync error: a full or dying SD card) makes systemd's
-// watchdog restart the service, and /readyz answer 503.
+// healthy reports whether neither store has failed for good (a write or
+// fsync error other than a full disk: a dying SD card), which a restart
+// may cure: while it is false the watchdog pings stop and systemd
+// restarts the service. A full disk is not such a failure: a restart
+// would not make room, and with StartLimitBurst it could take reads down
+// too; the stores take writes again by themselves once there is space.
 func (a *app) healthy() bool {
 	return a.mainStore.Err() == nil && a.sessionStore.Err() == nil
 }
 
-// ready answers GET /readyz: 200 while both stores are open and take
-// writes, 503 once either has failed.
+// ready answers GET /readyz: 200 while both stores take writes, 503 while
+// either has failed or its disk is full. While full, each call checks (at
+// most once a second) whether space came back, so it turns green again
+// without a restart or a user's write.
 func (a *app) ready() http.Handler {
 	return httpx.Handle("health.ready", func(w http.ResponseWriter, r *http.Request) error {
-		if !a.healthy() {
-			return httpx.Unavailable(errors.Join(a.mainStore.Err(), a.sessionStore.Err()))
+		if err := errors.Join(a.mainStore.CheckSpace(), a.sessionStore.CheckSpace()); err != nil {
+			return httpx.Unavailable(err)
 		}
 		httpx.One(w, r, "health.ready", map[string]string{"status": "ready"})
 		return nil

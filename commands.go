@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"searchsvc/auth"
@@ -53,14 +54,14 @@ func verifyCmd(getenv func(string) string, stdout io.Writer) error {
 		printReport(stdout, name, rep)
 	}
 	if damaged != nil {
-		return fmt.Errorf("damaged: %s; stop the server and run `searchsvc repair --yes` to cut at the damage (the original is kept)", strings.Join(damaged, ", "))
+		return fmt.Errorf("damaged: %s; stop the server and run `searchsvc repair` to see what a repair keeps and drops, then `searchsvc repair --yes` (the original is kept)", strings.Join(damaged, ", "))
 	}
 	return nil
 }
 
-// repairCmd cuts each damaged store at its first damage, keeping the
-// original file beside it. Without --yes it only says what it would do:
-// cutting drops every record after the damage, so it must be deliberate.
+// repairCmd rewrites each damaged store keeping every intact record,
+// the original file kept beside it, and prints exactly what was dropped.
+// Without --yes it only says what it would keep and drop.
 func repairCmd(getenv func(string) string, args []string, stdout io.Writer) error {
 	yes := len(args) > 0 && args[0] == "--yes"
 	if len(args) > 1 || (len(args) == 1 && !yes) {
@@ -81,18 +82,56 @@ func repairCmd(getenv func(string) string, args []string, stdout io.Writer) erro
 			continue
 		}
 		if !yes {
-			fmt.Fprintf(stdout, "%s: would cut %s at byte %d, dropping %d later valid lines; run `searchsvc repair --yes` to do it\n",
-				name, rep.File, rep.Damage.Offset, rep.LinesAfter)
+			if rep, err = storage.PlanRepair(nil, dir); err != nil {
+				return fmt.Errorf("plan repair of %s: %w", dir, err)
+			}
+			fmt.Fprintf(stdout, "%s: would rewrite %s keeping %d valid lines; run `searchsvc repair --yes` to do it\n",
+				name, rep.File, rep.Kept)
+			printLoss(stdout, name, rep)
 			continue
 		}
 		rep, err = storage.Repair(nil, dir)
 		if err != nil {
 			return fmt.Errorf("repair %s: %w", dir, err)
 		}
-		fmt.Fprintf(stdout, "%s: cut; the original is kept at %s\n", name, rep.CopiedTo)
-		printReport(stdout, name, rep)
+		fmt.Fprintf(stdout, "%s: rewritten as %s keeping %d valid lines; the original is kept at %s\n",
+			name, rep.File, rep.Kept, rep.CopiedTo)
+		printLoss(stdout, name, rep)
 	}
 	return nil
+}
+
+// printLoss lists what a repair drops: each damaged stretch with the
+// sequence number, tables and ids that could be read of it, then the
+// sequence numbers missing between the lines kept.
+func printLoss(w io.Writer, name string, rep storage.Report) {
+	for _, l := range rep.Lost {
+		fmt.Fprintf(w, "%s: lost %d bytes at offset %d (%s)", name, l.Bytes, l.Offset, l.Reason)
+		if l.Seq > 0 {
+			fmt.Fprintf(w, ", sequence number %d", l.Seq)
+		}
+		for _, o := range l.Ops {
+			verb := "put"
+			if o.Del {
+				verb = "delete"
+			}
+			fmt.Fprintf(w, ", %s %s %s", o.Table, verb, o.ID)
+		}
+		if l.Torn {
+			fmt.Fprint(w, " [never acknowledged]")
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.LostSeqs) > 0 {
+		seqs := make([]string, len(rep.LostSeqs))
+		for i, s := range rep.LostSeqs {
+			seqs[i] = strconv.FormatUint(s, 10)
+		}
+		fmt.Fprintf(w, "%s: lost sequence numbers: %s\n", name, strings.Join(seqs, ", "))
+	}
+	if len(rep.Lost) == 0 {
+		fmt.Fprintf(w, "%s: nothing lost\n", name)
+	}
 }
 
 func printReport(w io.Writer, name string, rep storage.Report) {
@@ -105,7 +144,7 @@ func printReport(w io.Writer, name string, rep storage.Report) {
 		fmt.Fprintf(w, ", %d bytes of torn tail (cut at next open)", rep.TornBytes)
 	}
 	if rep.Damage != nil {
-		fmt.Fprintf(w, ", DAMAGE at byte %d (%s), %d valid lines after it", rep.Damage.Offset, rep.Damage.Reason, rep.LinesAfter)
+		fmt.Fprintf(w, ", DAMAGE at byte %d (%s), %d valid lines after it, which repair keeps", rep.Damage.Offset, rep.Damage.Reason, rep.LinesAfter)
 	}
 	fmt.Fprintln(w)
 }
@@ -121,16 +160,31 @@ func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error
 	if args[0] == "revoke" {
 		role = auth.RoleUser
 	}
-	dir := filepath.Join(dataDir(getenv), mainStoreDir)
+	c, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if !c.SessionSecure {
+		if err := c.devSecrets(); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(c.DataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{})
-	users := auth.NewUsers(st)
+	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	}
 	if err := st.Open(); err != nil {
 		if errors.Is(err, storage.ErrLocked) {
 			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
 		}
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
-	err := users.SetRole(args[1], role)
+	_, err = users.ConvertUsers()
+	if err == nil {
+		err = users.SetRole(args[1], role)
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
@@ -171,6 +225,10 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	dir := filepath.Join(c.DataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{})
 	recs := records.New(st, v, nil)
+	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err != nil {
+		return err
+	}
 	syncer, err := isync.New(isync.Config{Records: recs, Registry: reg, DataDir: c.DataDir})
 	if err != nil {
 		return err
@@ -183,9 +241,12 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	}
 	before := st.Position()
 	n, err := recs.RotateKeys()
-	var items int
+	var items, nUsers int
 	if err == nil {
 		items, err = syncer.RotateKeys()
+	}
+	if err == nil {
+		nUsers, err = users.ConvertUsers()
 	}
 	var docs int
 	if err == nil {
@@ -197,8 +258,8 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("rotate-key: %d credentials and %d items re-sealed before: %w", n, items, err)
 	}
-	fmt.Fprintf(stdout, "re-sealed %d integration credentials, %d items and the search index (%d documents) under key %s\n",
-		n, items, docs, v.KeyID())
+	fmt.Fprintf(stdout, "re-sealed %d integration credentials, %d items, %d users and the search index (%d documents) under key %s\n",
+		n, items, nUsers, docs, v.KeyID())
 	return nil
 }
 

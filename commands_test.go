@@ -69,18 +69,19 @@ func TestVerifyAndRepair(t *testing.T) {
 		t.Fatalf("verify of a damaged store: got %v\n%s", err, out)
 	}
 	out, err = runCmd(t, env, "repair")
-	if err != nil || !strings.Contains(out, "would cut") {
+	if err != nil || !strings.Contains(out, "would rewrite") || !strings.Contains(out, "keeping 9 valid lines") ||
+		!strings.Contains(out, "sequence number 3, notes put") || !strings.Contains(out, "main: lost sequence numbers: 3\n") {
 		t.Fatalf("repair without --yes: got %v\n%s", err, out)
 	}
 	if after, _ := os.ReadFile(logFile); !bytes.Equal(after, b) {
 		t.Fatal("repair without --yes changed the file")
 	}
 	out, err = runCmd(t, env, "repair", "--yes")
-	if err != nil || !strings.Contains(out, "the original is kept at") {
+	if err != nil || !strings.Contains(out, "the original is kept at") || !strings.Contains(out, "main: lost sequence numbers: 3\n") {
 		t.Fatalf("repair --yes: got %v\n%s", err, out)
 	}
-	if out, err := runCmd(t, env, "verify"); err != nil || !strings.Contains(out, "2 records") {
-		t.Errorf("verify after repair: got %v\n%s; want 2 records left", err, out)
+	if out, err := runCmd(t, env, "verify"); err != nil || !strings.Contains(out, "9 records") {
+		t.Errorf("verify after repair: got %v\n%s; want the 9 intact records kept", err, out)
 	}
 	kept, _ := filepath.Glob(filepath.Join(data, mainStoreDir, "*damaged*"))
 	if len(kept) != 1 {
@@ -125,5 +126,25 @@ func TestRestoreIsAllOrNothing(t *testing.T) {
 	}
 	if out, err := runCmd(t, target, "verify"); err != nil || !strings.Contains(out, "10 records") {
 		t.Errorf("verify after restore: %v\n%s", err, out)
+	}
+}
+
+// TestVerifyLastLineDamage: a checksum failure in the last complete line
+// is damage, not a torn tail: verify exits non-zero; only an incomplete
+// last line is a torn tail.
+func TestVerifyLastLineDamage(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"DATA_DIR": data}
+	logFile := writeStore(t, data, 5)
+	b, _ := os.ReadFile(logFile)
+	b[len(b)-10] ^= 0x04
+	os.WriteFile(logFile, b, 0o600)
+	if out, err := runCmd(t, env, "verify"); err == nil || !strings.Contains(out, "DAMAGE at byte") {
+		t.Fatalf("verify with a damaged last line: got %v\n%s; want a failure", err, out)
+	}
+	b[len(b)-10] ^= 0x04
+	os.WriteFile(logFile, append(b, `{"crc":"0012`...), 0o600)
+	if out, err := runCmd(t, env, "verify"); err != nil || !strings.Contains(out, "12 bytes of torn tail") {
+		t.Fatalf("verify with an incomplete last line: got %v\n%s; want success, a torn tail", err, out)
 	}
 }

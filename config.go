@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,6 +63,16 @@ type config struct {
 	// URL, an IMAP host) at loopback and private-network addresses.
 	AllowPrivateTargets bool
 
+	// MaxConnections bounds the connections open at once, and
+	// MaxClientConnections those from one peer address (a trusted proxy
+	// excepted); BodyMemory the request-body bytes held at once (a client
+	// gets a quarter). MemoryLimit is the Go runtime's soft memory limit
+	// in bytes; 0 leaves the runtime's own (GOMEMLIMIT, or none).
+	MaxConnections       int
+	MaxClientConnections int
+	BodyMemory           int64
+	MemoryLimit          int64
+
 	MetricsAddr string // a separate listener for /metrics; empty: none
 	TLSCertFile string // with TLSKeyFile: serve HTTPS, reloaded on SIGHUP
 	TLSKeyFile  string
@@ -100,11 +111,32 @@ var envVars = [][2]string{
 	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
 	{"SEARCH_CACHE_MB", "memory for the search index's opened blocks, in MiB (16)"},
 	{"STORE_SYNC", "fsync or none (fsync)"},
+	{"MAX_CONNECTIONS", "connections open at once; more are answered 503 (512)"},
+	{"MAX_CLIENT_CONNECTIONS", "connections open at once from one address, a trusted proxy excepted (64)"},
+	{"BODY_MEMORY_MIB", "MiB of request bodies held at once, a quarter per client; more are answered 503 (16)"},
+	{"MEMORY_LIMIT_MIB", "the Go runtime's soft memory limit in MiB, 0 for none (64, or GOMEMLIMIT when set)"},
 	{"METRICS_ADDR", "separate address serving /metrics (none; admins: GET /v1/admin/metrics)"},
 	{"TLS_CERT_FILE", "serve HTTPS with this certificate (PEM), reloaded on SIGHUP (none)"},
 	{"TLS_KEY_FILE", "the certificate's private key (PEM) (none)"},
 	{"LOG_LEVEL", "debug, info, warn, error (info)"},
 	{"LOG_FORMAT", "text or json (text)"},
+}
+
+// trustedOrigins are the origins besides the request's own host whose
+// unsafe requests are accepted: BASE_URL's (behind a proxy that rewrites
+// Host) and FRONTEND_URL's, when the frontend is served elsewhere.
+func (c *config) trustedOrigins() []string {
+	var out []string
+	for _, u := range []*url.URL{c.BaseURL, c.FrontendURL} {
+		if u == nil || u.Host == "" {
+			continue
+		}
+		o := u.Scheme + "://" + u.Host
+		if !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // secretEnv resolves a variable the way every secret may be given: the
@@ -160,6 +192,14 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		LogFormat:             p.oneOf("LOG_FORMAT", "text", "text", "json"),
 	}
 	p.oneOf("SESSION_SAME_SITE", "strict", "strict")
+	c.MaxConnections = p.integer("MAX_CONNECTIONS", 512, 1, 1_000_000)
+	c.MaxClientConnections = p.integer("MAX_CLIENT_CONNECTIONS", 64, 1, 1_000_000)
+	c.BodyMemory = int64(p.integer("BODY_MEMORY_MIB", 16, 1, 1<<20)) << 20
+	// The default suits a Pi: the service's working set is a few tens of
+	// MiB, and above this the collector runs harder instead of growing.
+	if getenv("MEMORY_LIMIT_MIB") != "" || getenv("GOMEMLIMIT") == "" {
+		c.MemoryLimit = int64(p.integer("MEMORY_LIMIT_MIB", 64, 0, 1<<20)) << 20
+	}
 	c.MetricsAddr = p.str("METRICS_ADDR", "")
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {

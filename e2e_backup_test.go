@@ -165,7 +165,7 @@ func TestRotateKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := runCmd(t, env, "rotate-key")
-	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items and the search index (2 documents) under key") {
+	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items, 1 users and the search index (2 documents) under key") {
 		t.Fatalf("rotate-key: %v %q", err, out)
 	}
 	if out, _ := runCmd(t, env, "rotate-key"); !strings.Contains(out, "re-sealed 0") {
@@ -177,7 +177,9 @@ func TestRotateKey(t *testing.T) {
 	delete(env, "CREDENTIALS_KEY_PREVIOUS")
 	srv = startRun(t, env)
 	c.base = srv.URL
-	c.do("POST", "/v1/auth/login", map[string]string{"email": "a@example.org", "password": "a long enough password"})
+	if status, body, _ := c.do("POST", "/v1/auth/login", map[string]string{"email": "a@example.org", "password": "a long enough password"}); status != 200 {
+		t.Fatalf("login under the new key alone: %d %v", status, body)
+	}
 	if got, _ := searchIDs(t, c, "q=headline"); len(got) != 2 {
 		t.Errorf("search under the new key alone: %v, want 2 results", got)
 	}

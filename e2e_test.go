@@ -102,7 +102,7 @@ func startRun(t *testing.T, env map[string]string) *server {
 
 // waitListening reads JSON log lines until the "listening" one and returns
 // its address.
-func waitListening(t *testing.T, r io.Reader) string {
+func waitListening(t testing.TB, r io.Reader) string {
 	t.Helper()
 	lines := make(chan string)
 	go func() {

@@ -43,6 +43,7 @@ func sealUnder(t *testing.T, env map[string]string, key []byte) {
 func TestStartRefusesAKeyThatCannotOpenTheStore(t *testing.T) {
 	keyA, keyB := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	env := testEnv(t.TempDir())
+	env["SESSION_SECRET"] = strings.Repeat("s", 32)
 	sealUnder(t, env, keyA)
 	log := slog.New(slog.DiscardHandler)
 

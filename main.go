@@ -8,7 +8,7 @@
 //	searchsvc [serve]         run the server (the default)
 //	searchsvc version         print the version
 //	searchsvc verify          check the stores for damage
-//	searchsvc repair [--yes]  cut a damaged store at the damage, keeping the original
+//	searchsvc repair [--yes]  rewrite a damaged store keeping every intact record
 //	searchsvc admin grant|revoke EMAIL
 //	searchsvc rotate-key      re-seal credentials, items and the index under the new CREDENTIALS_KEY
 //	searchsvc reindex         rebuild the search index from the stored items
@@ -96,8 +96,9 @@ Commands:
   serve      run the server (the default when no command is given)
   version    print the version
   verify     check both stores under DATA_DIR for damage (safe while serving)
-  repair     cut a damaged store at its first damage; needs --yes and a
-             stopped server; the original file is kept beside it
+  repair     say what a repair of a damaged store keeps and drops; with
+             --yes (server stopped) rewrite it keeping every intact record,
+             print what was lost, and keep the original file beside it
   admin grant|revoke EMAIL
              give or take the admin role (recovery; the server must be stopped)
   rotate-key re-seal credentials, items and the search index under
@@ -154,6 +155,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		log.Warn("development mode: SESSION_SECURE=false, session cookies are sent over plain http")
 	}
 
+	if c.MemoryLimit > 0 {
+		debug.SetMemoryLimit(c.MemoryLimit)
+	}
 	a, err := openApp(c, getenv, log)
 	if err != nil {
 		return err
@@ -209,6 +213,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("listen on LISTEN_ADDR %s: %w", c.ListenAddr, err)
 	}
+	ln = httpx.LimitListener(ln, c.MaxConnections, c.MaxClientConnections, c.TrustedProxies, certs == nil)
 	log.Info("listening", "addr", ln.Addr().String(), "tls", certs != nil, "version", version)
 
 	errc := make(chan error, 2)
@@ -278,7 +283,8 @@ func apiHandler(a *app, c *config, log *slog.Logger) *httpx.Stack {
 	mux := http.NewServeMux()
 	addRoutes(mux, a)
 	return httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies,
-		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay})
+		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay, TrustedOrigins: c.trustedOrigins(),
+		BodyBytesInFlight: c.BodyMemory})
 }
 
 // router is what addRoutes registers on: the http.ServeMux, or a recorder

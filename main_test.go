@@ -29,6 +29,25 @@ func TestConfigDefaults(t *testing.T) {
 		c.OAuthRedirectBase.String() != "http://localhost:8080" || c.SessionSliding || c.CSRFTokens || c.SessionBindIP {
 		t.Errorf("defaults differ from the README's Configuration table: %+v", c)
 	}
+	if c.MaxConnections != 512 || c.MaxClientConnections != 64 || c.BodyMemory != 16<<20 || c.MemoryLimit != 64<<20 {
+		t.Errorf("load limits: got %d, %d, %d, %d; want 512, 64, 16 MiB, 64 MiB",
+			c.MaxConnections, c.MaxClientConnections, c.BodyMemory, c.MemoryLimit)
+	}
+	// GOMEMLIMIT alone is left to the runtime; MEMORY_LIMIT_MIB wins.
+	for _, tt := range []struct {
+		env  map[string]string
+		want int64
+	}{
+		{map[string]string{"GOMEMLIMIT": "200MiB"}, 0},
+		{map[string]string{"GOMEMLIMIT": "200MiB", "MEMORY_LIMIT_MIB": "48"}, 48 << 20},
+		{map[string]string{"MEMORY_LIMIT_MIB": "0"}, 0},
+	} {
+		tt.env["SESSION_SECURE"] = "false"
+		c, err := loadConfig(envFunc(tt.env))
+		if err != nil || c.MemoryLimit != tt.want {
+			t.Errorf("%v: got %d (%v), want %d", tt.env, c.MemoryLimit, err, tt.want)
+		}
+	}
 }
 
 func TestConfigErrorsNameTheVariable(t *testing.T) {

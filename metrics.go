@@ -67,10 +67,12 @@ func storeVar(st *storage.Store) expvar.Func {
 			last = s.LastCompaction.UTC().Format(time.RFC3339)
 		}
 		failed := st.Err() != nil
+		full := !failed && st.Writable() != nil
 		return map[string]any{
 			"file_bytes": s.FileBytes, "live_records": s.LiveRecords, "dead_records": s.DeadRecords,
 			"commits": s.Commits, "fsyncs": s.Fsyncs, "bytes_written": s.BytesWritten,
 			"compactions": s.Compactions, "last_compaction": last, "failed": failed,
+			"disk_full": full,
 		}
 	}
 }

@@ -336,3 +336,26 @@ func firstLine(b []byte) string {
 	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
 	return s
 }
+
+// TestSystemdUnitMemory: the unit caps the service's memory above the
+// binary's own soft limit (MEMORY_LIMIT_MIB, 64 MiB by default), so the
+// kernel never has to act before the Go collector does.
+func TestSystemdUnitMemory(t *testing.T) {
+	b, err := os.ReadFile("searchsvc.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"MemoryHigh": "112M", "MemoryMax": "160M"}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if w, in := want[k]; ok && in {
+			if v != w {
+				t.Errorf("%s=%s, want %s", k, v, w)
+			}
+			delete(want, k)
+		}
+	}
+	for k := range want {
+		t.Errorf("searchsvc.service has no %s=", k)
+	}
+}

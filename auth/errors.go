@@ -89,6 +89,10 @@ func httpError(err error) error {
 		return httpx.Forbidden("admin_required", "admin required")
 	case errors.Is(err, ErrCannotDeleteSelf):
 		return httpx.NewError(http.StatusConflict, "cannot_delete_self", "cannot delete your own account")
+	case errors.Is(err, ErrBusy):
+		e := httpx.Unavailable(err)
+		e.RetryAfter = BusyRetryAfter
+		return e
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		// The request gave up while waiting for a password hash slot.
 		return httpx.Unavailable(err)

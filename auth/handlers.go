@@ -2,6 +2,7 @@ package auth
 
 import (
 	"cmp"
+	"context"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -63,9 +64,11 @@ type Handlers struct {
 	open         bool
 	csrf         bool
 	hasher       *Hasher
-	logins       *limiter[netip.Addr] // login attempts per client address
-	pwChanges    *limiter[string]     // password change attempts per user
-	signups      *limiter[netip.Addr] // registration attempts per client address
+	logins       *limiter[netip.Prefix] // login attempts per client address (addrKeys)
+	pwChanges    *limiter[string]       // password change attempts per user
+	signups      *limiter[netip.Prefix] // registration attempts per client address (addrKeys)
+	failures     *limiter[string]       // failed logins per account, for accountDelay
+	sleep        func(ctx context.Context, d time.Duration) error
 	now          func() time.Time
 	log          *slog.Logger
 	onUserDelete func(string) []storage.Op
@@ -107,13 +110,39 @@ func NewHandlers(cfg Config) *Handlers {
 		open:         cfg.Registration,
 		csrf:         cfg.CSRF,
 		hasher:       cfg.Hasher,
-		logins:       newLimiter[netip.Addr](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
+		logins:       newAddrLimiter(cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
 		pwChanges:    newLimiter[string](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
-		signups:      newLimiter[netip.Addr](cmp.Or(cfg.SignupRateLimit, cfg.RateLimit), cfg.RateWindow, defaultMaxTracked),
+		signups:      newAddrLimiter(cmp.Or(cfg.SignupRateLimit, cfg.RateLimit), cfg.RateWindow, defaultMaxTracked),
+		failures:     newLimiter[string](accountFreeFailures, accountFailureWindow, defaultMaxTracked),
+		sleep:        sleepCtx,
 		now:          func() time.Time { return cfg.Now().UTC() },
 		log:          cfg.Logger,
 		onUserDelete: cfg.OnUserDelete,
 		onDeleted:    cfg.OnUserDeleted,
+	}
+}
+
+// Per-account failed logins: after accountFreeFailures failures within
+// accountFailureWindow, every login to that account, right or wrong,
+// first waits accountDelay. A delay, not a lock-out: an attacker who
+// fails on purpose only makes the owner's next login slower by that much,
+// while guessing the account costs the attacker accountDelay per guess on
+// top of the per-address limit, whichever addresses it comes from.
+const (
+	accountFreeFailures  = 10
+	accountFailureWindow = 15 * time.Minute
+	accountDelay         = 2 * time.Second
+)
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -66,7 +66,7 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	s := &setup{
 		cfg:    Config{Registration: true, SignupRateLimit: 1000}, // tests register many users from one address
-		sess:   sessions.Config{MaxAge: 7 * 24 * time.Hour, IdleTimeout: 24 * time.Hour, Secure: true, TouchInterval: time.Minute},
+		sess:   sessions.Config{MaxAge: 7 * 24 * time.Hour, IdleTimeout: 24 * time.Hour, Secure: true, TouchInterval: time.Minute, Secret: testSecret},
 		params: tinyParams,
 		sync:   storage.SyncNone,
 	}
@@ -76,7 +76,10 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	dir := t.TempDir()
 	mainStore := storage.New(dir+"/main", storage.Options{Sync: s.sync, Now: clock.Now})
 	sessStore := storage.New(dir+"/sessions", storage.Options{Sync: s.sync, Now: clock.Now})
-	users := NewUsers(mainStore)
+	users, err := NewUsers(mainStore, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.sess.Now = clock.Now
 	s.sess.CSRF = s.cfg.CSRF
 	sm := sessions.New(sessStore, s.sess)
@@ -258,6 +261,12 @@ func (c *client) do(method, path string, body any) *response {
 }
 
 const testPassword = "correct horse battery"
+
+// testKey is the CREDENTIALS_KEY of the tests.
+var testKey = []byte("fedcba9876543210fedcba9876543210")
+
+// testSecret is the SESSION_SECRET of the tests.
+var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
 // register registers a user and returns the signed-in client.
 func (e *testEnv) register(email, name string) *client {

@@ -44,7 +44,7 @@ func (h *Handlers) Register() http.Handler {
 func (h *Handlers) register(w http.ResponseWriter, r *http.Request) error {
 	// Each registration costs a hash, a user record and a session: limited
 	// per address like logins, before any of that is spent.
-	if ok, wait := h.signups.allow(addrKey(httpx.InfoFrom(r).ClientIP), h.now()); !ok {
+	if ok, wait := h.signups.allow(h.now(), addrKeys(httpx.InfoFrom(r).ClientIP)...); !ok {
 		return &RateLimitError{Message: "too many registration attempts", RetryAfter: wait}
 	}
 	var req registerRequest
@@ -106,7 +106,7 @@ func (h *Handlers) createUser(email, name, hash string, tryFirst bool) (User, er
 	u := User{ID: httpx.NewUUID(), Email: email, Name: name, Role: RoleUser, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
 	if tryFirst {
 		u.Role = RoleAdmin
-		err := h.store.Commit(h.users.users.Insert(u), h.users.meta.Insert(meta{ID: firstUserKey, UserID: u.ID, CreatedAt: now}))
+		err := h.store.Commit(h.users.insertOp(u), h.users.meta.Insert(meta{ID: firstUserKey, UserID: u.ID, CreatedAt: now}))
 		if err == nil || !errors.Is(err, storage.ErrExists) {
 			return u, commitErr(err)
 		}
@@ -115,7 +115,7 @@ func (h *Handlers) createUser(email, name, hash string, tryFirst bool) (User, er
 		}
 		u.Role = RoleUser
 	}
-	return u, commitErr(h.store.Commit(h.users.users.Insert(u)))
+	return u, commitErr(h.store.Commit(h.users.insertOp(u)))
 }
 
 // commitErr names a unique-email violation; other errors pass through.
@@ -185,7 +185,7 @@ func (h *Handlers) Login() http.Handler {
 
 func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	ip := httpx.InfoFrom(r).ClientIP
-	if ok, wait := h.logins.allow(addrKey(ip), h.now()); !ok {
+	if ok, wait := h.logins.allow(h.now(), addrKeys(ip)...); !ok {
 		h.log.Debug("login rate limited", "client_ip", ip.String())
 		return &RateLimitError{Message: "too many login attempts", RetryAfter: wait}
 	}
@@ -225,13 +225,21 @@ func (h *Handlers) checkLogin(ctx context.Context, email, password string) (User
 		}
 		return User{}, ErrInvalidCredentials
 	}
+	if h.failures.full(u.ID, h.now()) {
+		h.log.Info("login delayed: account has many recent failed logins", "user_id", u.ID)
+		if err := h.sleep(ctx, accountDelay); err != nil {
+			return User{}, err
+		}
+	}
 	ok, err := h.checkPassword(ctx, u, password)
 	if err != nil {
 		return User{}, err
 	}
 	if !ok {
+		h.failures.note(u.ID, h.now())
 		return User{}, ErrInvalidCredentials
 	}
+	h.failures.reset(u.ID)
 	return u, nil
 }
 

@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -337,7 +336,7 @@ func TestLoginRateLimit(t *testing.T) {
 func TestLoginRateLimitFloodOfAddresses(t *testing.T) {
 	e := newEnv(t)
 	const max = 300
-	e.h.logins = newLimiter[netip.Addr](DefaultRateLimit, DefaultRateWindow, max)
+	e.h.logins = newAddrLimiter(DefaultRateLimit, DefaultRateWindow, max)
 	e.register("ada@example.com", "Ada")
 	body := `{"email":"","password":""}` // cheap: 400 after counting
 	for i := range max + 200 {
@@ -500,7 +499,7 @@ func TestLogout(t *testing.T) {
 func reopenSessions(t *testing.T, e *testEnv) *sessions.Manager {
 	t.Helper()
 	st := newStoreAt(t, e.sessStore.Dir(), e.clock.Now)
-	m := sessions.New(st, sessions.Config{Now: e.clock.Now})
+	m := sessions.New(st, sessions.Config{Now: e.clock.Now, Secret: testSecret})
 	if err := st.Open(); err != nil {
 		t.Fatal(err)
 	}

@@ -178,30 +178,66 @@ func unsafeMethod(m string) bool {
 
 // checkCSRF compares the request's CSRF token with want in constant time.
 // The token comes from the X-CSRF-Token header or, without one, from the
-// csrfToken member of a JSON body; the body (at most httpx.MaxBodyBytes)
-// is read for that and returned, to be put back for the handler, which
-// decodes it strictly. A nil body means it was not read.
+// top-level csrfToken member of a JSON body, which is read only as far as
+// that member (and at most httpx.MaxBodyBytes): a client that sends it
+// first costs a few bytes, not its whole body. What was read is returned
+// in front of the rest of the body, to be put back for the handler, which
+// decodes it strictly. A nil body means it was not touched.
 func checkCSRF(r *http.Request, want string) (io.ReadCloser, error) {
 	var body io.ReadCloser
 	got := r.Header.Get("X-CSRF-Token")
 	if got == "" && r.Body != nil && r.Body != http.NoBody {
-		b, err := io.ReadAll(io.LimitReader(r.Body, httpx.MaxBodyBytes+1))
-		if err != nil {
-			return nil, httpx.BadBody(err)
-		}
-		if len(b) > httpx.MaxBodyBytes {
-			return nil, &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
-				Message: "invalid request body"}
-		}
-		body = io.NopCloser(bytes.NewReader(b))
-		var v struct {
-			CSRFToken string `json:"csrfToken"`
-		}
-		json.Unmarshal(b, &v) // lenient: anything but a string leaves it empty
-		got = v.CSRFToken
+		var seen bytes.Buffer
+		got = csrfFromBody(io.TeeReader(io.LimitReader(r.Body, httpx.MaxBodyBytes+1), &seen))
+		body = readCloser{io.MultiReader(&seen, r.Body), r.Body}
 	}
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return nil, ErrInvalidCSRF
 	}
 	return body, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// csrfFromBody reads a JSON object from rd up to its top-level csrfToken
+// member and returns that member's string ("" if there is none, it is
+// not a string, or the JSON is malformed: lenient, the handler's strict
+// decoding has the last word on the body).
+func csrfFromBody(rd io.Reader) string {
+	dec := json.NewDecoder(rd)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if k == "csrfToken" {
+			v, _ := dec.Token()
+			s, _ := v.(string)
+			return s
+		}
+		// Skip the value, token by token, holding no more than one.
+		depth := 0
+		for {
+			t, err := dec.Token()
+			if err != nil {
+				return ""
+			}
+			switch t {
+			case json.Delim('{'), json.Delim('['):
+				depth++
+			case json.Delim('}'), json.Delim(']'):
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
+	return ""
 }

@@ -66,14 +66,17 @@ func (p Params) check() error {
 }
 
 // Hasher hashes and verifies passwords with Argon2id. At most a fixed
-// number of hashes run at once; the rest wait their turn (or until their
-// request is cancelled), so a burst of logins costs at most
+// number of hashes run at once, so a burst of logins costs at most
 // concurrency × Memory of RAM: 4 × 19 MiB on a 4-core Pi at the defaults.
-// It is safe for concurrent use.
+// The rest wait their turn in arrival order (or until their request is
+// cancelled), and at most queuePerSlot × concurrency wait: beyond that a
+// hash is refused at once with ErrBusy, so a flood of logins cannot make
+// everyone else's wait grow without end. It is safe for concurrent use.
 type Hasher struct {
 	params Params
-	sem    chan struct{}
-	dummy  string // a hash of nothing, for unknown emails
+	slots  *fifo
+	dummy  string                                       // a hash of nothing, for unknown emails
+	argon  func(password, salt []byte, p Params) []byte // argon2.IDKey; tests hold it
 
 	// For tests: Argon2 runs so far, and the most that ran at once.
 	derivations atomic.Int64
@@ -95,7 +98,7 @@ func NewHasher(p Params, concurrency int) (*Hasher, error) {
 	if concurrency <= 0 {
 		concurrency = runtime.NumCPU()
 	}
-	h := &Hasher{params: p, sem: make(chan struct{}, concurrency)}
+	h := &Hasher{params: p, slots: newFIFO(concurrency, queuePerSlot*concurrency), argon: idKey}
 	// The dummy costs nothing to make: a random salt and key in the current
 	// parameters, which no password derives.
 	h.dummy = encodePHC(p, randomBytes(int(p.SaltLen)), randomBytes(int(p.KeyLen)))
@@ -146,18 +149,20 @@ func (h *Hasher) derive(ctx context.Context, password string, salt []byte, p Par
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	select {
-	case h.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := h.slots.acquire(ctx); err != nil {
+		return nil, err
 	}
-	defer func() { <-h.sem }()
+	defer h.slots.release()
 	h.derivations.Add(1)
 	n := h.running.Add(1)
 	defer h.running.Add(-1)
 	for old := h.peak.Load(); n > old && !h.peak.CompareAndSwap(old, n); old = h.peak.Load() {
 	}
-	return argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, p.KeyLen), nil
+	return h.argon([]byte(password), salt, p), nil
+}
+
+func idKey(password, salt []byte, p Params) []byte {
+	return argon2.IDKey(password, salt, p.Time, p.Memory, p.Threads, p.KeyLen)
 }
 
 func randomBytes(n int) []byte {

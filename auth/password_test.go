@@ -129,8 +129,8 @@ func TestHasherQueueRespectsContext(t *testing.T) {
 
 func testHasherQueueRespectsContext(t *testing.T) {
 	h := newTestHasher(t, tinyParams, 2)
-	h.sem <- struct{}{}
-	h.sem <- struct{}{} // both slots taken
+	h.slots.acquire(context.Background())
+	h.slots.acquire(context.Background()) // both slots taken
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := h.Hash(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
@@ -150,7 +150,7 @@ func testHasherQueueRespectsContext(t *testing.T) {
 		t.Fatal("hash ran while both slots were taken")
 	default:
 	}
-	<-h.sem // a slot frees
+	h.slots.release() // a slot frees
 	if err := <-done; err != nil {
 		t.Fatalf("queued hash: %v", err)
 	}
@@ -187,6 +187,7 @@ func TestHasherBoundsConcurrency(t *testing.T) {
 	p := tinyParams
 	p.Memory = 1024
 	h := newTestHasher(t, p, 3)
+	h.slots.maxWaiting = 32 // all queue: the bound on waiting has its own test
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Go(func() {

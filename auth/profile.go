@@ -77,7 +77,7 @@ func (h *Handlers) changePassword(w http.ResponseWriter, r *http.Request) error 
 	if err := req.validate(u); err != nil {
 		return err
 	}
-	if ok, wait := h.pwChanges.allow(u.ID, h.now()); !ok {
+	if ok, wait := h.pwChanges.allow(h.now(), u.ID); !ok {
 		return &RateLimitError{Message: "too many password attempts", RetryAfter: wait}
 	}
 	ok, err := h.checkPassword(r.Context(), u, req.CurrentPassword)

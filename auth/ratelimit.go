@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// defaultMaxTracked caps the keys a limiter remembers. At the default 5
-// attempts that is at most 10,000 × 5 × 8 bytes of timestamps (plus map
-// overhead, about 1 MiB in all).
+// defaultMaxTracked caps the keys a limiter remembers in its table, and
+// as many more in its overflow ring. At the default 5 attempts that is at
+// most 20,000 × 5 × 8 bytes of timestamps (plus map overhead, about 3 MiB
+// in all).
 const defaultMaxTracked = 10_000
 
 // minSweepInterval spaces the full scans a limiter makes when it is full,
@@ -16,38 +17,60 @@ const defaultMaxTracked = 10_000
 // entries.
 const minSweepInterval = time.Second
 
-// limiter allows at most limit attempts per key in any sliding window:
-// it keeps the times of the last limit attempts of each key. Memory is
-// bounded: keys whose attempts have all left the window are swept once per
-// window, and when max keys are tracked a new key pushes out a tracked key
-// that is under its limit rather than the map growing. Refusing every new
-// key instead would let a flood of one-off addresses lock every other
-// client out of login; evicting keys at their limit would reset the very
-// clients being limited. Only when a sample of keys are all at their limit
-// is the newcomer refused.
+// limiter allows at most limitOf(key) attempts per key in any sliding
+// window: it keeps the times of the last attempts of each key. An attempt
+// may count against several keys at once (an IPv6 address's /64, /56 and
+// /48); it is allowed only if every one is under its limit.
+//
+// Memory is bounded and no flood of keys refuses a key it has never seen:
+// keys whose attempts have all left the window are swept once per window;
+// when max keys are tracked a new key pushes out a tracked key that is
+// under its limit (a sample of them); and when every key probed is at its
+// limit, the newcomer goes into an overflow ring of max more keys, where
+// it is counted like any other, and the oldest key of the ring makes room.
+// A newcomer is therefore never refused for want of room; a key at its
+// limit in the table stays there until its attempts leave the window, and
+// one in the ring stays until max newer keys have come after it, so
+// cycling through addresses to reset one costs max other addresses.
 type limiter[K comparable] struct {
-	mu     sync.Mutex
-	limit  int
-	window int64 // ns
-	max    int
-	keys   map[K]*attempts
+	mu      sync.Mutex
+	limit   int
+	limitOf func(K) int // nil: limit for every key
+	window  int64       // ns
+	max     int
+	keys    map[K]*attempts
+	inTable int // keys not in the ring, at most max
+	ring    []K // overflow keys, oldest at next once it has wrapped
+	next    int
+	wrapped bool
 
 	nextSweep   int64 // ns: when the periodic sweep is due
 	lastSweep   int64 // ns: when any sweep last ran
 	earliestOut int64 // ns: the earliest a tracked key could leave (a lower bound)
 }
 
-// attempts holds a key's attempt times in ns, oldest first, at most limit.
-type attempts struct{ t []int64 }
-
-func newLimiter[K comparable](limit int, window time.Duration, max int) *limiter[K] {
-	return &limiter[K]{limit: limit, window: int64(window), max: max, keys: make(map[K]*attempts)}
+// attempts holds a key's attempt times in ns, oldest first, at most its
+// limit.
+type attempts struct {
+	t        []int64
+	overflow bool // tracked in the ring, not the table
 }
 
-// allow counts an attempt by key at now. When the attempt is over the
-// limit it is not counted and allow returns false and how long until one
-// would be accepted.
-func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
+func newLimiter[K comparable](limit int, window time.Duration, max int) *limiter[K] {
+	return &limiter[K]{limit: limit, window: int64(window), max: max, keys: make(map[K]*attempts), ring: make([]K, max)}
+}
+
+func (l *limiter[K]) limitFor(k K) int {
+	if l.limitOf == nil {
+		return l.limit
+	}
+	return l.limitOf(k)
+}
+
+// allow counts an attempt by every key at now. When any key is at its
+// limit the attempt is counted against none, and allow returns false and
+// how long until one would be accepted.
+func (l *limiter[K]) allow(now time.Time, keys ...K) (bool, time.Duration) {
 	n := now.UnixNano()
 	cutoff := n - l.window
 	l.mu.Lock()
@@ -56,23 +79,79 @@ func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
 		l.sweep(n, cutoff)
 		l.nextSweep = n + l.window
 	}
+	var wait int64
+	for _, k := range keys {
+		a := l.keys[k]
+		if a == nil {
+			continue
+		}
+		a.forget(cutoff)
+		if lim := l.limitFor(k); len(a.t) >= lim {
+			wait = max(wait, a.t[len(a.t)-lim]-cutoff)
+		}
+	}
+	if wait > 0 {
+		return false, time.Duration(wait)
+	}
+	for _, k := range keys {
+		a := l.keys[k]
+		if a == nil {
+			a = l.track(k, n, cutoff)
+		}
+		if lim := l.limitFor(k); len(a.t) >= lim {
+			a.t = a.t[:copy(a.t, a.t[len(a.t)-lim+1:])]
+		}
+		a.t = append(a.t, n)
+	}
+	return true, 0
+}
+
+// note counts an attempt by key at now even when key is at its limit (the
+// oldest counted one makes room), so that a key stays full for as long as
+// attempts keep coming.
+func (l *limiter[K]) note(key K, now time.Time) {
+	n := now.UnixNano()
+	cutoff := n - l.window
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	a := l.keys[key]
 	if a == nil {
-		if len(l.keys) >= l.max {
-			if n >= l.earliestOut && n-l.lastSweep >= int64(minSweepInterval) {
-				l.sweep(n, cutoff)
-			}
-			if !l.evict(cutoff) {
-				// Every key probed is at its limit: those are the ones
-				// being limited, so keep them and refuse the newcomer.
-				return false, time.Duration(l.window)
-			}
-		}
-		a = &attempts{t: make([]int64, 0, min(l.limit, 8))} // grows to limit at most
-		l.keys[key] = a
-		l.earliestOut = min(l.earliestOut, n+l.window)
+		a = l.track(key, n, cutoff)
 	}
-	// Forget attempts that left the window.
+	a.forget(cutoff)
+	if lim := l.limitFor(key); len(a.t) >= lim {
+		a.t = a.t[:copy(a.t, a.t[len(a.t)-lim+1:])]
+	}
+	a.t = append(a.t, n)
+}
+
+// full reports whether key is at its limit at now, without counting an
+// attempt.
+func (l *limiter[K]) full(key K, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.keys[key]
+	if a == nil {
+		return false
+	}
+	a.forget(now.UnixNano() - l.window)
+	return len(a.t) >= l.limitFor(key)
+}
+
+// reset forgets key's attempts.
+func (l *limiter[K]) reset(key K) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a := l.keys[key]; a != nil && !a.overflow {
+		delete(l.keys, key)
+		l.inTable--
+	} else if a != nil {
+		a.t = a.t[:0]
+	}
+}
+
+// forget drops attempts that left the window.
+func (a *attempts) forget(cutoff int64) {
 	i := 0
 	for i < len(a.t) && a.t[i] <= cutoff {
 		i++
@@ -80,19 +159,43 @@ func (l *limiter[K]) allow(key K, now time.Time) (bool, time.Duration) {
 	if i > 0 {
 		a.t = a.t[:copy(a.t, a.t[i:])]
 	}
-	if len(a.t) >= l.limit {
-		return false, time.Duration(a.t[0] - cutoff)
+}
+
+// track adds key, making room as the type's comment says.
+func (l *limiter[K]) track(key K, n, cutoff int64) *attempts {
+	a := &attempts{t: make([]int64, 0, min(l.limitFor(key), 8))} // grows to the limit at most
+	if l.inTable >= l.max {
+		if n >= l.earliestOut && n-l.lastSweep >= int64(minSweepInterval) {
+			l.sweep(n, cutoff)
+		}
 	}
-	a.t = append(a.t, n)
-	return true, 0
+	if l.inTable >= l.max && !l.evict(cutoff) {
+		if l.wrapped {
+			old := l.ring[l.next]
+			if o := l.keys[old]; o != nil && o.overflow {
+				delete(l.keys, old)
+			}
+		}
+		l.ring[l.next] = key
+		l.next++
+		if l.next == len(l.ring) {
+			l.next, l.wrapped = 0, true
+		}
+		a.overflow = true
+	} else {
+		l.inTable++
+	}
+	l.keys[key] = a
+	l.earliestOut = min(l.earliestOut, n+l.window)
+	return a
 }
 
 // evictProbes bounds the keys evict looks at: map order is arbitrary, so
 // this is a random sample, and the cost stays constant under a flood.
 const evictProbes = 32
 
-// evict makes room for one key by dropping a tracked key that is under
-// its limit, among a sample of evictProbes. Keys at their limit are kept:
+// evict makes room in the table for one key by dropping a key of the
+// table that is under its limit, among a sample of evictProbes. Keys at their limit are kept:
 // evicting them would reset the count of exactly the clients the limit is
 // for. It reports whether it found one.
 func (l *limiter[K]) evict(cutoff int64) bool {
@@ -101,14 +204,18 @@ func (l *limiter[K]) evict(cutoff int64) bool {
 		if probes++; probes > evictProbes {
 			return false
 		}
+		if a.overflow {
+			continue
+		}
 		live := 0
 		for _, t := range a.t {
 			if t > cutoff {
 				live++
 			}
 		}
-		if live < l.limit {
+		if live < l.limitFor(k) {
 			delete(l.keys, k)
+			l.inTable--
 			return true
 		}
 	}
@@ -127,6 +234,9 @@ func (l *limiter[K]) sweep(n, cutoff int64) {
 		}
 		if last <= cutoff {
 			delete(l.keys, k)
+			if !a.overflow {
+				l.inTable--
+			}
 			continue
 		}
 		l.earliestOut = min(l.earliestOut, last+l.window)
@@ -140,15 +250,43 @@ func (l *limiter[K]) tracked() int {
 	return len(l.keys)
 }
 
-// addrKey is the key a client address is limited under: the address
-// itself for IPv4, its /64 for IPv6, since one IPv6 client usually holds a
-// whole /64 and could otherwise walk through it.
-func addrKey(a netip.Addr) netip.Addr {
-	a = a.Unmap()
-	if a.Is6() {
-		if p, err := a.Prefix(64); err == nil {
-			return p.Addr()
-		}
+// addrKeys are the keys a client address is limited under: the address
+// itself for IPv4; for IPv6 its /64, since one IPv6 client usually holds a
+// whole /64 and could otherwise walk through it, and also its /56 and /48,
+// the blocks a provider delegates to one customer, so that holding a /48
+// buys an attacker no more than a household gets (see addrLimit).
+func addrKeys(a netip.Addr) []netip.Prefix {
+	a = a.Unmap().WithZone("")
+	if !a.Is6() {
+		p, _ := a.Prefix(a.BitLen()) // the zero Prefix for the zero Addr
+		return []netip.Prefix{p}
 	}
-	return a
+	out := make([]netip.Prefix, 0, 3)
+	for _, bits := range []int{64, 56, 48} {
+		p, _ := a.Prefix(bits)
+		out = append(out, p)
+	}
+	return out
+}
+
+// addrLimit is the limit of an address key for a per-address limit of
+// limit: limit for an IPv4 address or IPv6 /64, twice that for a /56 and
+// four times for a /48, room for the several devices of one household.
+func addrLimit(limit int) func(netip.Prefix) int {
+	return func(p netip.Prefix) int {
+		switch p.Bits() {
+		case 56:
+			return 2 * limit
+		case 48:
+			return 4 * limit
+		}
+		return limit
+	}
+}
+
+// newAddrLimiter is a limiter of client addresses with addrKeys' keys.
+func newAddrLimiter(limit int, window time.Duration, max int) *limiter[netip.Prefix] {
+	l := newLimiter[netip.Prefix](limit, window, max)
+	l.limitOf = addrLimit(limit)
+	return l
 }

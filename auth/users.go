@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"searchsvc/httpx"
@@ -19,8 +20,9 @@ const (
 	RoleAdmin = "admin"
 )
 
-// User is a user record as stored in the main store. PasswordHash never
-// leaves the service: responses use a view (see view.go).
+// User is a user as the service uses it; the main store holds it as a
+// userRecord, its email and name sealed. PasswordHash never leaves the
+// service: responses use a view (see view.go).
 type User struct {
 	ID           string     `json:"id"`
 	Email        string     `json:"email"` // lower case
@@ -59,42 +61,62 @@ const firstUserKey = "first-user"
 
 // Users is the users table of the main store.
 type Users struct {
-	st    *storage.Store
-	users *storage.Table[User]
-	meta  *storage.Table[meta]
-	now   func() time.Time
+	st     *storage.Store
+	users  *storage.Table[userRecord]
+	legacy *storage.Table[User] // users in clear, from before they were sealed
+	meta   *storage.Table[meta]
+	keys   userKeys
+	opened sync.Map // user id → *openedUser (see open)
+	now    func() time.Time
 }
 
-// NewUsers registers the "users" table (email unique among users that are
-// not soft-deleted) and the "meta" table on st. Call it before st.Open.
-func NewUsers(st *storage.Store) *Users {
+// NewUsers registers the users tables (the blind index of the email
+// unique among users that are not soft-deleted) and the "meta" table on
+// st, with keys derived from CREDENTIALS_KEY (key) and the previous keys
+// still accepted. Call it before st.Open, and ConvertUsers after.
+func NewUsers(st *storage.Store, key []byte, previous ...[]byte) (*Users, error) {
+	keys, err := newUserKeys(key, previous...)
+	if err != nil {
+		return nil, err
+	}
 	return &Users{
 		st: st,
-		users: storage.Register(st, "users", storage.TableConfig[User]{
-			ID:     func(u *User) string { return u.ID },
-			Live:   (*User).live,
-			Unique: map[string]func(*User) string{"email": func(u *User) string { return u.Email }},
+		users: storage.Register(st, "users_sealed", storage.TableConfig[userRecord]{
+			ID:     func(u *userRecord) string { return u.ID },
+			Live:   (*userRecord).live,
+			Unique: map[string]func(*userRecord) string{"email": func(u *userRecord) string { return u.EmailIndex }},
+		}),
+		legacy: storage.Register(st, legacyUsersTable, storage.TableConfig[User]{
+			ID: func(u *User) string { return u.ID },
 		}),
 		meta: storage.Register(st, "meta", storage.TableConfig[meta]{
 			ID: func(m *meta) string { return m.ID },
 		}),
-		now: time.Now,
-	}
+		keys: keys,
+		now:  time.Now,
+	}, nil
 }
 
 // Get returns the user with id, unless there is none or it is soft-deleted.
 func (u *Users) Get(id string) (User, bool) {
-	usr, ok := u.users.Get(id)
-	if !ok || !usr.live() {
+	rec, ok := u.users.Get(id)
+	if !ok || !rec.live() {
 		return User{}, false
 	}
-	return usr, true
+	return u.open(rec)
 }
 
 // byEmail returns the live user with email, compared case-insensitively.
 func (u *Users) byEmail(email string) (User, bool) {
-	return u.users.Lookup("email", normalizeEmail(email))
+	rec, ok := u.users.Lookup("email", u.keys.index.Sum(normalizeEmail(email)))
+	if !ok {
+		return User{}, false
+	}
+	return u.open(rec)
 }
+
+// insertOp adds u, sealed.
+func (u *Users) insertOp(usr User) storage.Op { return u.users.Insert(u.seal(usr)) }
 
 // firstUserExists reports whether a user was ever registered.
 func (u *Users) firstUserExists() bool {
@@ -105,9 +127,11 @@ func (u *Users) firstUserExists() bool {
 // list returns the live users f lets through, oldest first.
 func (u *Users) list(f httpx.Filter) []User {
 	var out []User
-	u.users.Scan(func(usr User) bool {
-		if usr.live() && f.Match(usr.ID) {
-			out = append(out, usr)
+	u.users.Scan(func(rec userRecord) bool {
+		if rec.live() && f.Match(rec.ID) {
+			if usr, ok := u.open(rec); ok {
+				out = append(out, usr)
+			}
 		}
 		return true
 	})
@@ -130,7 +154,7 @@ func (u *Users) SetRole(email, role string) error {
 		return ErrUserNotFound
 	}
 	now := u.now().UTC()
-	err := u.st.Commit(u.users.Update(usr.ID, func(v *User) error {
+	err := u.st.Commit(u.users.Update(usr.ID, func(v *userRecord) error {
 		if !v.live() {
 			return ErrUserNotFound
 		}
@@ -162,7 +186,7 @@ func (u *Users) changePasswordOp(id, old, hash string, now time.Time) storage.Op
 }
 
 func (u *Users) setHash(id, old, hash string, now time.Time, changed bool) storage.Op {
-	return u.users.Update(id, func(v *User) error {
+	return u.users.Update(id, func(v *userRecord) error {
 		if !v.live() {
 			return ErrUserNotFound
 		}
@@ -180,7 +204,7 @@ func (u *Users) setHash(id, old, hash string, now time.Time, changed bool) stora
 
 // softDeleteOp marks the user deleted, which frees the email.
 func (u *Users) softDeleteOp(id string, now time.Time) storage.Op {
-	return u.users.Update(id, func(v *User) error {
+	return u.users.Update(id, func(v *userRecord) error {
 		if !v.live() {
 			return ErrUserNotFound
 		}

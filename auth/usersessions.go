@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"searchsvc/httpx"
 	"searchsvc/sessions"
@@ -33,8 +34,25 @@ func (h *Handlers) listSessions(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, viewSession(s, p.session.ID))
 		}
 	}
-	httpx.Many(w, r, "session.readMany", out)
+	fields := []httpx.Field{httpx.F("results", out), httpx.F("count", len(out))}
+	if e, ok := h.sessions.EndedByLimit(p.user.ID); ok {
+		fields = append(fields, httpx.F("endedByLimit", endedView{
+			Count: e.Count, LastAt: e.LastAt.UTC(), Limit: h.sessions.MaxPerUser(),
+			Message: fmt.Sprintf("%d older sessions were ended to keep at most %d; the last at %s",
+				e.Count, h.sessions.MaxPerUser(), e.LastAt.UTC().Format(time.RFC3339)),
+		}))
+	}
+	httpx.Write(w, r, http.StatusOK, "session.readMany", fields...)
 	return nil
+}
+
+// endedView tells the session list's reader that sessions were ended to
+// make room (sessions.Ended).
+type endedView struct {
+	Count   int       `json:"count"`
+	LastAt  time.Time `json:"lastAt"`
+	Limit   int       `json:"limit"`
+	Message string    `json:"message"`
 }
 
 // DeleteSession serves DELETE /v1/auth/sessions/{sessionId} and DELETE

@@ -140,3 +140,31 @@ func TestForceLogout(t *testing.T) {
 		t.Fatalf("cookie %+v, want cleared", r.cookie)
 	}
 }
+
+// TestSessionListTellsOfEndedSessions: signing in beyond the per-user
+// limit ends the oldest session, and the session list says so.
+func TestSessionListTellsOfEndedSessions(t *testing.T) {
+	e := newEnv(t, func(s *setup) { s.sess.MaxPerUser = 2 })
+	first := e.register("ada@example.com", "Ada")
+	e.clock.Add(time.Second)
+	e.login("ada@example.com", testPassword)
+	e.clock.Add(time.Second)
+	c := e.login("ada@example.com", testPassword)
+	first.do("GET", "/v1/user/sessions", nil).wantError(t, http.StatusUnauthorized, "invalid session")
+	r := c.do("GET", "/v1/user/sessions", nil)
+	r.wantStatus(t, http.StatusOK)
+	if got := r.field("count"); got != float64(2) {
+		t.Errorf("count: got %v, want 2", got)
+	}
+	want := map[string]any{"count": float64(1), "limit": float64(2), "lastAt": "2026-03-01T12:00:02Z",
+		"message": "1 older sessions were ended to keep at most 2; the last at 2026-03-01T12:00:02Z"}
+	got, _ := r.body["endedByLimit"].(map[string]any)
+	if len(got) != len(want) {
+		t.Fatalf("endedByLimit: got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("endedByLimit.%s: got %v, want %v", k, got[k], v)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type loginBody struct {
@@ -20,7 +21,8 @@ func TestDecode(t *testing.T) {
 	}{
 		{"ok", `{"email":"a@b.c","password":"p"}`, "application/json", 0, ""},
 		{"ok with charset", `{"email":"a@b.c"}`, "application/json; charset=utf-8", 0, ""},
-		{"ok without content type", `{"email":"a@b.c"}`, "", 0, ""},
+		{"no content type", `{"email":"a@b.c"}`, "none", 415, "unsupported_media_type"},
+		{"bad content type", `{"email":"a@b.c"}`, "application/json; x", 415, "unsupported_media_type"},
 		{"trailing white space", "{\"email\":\"a@b.c\"}\n\t ", "", 0, ""},
 		{"malformed", `{"email":`, "", 400, "invalid_request_body"},
 		{"unknown field", `{"email":"a@b.c","admin":true}`, "", 400, "invalid_request_body"},
@@ -31,12 +33,25 @@ func TestDecode(t *testing.T) {
 		{"form post", `email=a`, "application/x-www-form-urlencoded", 415, "unsupported_media_type"},
 		{"text plain", `{"email":"a"}`, "text/plain", 415, "unsupported_media_type"},
 		{"too big", `{"email":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, "", 413, "body_too_large"},
+		{"invalid UTF-8", "{\"email\":\"a@b.c\",\"password\":\"\xff\xfe\"}", "", 400, "invalid_request_body"},
+		{"truncated UTF-8", "{\"email\":\"a@b.c\",\"password\":\"\xe2\x82\"}", "", 400, "invalid_request_body"},
+		{"lone high surrogate", `{"email":"a@b.c","password":"\ud800x"}`, "", 400, "invalid_request_body"},
+		{"lone high surrogate at the end", `{"email":"a@b.c","password":"\ud800"}`, "", 400, "invalid_request_body"},
+		{"lone low surrogate", `{"email":"a@b.c","password":"\udc00"}`, "", 400, "invalid_request_body"},
+		{"two high surrogates", `{"email":"a@b.c","password":"\ud800\ud800"}`, "", 400, "invalid_request_body"},
+		{"surrogate pair", `{"email":"a@b.c","password":"\ud83d\ude00"}`, "", 0, ""},
+		{"escaped backslash then u", `{"email":"a@b.c","password":"\\ud800"}`, "", 0, ""},
+		{"valid UTF-8", `{"email":"a@b.c","password":"pässwörd €"}`, "", 0, ""},
 		{"too big garbage", strings.Repeat("}", 2*MaxBodyBytes), "", 413, "body_too_large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := httptest.NewRequest("POST", "/", strings.NewReader(tt.body))
-			if tt.ctype != "" {
+			switch tt.ctype {
+			case "":
+				req.Header.Set("Content-Type", "application/json")
+			case "none":
+			default:
 				req.Header.Set("Content-Type", tt.ctype)
 			}
 			var v loginBody
@@ -67,6 +82,7 @@ func TestDecodeKnowsCSRFField(t *testing.T) {
 		Name string `json:"name"`
 	}
 	req := httptest.NewRequest("POST", "/", strings.NewReader(`{"name":"x","csrfToken":"tok"}`))
+	req.Header.Set("Content-Type", "application/json")
 	if err := Decode(httptest.NewRecorder(), req, &v); err != nil || v.CSRFToken != "tok" || v.Name != "x" {
 		t.Errorf("got %+v, %v; want name x, csrfToken tok", v, err)
 	}
@@ -75,13 +91,20 @@ func TestDecodeKnowsCSRFField(t *testing.T) {
 // FuzzDecode feeds arbitrary bodies to Decode: it must never panic, and on
 // success the value must re-encode to an equal value.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"email":"a@b.c","password":"p"}`, `{`, `{"email":"\u0000"}`, `null`, `{"email":"a"} x`, "\xff\xfe"} {
+	for _, s := range []string{`{"email":"a@b.c","password":"p"}`, `{"password":"\ud800"}`, `{"password":"\ud83d\ude00"}`, `{`, `{"email":"\u0000"}`, `null`, `{"email":"a"} x`, "\xff\xfe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		var v loginBody
 		req := httptest.NewRequest("POST", "/", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		err := Decode(httptest.NewRecorder(), req, &v)
+		if err == nil && (!utf8.ValidString(v.Email) || !utf8.ValidString(v.Password)) {
+			t.Fatalf("decoded %q into a value that is not UTF-8", body)
+		}
+		if err == nil && strings.ContainsRune(v.Email+v.Password, utf8.RuneError) && !strings.Contains(strings.ToLower(body), `\ufffd`) && !strings.ContainsRune(body, utf8.RuneError) {
+			t.Fatalf("decoded %q with a U+FFFD the body does not hold", body)
+		}
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Message != "invalid request body" || (e.Status != 400 && e.Status != 413) {

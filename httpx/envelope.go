@@ -115,7 +115,7 @@ type errorBody struct {
 func WriteError(w http.ResponseWriter, r *http.Request, op string, err error) {
 	e := AsError(err)
 	info := InfoFrom(r)
-	if e.Status >= 500 {
+	if e.Status >= 500 && e.Code != "busy" {
 		info.logger().Error("request failed", "request_id", info.ID, "operation", op, "status", e.Status, "err", e.Cause)
 	}
 	if e.RetryAfter > 0 {

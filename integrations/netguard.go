@@ -27,14 +27,18 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("192.168.0.0/16"),
 	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("224.0.0.0/3"),    // multicast and reserved
-	netip.MustParsePrefix("::/96"),          // unspecified, loopback, IPv4-compatible
-	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 can reach private IPv4
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
-	netip.MustParsePrefix("2002::/16"),      // 6to4 embeds any IPv4 address
-	netip.MustParsePrefix("fc00::/7"),       // unique local
-	netip.MustParsePrefix("fe80::/10"),      // link-local
-	netip.MustParsePrefix("ff00::/8"),       // multicast
+	netip.MustParsePrefix("224.0.0.0/3"),     // multicast and reserved
+	netip.MustParsePrefix("::/96"),           // unspecified, loopback, IPv4-compatible
+	netip.MustParsePrefix("::ffff:0:0/96"),   // IPv4-mapped: a dual-stack socket reaches the IPv4 inside
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (SIIT) embeds any IPv4 address
+	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 can reach private IPv4
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("2001::/32"),       // Teredo tunnels to an address it embeds
+	netip.MustParsePrefix("2002::/16"),       // 6to4 embeds any IPv4 address
+	netip.MustParsePrefix("fc00::/7"),        // unique local
+	netip.MustParsePrefix("fe80::/10"),       // link-local
+	netip.MustParsePrefix("fec0::/10"),       // site-local: deprecated, still routed inside some sites
+	netip.MustParsePrefix("ff00::/8"),        // multicast
 }
 
 // PublicOnly is a net.Dialer Control function that refuses any address in
@@ -46,15 +50,19 @@ func PublicOnly(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, address)
 	}
-	a := ap.Addr().Unmap()
+	// Checked as given, then unmapped: a mapped address is refused as such,
+	// and what it maps is checked as the IPv4 address it reaches.
+	a := ap.Addr()
 	if a.Zone() != "" {
 		// A zoned address ([::1%lo]) is link- or interface-scoped, never a
 		// public host, and Prefix.Contains would not match it.
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, a)
 	}
-	for _, p := range nonPublic {
-		if p.Contains(a) {
-			return fmt.Errorf("%w: %s", ErrPrivateAddress, a)
+	for _, b := range []netip.Addr{a, a.Unmap()} {
+		for _, p := range nonPublic {
+			if p.Contains(b) {
+				return fmt.Errorf("%w: %s", ErrPrivateAddress, a)
+			}
 		}
 	}
 	return nil

@@ -37,6 +37,13 @@ func TestPublicOnly(t *testing.T) {
 		{"[::1%lo]:80", false},
 		{"[fe80::1%eth0]:80", false},
 		{"[2606:2800:220:1::1%1]:443", false},
+		{"[::ffff:8.8.8.8]:80", false},       // IPv4-mapped, even of a public address
+		{"[::ffff:0:a00:1]:80", false},       // IPv4-translated 10.0.0.1
+		{"[::ffff:0:808:808]:80", false},     // IPv4-translated 8.8.8.8
+		{"[2001:0:4136:e378::1]:80", false},  // Teredo
+		{"[2001:4860:4860::8888]:443", true}, // public, beside Teredo's /32
+		{"[fec0::1]:80", false},              // site-local
+		{"[feff::1]:80", false},              // the top of site-local
 		{"not-an-address", false},
 	}
 	for _, tt := range tests {

@@ -142,13 +142,16 @@ func newFixture(t testing.TB) *fixture {
 	}
 	mainStore := storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, Logger: log})
 	sessStore := storage.New(filepath.Join(f.dir, "sessions"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, Logger: log})
-	users := auth.NewUsers(mainStore)
+	users, err := auth.NewUsers(mainStore, []byte("fedcba9876543210fedcba9876543210"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	v, err := vault.NewVault(bytes.Repeat([]byte{9}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.records = records.New(mainStore, v, f.clock.Now)
-	f.sm = sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log})
+	f.sm = sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log, Secret: []byte("0123456789abcdef0123456789abcdef")})
 	for _, st := range []*storage.Store{mainStore, sessStore} {
 		if err := st.Open(); err != nil {
 			t.Fatal(err)

@@ -16,9 +16,14 @@ const (
 	// flight; starting another drops the oldest. Ten covers a user who
 	// opens every integration in its own tab.
 	MaxPerSession = 10
+	// MaxPerUser is how many one user may have in flight over all their
+	// sessions (which are capped too); starting another drops their oldest.
+	MaxPerUser = 20
 	// MaxPending bounds all authorizations in flight (about 300 bytes
-	// each, so 3 MB at most). When it is reached, new ones are refused
-	// rather than memory grown.
+	// each, so 3 MB at most). When it is reached, the user holding the
+	// most gives up their oldest to one holding fewer, so no one user can
+	// fill it for the others; only when all hold as many are new ones
+	// refused rather than memory grown.
 	MaxPending = 10_000
 	// sweepEvery is how often a new authorization triggers a sweep of the
 	// expired ones, besides a full table.
@@ -49,6 +54,7 @@ type pendingSet struct {
 	mu        sync.Mutex
 	byState   map[string]*pending
 	bySession map[string][]*pending // oldest first
+	byUser    map[string][]*pending // oldest first
 	bindings  map[[32]byte]int      // live authorizations per browser binding
 	lastSweep time.Time
 	max       int
@@ -58,14 +64,16 @@ func newPendingSet(max int) *pendingSet {
 	return &pendingSet{
 		byState:   make(map[string]*pending),
 		bySession: make(map[string][]*pending),
+		byUser:    make(map[string][]*pending),
 		bindings:  make(map[[32]byte]int),
 		max:       max,
 	}
 }
 
 // put adds p, dropping the oldest authorization of its session beyond
-// MaxPerSession. It refuses with errFull when the set is full of live
-// authorizations.
+// MaxPerSession and of its user beyond MaxPerUser. When the set is full of
+// live authorizations, the oldest of the user holding the most makes room
+// if that user holds more than p's; otherwise put refuses with errFull.
 func (s *pendingSet) put(p *pending, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,11 +83,24 @@ func (s *pendingSet) put(p *pending, now time.Time) error {
 	if list := s.bySession[p.sessionID]; len(list) >= MaxPerSession {
 		s.remove(list[0])
 	}
+	if list := s.byUser[p.userID]; len(list) >= MaxPerUser {
+		s.remove(list[0])
+	}
 	if len(s.byState) >= s.max {
-		return errFull
+		var top []*pending
+		for _, list := range s.byUser {
+			if len(list) > len(top) {
+				top = list
+			}
+		}
+		if len(top) <= len(s.byUser[p.userID])+1 {
+			return errFull
+		}
+		s.remove(top[0])
 	}
 	s.byState[p.state] = p
 	s.bySession[p.sessionID] = append(s.bySession[p.sessionID], p)
+	s.byUser[p.userID] = append(s.byUser[p.userID], p)
 	s.bindings[p.binding]++
 	return nil
 }
@@ -138,7 +159,16 @@ func (s *pendingSet) sweep(now time.Time) {
 // remove drops p from every index. The caller holds mu.
 func (s *pendingSet) remove(p *pending) {
 	delete(s.byState, p.state)
-	list := s.bySession[p.sessionID]
+	dropFrom(s.bySession, p.sessionID, p)
+	dropFrom(s.byUser, p.userID, p)
+	if s.bindings[p.binding]--; s.bindings[p.binding] <= 0 {
+		delete(s.bindings, p.binding)
+	}
+}
+
+// dropFrom removes p from the list of key in m.
+func dropFrom(m map[string][]*pending, key string, p *pending) {
+	list := m[key]
 	for i, q := range list {
 		if q == p {
 			list = append(list[:i:i], list[i+1:]...)
@@ -146,11 +176,8 @@ func (s *pendingSet) remove(p *pending) {
 		}
 	}
 	if len(list) == 0 {
-		delete(s.bySession, p.sessionID)
+		delete(m, key)
 	} else {
-		s.bySession[p.sessionID] = list
-	}
-	if s.bindings[p.binding]--; s.bindings[p.binding] <= 0 {
-		delete(s.bindings, p.binding)
+		m[key] = list
 	}
 }

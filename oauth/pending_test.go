@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -86,5 +87,58 @@ func BenchmarkPendingPutTake(b *testing.B) {
 		st := strconv.Itoa(i)
 		s.put(newPending(st, "sess"+strconv.Itoa(i%100), 1, now.Add(StateTTL)), now)
 		s.take(st)
+	}
+}
+
+// TestPendingPerUserKeepsRoom: one user with 1,000 sessions starting ten
+// authorizations each holds at most MaxPerUser, and everyone else still
+// gets in; in a full set the user holding the most gives way to one
+// holding fewer, and only a set where all hold as many refuses.
+func TestPendingPerUserKeepsRoom(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := newPendingSet(MaxPending)
+	put := func(state, user, session string) error {
+		p := newPending(state, session, 1, now.Add(StateTTL))
+		p.userID = user
+		return s.put(p, now)
+	}
+	for sess := range 1000 {
+		for i := range 10 {
+			if err := put(fmt.Sprintf("a-%d-%d", sess, i), "attacker", fmt.Sprintf("as%d", sess)); err != nil {
+				t.Fatalf("the attacker's own authorization refused: %v", err)
+			}
+		}
+	}
+	if n := len(s.byUser["attacker"]); n != MaxPerUser || s.len() != MaxPerUser {
+		t.Fatalf("attacker holds %d, set holds %d; want %d each", n, s.len(), MaxPerUser)
+	}
+	for u := range 100 {
+		if err := put(fmt.Sprintf("v%d", u), fmt.Sprintf("user%d", u), fmt.Sprintf("vs%d", u)); err != nil {
+			t.Fatalf("user %d refused while the attacker held %d: %v", u, MaxPerUser, err)
+		}
+	}
+
+	small := newPendingSet(5)
+	s = small
+	for i := range 3 {
+		put(fmt.Sprintf("big%d", i), "big", "bs")
+	}
+	put("one1", "one", "os1")
+	put("two1", "two", "os2") // full: big 3, one 1, two 1
+	if err := put("new1", "new", "ns"); err != nil {
+		t.Fatalf("a full set refused a user holding none while another held 3: %v", err)
+	}
+	if n := len(s.byUser["big"]); n != 2 {
+		t.Errorf("big holds %d, want 2 (its oldest gave way)", n)
+	}
+	if _, ok := s.take("big0"); ok {
+		t.Error("big's oldest is still held")
+	}
+	s = newPendingSet(3)
+	for _, u := range []string{"a", "b", "c"} {
+		put(u, u, u)
+	}
+	if err := put("d", "d", "d"); !errors.Is(err, errFull) {
+		t.Errorf("a set full of users holding one each: got %v, want errFull", err)
 	}
 }

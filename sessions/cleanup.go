@@ -16,18 +16,17 @@ func (m *Manager) Cleanup() (int, error) {
 	// The stored lastAccessedAt is never later than the in-memory one, so a
 	// session active by its record is active: only the others need a second
 	// look, made outside Scan, which holds the store's lock.
-	var maybe []Session
-	m.tab.Scan(func(s Session) bool {
-		if !m.active(&s, now) {
-			maybe = append(maybe, s)
+	var maybe []record
+	m.tab.Scan(func(r record) bool {
+		if !m.active(r.ExpiresAt, r.LastAccessedAt, now) {
+			maybe = append(maybe, r)
 		}
 		return true
 	})
 	var ids []string
-	for _, s := range maybe {
-		s.LastAccessedAt = m.lastAccess(&s)
-		if !m.active(&s, now) {
-			ids = append(ids, s.ID)
+	for _, r := range maybe {
+		if !m.active(r.ExpiresAt, m.lastAccess(r.ID, r.LastAccessedAt), now) {
+			ids = append(ids, r.ID)
 		}
 	}
 	deleted := 0
@@ -43,7 +42,7 @@ func (m *Manager) Cleanup() (int, error) {
 	return deleted, nil
 }
 
-// deleteAll deletes the sessions with ids in one Commit and returns how
+// deleteAll deletes the sessions with record ids (keys) in one Commit and returns how
 // many it deleted; those deleted meanwhile by others are left alone.
 func (m *Manager) deleteAll(ids []string) (int, error) {
 	ops := make([]storage.Op, len(ids))

@@ -53,7 +53,7 @@ func TestCleanup(t *testing.T) {
 		if _, ok := e.m.Get(s.ID); ok {
 			t.Errorf("%s session kept", name)
 		}
-		if e.m.lookup(s.ID) != nil {
+		if e.m.lookup(e.m.key(s.ID)) != nil {
 			t.Errorf("%s session: in-memory state kept", name)
 		}
 	}
@@ -85,7 +85,7 @@ func TestDeleteAllRace(t *testing.T) {
 	if err := e.m.Delete(a.ID); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
-	n, err := e.m.deleteAll([]string{a.ID, b.ID})
+	n, err := e.m.deleteAll([]string{e.m.key(a.ID), e.m.key(b.ID)})
 	if err != nil || n != 1 {
 		t.Fatalf("deleteAll = %d, %v; want 1", n, err)
 	}
@@ -99,7 +99,7 @@ func TestDeleteAllRace(t *testing.T) {
 // session is deleted exactly once.
 func TestDeleteUserRacesDeletes(t *testing.T) {
 	for round := range 20 {
-		e := newEnv(t, Config{})
+		e := newEnv(t, Config{MaxPerUser: 100}) // many sessions of one user
 		var ids []string
 		for range 30 {
 			ids = append(ids, e.create("u").ID)

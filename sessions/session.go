@@ -88,6 +88,11 @@ const (
 	FlushEvery = time.Minute
 	// MaxUserAgent is the longest user agent stored, in bytes.
 	MaxUserAgent = 512
+	// DefaultMaxPerUser is how many sessions one user may hold: a new one
+	// beyond it ends the oldest. Twenty covers every device of a
+	// household; without a bound one user could fill the session store
+	// and make their own session list megabytes long.
+	DefaultMaxPerUser = 20
 	// maxOps bounds the ops of one Commit made by Flush and Cleanup, so
 	// that a log line, and the writer's buffer for it, stay a few MiB even
 	// with very many sessions.
@@ -103,7 +108,9 @@ type Config struct {
 	Secure         bool             // cookie Secure flag (SESSION_SECURE)
 	BindIP         bool             // SESSION_BIND_IP
 	CSRF           bool             // CSRF_TOKENS: Create generates a token (32 random bytes, base64url) into the session
+	Secret         []byte           // SESSION_SECRET: the keys that seal records and index them by id; required
 	TouchInterval  time.Duration    // 0: min(15 min, IdleTimeout/4, MaxAge/4): how stale lastAccessedAt may be on disk
+	MaxPerUser     int              // 0: DefaultMaxPerUser
 	Now            func() time.Time // nil: time.Now
 	Logger         *slog.Logger     // nil: discard
 }
@@ -124,6 +131,9 @@ func (c Config) withDefaults() Config {
 		// alive (see Validate).
 		c.TouchInterval = min(MaxTouchInterval, c.IdleTimeout/4, c.MaxAge/4)
 	}
+	if c.MaxPerUser <= 0 {
+		c.MaxPerUser = DefaultMaxPerUser
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -136,12 +146,16 @@ func (c Config) withDefaults() Config {
 // Manager creates, validates and ends sessions. It is safe for concurrent
 // use.
 type Manager struct {
-	store *storage.Store
-	tab   *storage.Table[Session]
-	cfg   Config
-	log   *slog.Logger
+	store  *storage.Store
+	tab    *storage.Table[record]
+	legacy *storage.Table[Session] // sessions in clear, from before they were sealed
+	ended  *storage.Table[Ended]   // per user: sessions ended by MaxPerUser
+	keys   keys
+	cfg    Config
+	log    *slog.Logger
 
-	// mu guards entries: the in-memory state of sessions met since start.
+	// mu guards entries: the in-memory state of sessions met since start,
+	// by record id (key).
 	// It is never held while calling the store, and the store never calls
 	// back, so the two locks never nest.
 	mu      sync.RWMutex
@@ -159,12 +173,14 @@ type Manager struct {
 	afterTick func()
 }
 
-// New returns a Manager keeping its sessions in st. It registers the
-// "sessions" table on st, so it must be called before st.Open.
+// New returns a Manager keeping its sessions in st. It registers its
+// tables on st, so it must be called before st.Open; after st.Open, call
+// ConvertLegacy once. It panics without cfg.Secret.
 func New(st *storage.Store, cfg Config) *Manager {
 	cfg = cfg.withDefaults()
 	m := &Manager{
 		store:   st,
+		keys:    newKeys(cfg.Secret),
 		cfg:     cfg,
 		log:     cfg.Logger,
 		entries: make(map[string]*entry),
@@ -173,14 +189,68 @@ func New(st *storage.Store, cfg Config) *Manager {
 			return t.C, t.Stop
 		},
 	}
-	m.tab = storage.Register(st, "sessions", storage.TableConfig[Session]{
-		ID: func(s *Session) string { return s.ID },
+	m.tab = storage.Register(st, "sessions_sealed", storage.TableConfig[record]{
+		ID: func(r *record) string { return r.ID },
 		// Only absolute expiry: the idle check needs the in-memory
 		// lastAccessedAt, which the store does not see.
-		Expired: func(s *Session, now time.Time) bool { return now.After(s.ExpiresAt) },
-		Index:   map[string]func(*Session) string{"user": func(s *Session) string { return s.UserID }},
+		Expired: func(r *record, now time.Time) bool { return now.After(r.ExpiresAt) },
+		Index:   map[string]func(*record) string{"user": func(r *record) string { return r.UserID }},
+	})
+	m.legacy = storage.Register(st, legacyTable, storage.TableConfig[Session]{
+		ID: func(s *Session) string { return s.ID },
+	})
+	m.ended = storage.Register(st, "sessions_ended", storage.TableConfig[Ended]{
+		ID: func(e *Ended) string { return e.UserID },
 	})
 	return m
+}
+
+// Ended tells a user that sessions of theirs were ended to make room for
+// new ones (Config.MaxPerUser): how many in all, and when the last was.
+// The session list shows it, so a user whose old sessions vanish learns
+// why, and one who did not sign in that often learns someone else did.
+type Ended struct {
+	UserID string    `json:"userId"`
+	Count  int       `json:"count"`
+	LastAt time.Time `json:"lastAt"`
+}
+
+// ConvertLegacy seals the sessions an older version kept in clear and
+// compacts the store so that no line holding them is left; it returns how
+// many it sealed. Call it once after the store opens.
+func (m *Manager) ConvertLegacy() (int, error) { return m.convert() }
+
+// EndedByLimit returns what Ended holds for userID, if any.
+func (m *Manager) EndedByLimit(userID string) (Ended, bool) {
+	return m.ended.Get(userID)
+}
+
+// MaxPerUser is how many sessions a user may hold.
+func (m *Manager) MaxPerUser() int { return m.cfg.MaxPerUser }
+
+// capOps are the ops that end the oldest sessions of userID so that one
+// more fits within MaxPerUser, and note them in Ended.
+func (m *Manager) capOps(userID string, now time.Time) ([]storage.Op, []string) {
+	held := m.tab.Find("user", userID)
+	over := len(held) - m.cfg.MaxPerUser + 1
+	if over <= 0 {
+		return nil, nil
+	}
+	slices.SortFunc(held, func(a, b record) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	ops := make([]storage.Op, 0, over+1)
+	ids := make([]string, 0, over)
+	for _, s := range held[:over] {
+		ops = append(ops, m.tab.DeleteIfExists(s.ID, nil))
+		ids = append(ids, s.ID)
+	}
+	e, _ := m.ended.Get(userID)
+	e.UserID, e.Count, e.LastAt = userID, e.Count+over, now
+	return append(ops, m.ended.Put(e)), ids
 }
 
 // Create starts a session for userID and returns it once it is durable.
@@ -210,8 +280,15 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 		rand.Read(b[:]) // never returns an error; it crashes the program instead
 		s.CSRFToken = base64.RawURLEncoding.EncodeToString(b[:])
 	}
-	if err := m.store.Commit(m.tab.Insert(s)); err != nil {
+	ops, ended := m.capOps(userID, now)
+	if err := m.store.Commit(append(ops, m.tab.Insert(m.seal(s)))...); err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	for _, id := range ended {
+		m.forget(id)
+	}
+	if len(ended) > 0 {
+		m.log.Info("oldest sessions ended: too many for one user", "user_id", userID, "ended", len(ended), "limit", m.cfg.MaxPerUser)
 	}
 	return s, nil
 }
@@ -232,11 +309,15 @@ func truncate(s string, n int) string {
 // Get returns the session with id as stored, expired or not, with its
 // in-memory lastAccessedAt.
 func (m *Manager) Get(id string) (Session, bool) {
-	s, ok := m.tab.Get(id)
+	r, ok := m.tab.Get(m.key(id))
 	if !ok {
 		return Session{}, false
 	}
-	s.LastAccessedAt = m.lastAccess(&s)
+	s, err := m.open(r)
+	if err != nil {
+		return Session{}, false
+	}
+	s.LastAccessedAt = m.lastAccess(r.ID, r.LastAccessedAt)
 	return s, true
 }
 
@@ -247,14 +328,15 @@ func (m *Manager) Get(id string) (Session, bool) {
 // with the batch of the commits ahead of it, where plain Delete would fail
 // before that batch is written).
 func (m *Manager) Delete(id string) error {
-	if _, ok := m.tab.Get(id); !ok {
+	key := m.key(id)
+	if _, ok := m.tab.Get(key); !ok {
 		return ErrNotFound // memory drops a record only once its deletion is durable
 	}
 	var found bool
-	if err := m.store.Commit(m.tab.DeleteIfExists(id, &found)); err != nil {
+	if err := m.store.Commit(m.tab.DeleteIfExists(key, &found)); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
-	m.forget(id)
+	m.forget(key)
 	if !found {
 		return ErrNotFound
 	}
@@ -265,10 +347,14 @@ func (m *Manager) Delete(id string) error {
 // one durable Commit, and returns how many it ended. Sessions that others
 // delete meanwhile are left to them; they are gone either way.
 func (m *Manager) DeleteUser(userID, keep string) (int, error) {
+	keepKey := ""
+	if keep != "" {
+		keepKey = m.key(keep)
+	}
 	var ids []string
-	for _, s := range m.tab.Find("user", userID) {
-		if s.ID != keep {
-			ids = append(ids, s.ID)
+	for _, r := range m.tab.Find("user", userID) {
+		if r.ID != keepKey {
+			ids = append(ids, r.ID)
 		}
 	}
 	if len(ids) == 0 {
@@ -287,9 +373,14 @@ func (m *Manager) DeleteUser(userID, keep string) (int, error) {
 func (m *Manager) List(userID string) []Session {
 	now := m.cfg.Now()
 	var out []Session
-	for _, s := range m.tab.Find("user", userID) {
-		s.LastAccessedAt = m.lastAccess(&s)
-		if !m.active(&s, now) {
+	for _, r := range m.tab.Find("user", userID) {
+		r.LastAccessedAt = m.lastAccess(r.ID, r.LastAccessedAt)
+		if !m.active(r.ExpiresAt, r.LastAccessedAt, now) {
+			continue
+		}
+		s, err := m.open(r)
+		if err != nil {
+			m.log.Error("session record does not open", "user_id", userID, "err", err)
 			continue
 		}
 		s.CSRFToken = ""
@@ -304,8 +395,9 @@ func (m *Manager) List(userID string) []Session {
 	return out
 }
 
-// active reports whether s, whose LastAccessedAt is the in-memory one, is
-// neither past its expiry nor idle beyond the idle timeout at now.
-func (m *Manager) active(s *Session, now time.Time) bool {
-	return !now.After(s.ExpiresAt) && now.Sub(s.LastAccessedAt) <= m.cfg.IdleTimeout
+// active reports whether a session expiring at expires and last accessed
+// (in memory) at last is neither past its expiry nor idle beyond the idle
+// timeout at now.
+func (m *Manager) active(expires, last, now time.Time) bool {
+	return !now.After(expires) && now.Sub(last) <= m.cfg.IdleTimeout
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,9 @@ func (s *syncBuffer) String() string {
 
 // newEnv opens a Manager with cfg (its Now and Logger are set here) on a
 // store that does not fsync.
+// testSecret is the SESSION_SECRET of the tests.
+var testSecret = []byte("0123456789abcdef0123456789abcdef")
+
 func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
 	return newEnvSync(t, cfg, storage.SyncNone)
@@ -79,6 +83,9 @@ func newEnvSync(t testing.TB, cfg Config, mode storage.SyncMode) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), sync: mode, clk: newClock(), logs: new(syncBuffer)}
 	cfg.Now = e.clk.Now
+	if cfg.Secret == nil {
+		cfg.Secret = testSecret
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.cfg = cfg
 	e.open()
@@ -124,7 +131,15 @@ func (e *env) create(userID string) Session {
 // stored returns the record as it is on disk (in the store's durable state),
 // not overlaid with the in-memory lastAccessedAt.
 func (e *env) stored(id string) (Session, bool) {
-	return e.m.tab.Get(id)
+	r, ok := e.m.tab.Get(e.m.key(id))
+	if !ok {
+		return Session{}, false
+	}
+	s, err := e.m.open(r)
+	if err != nil {
+		e.t.Fatalf("stored %s does not open: %v", id, err)
+	}
+	return s, true
 }
 
 func TestCreate(t *testing.T) {
@@ -532,5 +547,40 @@ func TestConfigDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
 	if c.MaxAge != 7*24*time.Hour || c.IdleTimeout != 24*time.Hour || c.RenewThreshold != 24*time.Hour {
 		t.Errorf("defaults %v %v %v, want 7 days, 24 h, 24 h", c.MaxAge, c.IdleTimeout, c.RenewThreshold)
+	}
+}
+
+// TestMaxPerUser: a user holds at most MaxPerUser sessions; a new one
+// ends the oldest in the same write, the count of ended sessions is kept
+// (durably) for the session list, and other users are untouched.
+func TestMaxPerUser(t *testing.T) {
+	e := newEnv(t, Config{MaxPerUser: 3})
+	other := e.create("other")
+	var ids []string
+	for range 5 {
+		ids = append(ids, e.create("u").ID)
+		e.clk.Add(time.Second)
+	}
+	var got []string
+	for _, s := range e.m.List("u") {
+		got = append(got, s.ID)
+	}
+	if want := []string{ids[4], ids[3], ids[2]}; !slices.Equal(got, want) {
+		t.Fatalf("sessions of u: got %v, want the newest 3 %v", got, want)
+	}
+	for _, id := range ids[:2] {
+		if _, _, err := e.m.Validate(id, homeIP); err == nil {
+			t.Errorf("ended session %s still valid", id)
+		}
+	}
+	ended, ok := e.m.EndedByLimit("u")
+	if !ok || ended.Count != 2 || ended.UserID != "u" {
+		t.Fatalf("EndedByLimit: got %+v, %v; want 2 for u", ended, ok)
+	}
+	if _, ok := e.m.EndedByLimit("other"); ok {
+		t.Error("other user told of ended sessions")
+	}
+	if _, ok := e.m.Get(other.ID); !ok {
+		t.Error("another user's session was ended")
 	}
 }

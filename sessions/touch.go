@@ -17,6 +17,9 @@ import (
 type entry struct {
 	last     atomic.Int64 // Unix ns of the latest access seen since start; 0: none
 	renewing atomic.Bool  // a sliding renewal of this session is being written
+	// opened is the record's sealed part once opened: it never changes for
+	// a session, so a request opens it once, not every time.
+	opened atomic.Pointer[secretFields]
 
 	mu        sync.Mutex
 	warned    netip.Prefix // the foreign network last logged as suspicious
@@ -71,26 +74,26 @@ func (m *Manager) forget(ids ...string) {
 	m.mu.Unlock()
 }
 
-// lastAccess returns the later of s's stored lastAccessedAt and the
-// in-memory one.
-func (m *Manager) lastAccess(s *Session) time.Time {
-	if e := m.lookup(s.ID); e != nil {
-		if n := e.last.Load(); n > s.LastAccessedAt.UnixNano() {
+// lastAccess returns the later of the stored lastAccessedAt of the
+// record with key and the in-memory one.
+func (m *Manager) lastAccess(key string, stored time.Time) time.Time {
+	if e := m.lookup(key); e != nil {
+		if n := e.last.Load(); n > stored.UnixNano() {
 			return time.Unix(0, n).UTC()
 		}
 	}
-	return s.LastAccessedAt
+	return stored
 }
 
 // Touch sets the in-memory lastAccessedAt of the session with id to now. It
 // writes nothing: Flush does. It returns ErrNotFound if there is no such
 // session.
 func (m *Manager) Touch(id string) error {
-	s, ok := m.tab.Get(id)
+	r, ok := m.tab.Get(m.key(id))
 	if !ok {
 		return ErrNotFound
 	}
-	m.entry(s.ID).touch(m.cfg.Now())
+	m.entry(r.ID).touch(m.cfg.Now())
 	return nil
 }
 
@@ -165,7 +168,7 @@ func (m *Manager) flush(lag time.Duration) error {
 func (m *Manager) writeAccess(todo []flushUpdate) error {
 	ops := make([]storage.Op, 0, len(todo))
 	for _, u := range todo {
-		ops = append(ops, m.tab.UpdateIfExists(u.id, func(s *Session) error {
+		ops = append(ops, m.tab.UpdateIfExists(u.id, func(s *record) error {
 			if t := time.Unix(0, u.at).UTC(); t.After(s.LastAccessedAt) {
 				s.LastAccessedAt = t
 			}

@@ -97,7 +97,7 @@ func TestFlushDeleted(t *testing.T) {
 	if err := e.m.Delete(s.ID); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
-	e.m.entry(s.ID).touch(e.clk.Now())
+	e.m.entry(e.m.key(s.ID)).touch(e.clk.Now())
 
 	if err := e.m.Flush(); err != nil {
 		t.Fatalf("Flush: %v", err)
@@ -105,7 +105,7 @@ func TestFlushDeleted(t *testing.T) {
 	if _, ok := e.m.Get(s.ID); ok {
 		t.Error("Flush brought a deleted session back")
 	}
-	if e.m.lookup(s.ID) != nil {
+	if e.m.lookup(e.m.key(s.ID)) != nil {
 		t.Error("Flush kept the entry of a deleted session")
 	}
 	if d, _ := e.stored(live.ID); !d.LastAccessedAt.Equal(e.clk.Now()) {
@@ -117,7 +117,7 @@ func TestFlushDeleted(t *testing.T) {
 	e.m.Delete(gone.ID)
 	e.clk.Add(time.Minute)
 	at := e.clk.Now().UnixNano()
-	if err := e.m.writeAccess([]flushUpdate{{live.ID, at}, {gone.ID, at}}); err != nil {
+	if err := e.m.writeAccess([]flushUpdate{{e.m.key(live.ID), at}, {e.m.key(gone.ID), at}}); err != nil {
 		t.Fatalf("writeAccess with a deleted session: %v", err)
 	}
 	if _, ok := e.m.Get(gone.ID); ok {

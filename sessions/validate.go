@@ -24,18 +24,25 @@ import (
 // durably, and renewed is true so the caller sends the cookie again (a
 // renewal that would extend expiresAt by less than TouchInterval is
 // skipped, so a threshold above MaxAge cannot cost a write per request). The
-// common case, a valid session that needs no renewal, writes nothing and
-// allocates nothing.
+// common case, a valid session that needs no renewal, writes nothing; it
+// computes the HMAC that finds the record (the id is never stored) and
+// opens the record's sealed part only the first time the session is met.
 func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, err error) {
 	if !httpx.IsUUID(id) {
 		return Session{}, false, ErrInvalid
 	}
-	s, ok := m.tab.Get(id)
+	r, ok := m.tab.Get(m.key(id))
 	if !ok {
 		return Session{}, false, ErrInvalid
 	}
+	key := r.ID
+	e := m.lookup(key)
+	s, err = m.openCached(r, e)
+	if err != nil {
+		m.log.Error("session record does not open", "user_id", r.UserID, "err", err)
+		return Session{}, false, ErrInvalid
+	}
 	now := m.cfg.Now()
-	e := m.lookup(s.ID)
 	last := s.LastAccessedAt
 	if e != nil {
 		if n := e.last.Load(); n > last.UnixNano() {
@@ -43,18 +50,20 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 		}
 	}
 	if now.After(s.ExpiresAt) {
-		m.expire(&s, "expired")
+		m.expire(key, &s, "expired")
 		return Session{}, false, ErrExpired
 	}
 	if now.Sub(last) > m.cfg.IdleTimeout {
-		m.expire(&s, "idle")
+		m.expire(key, &s, "idle")
 		return Session{}, false, ErrExpired
 	}
-	if !m.addressOK(&s, e, ip) {
+	if !m.addressOK(key, &s, e, ip) {
 		return Session{}, false, ErrInvalid
 	}
 	if e == nil {
-		e = m.entry(s.ID)
+		e = m.entry(key)
+		e.opened.Store(&secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
+			DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location})
 	}
 	e.touch(now)
 	if now.After(last) {
@@ -82,7 +91,7 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 		return s, false, nil
 	}
 	defer e.renewing.Store(false)
-	err = m.store.Commit(m.tab.Update(s.ID, func(r *Session) error {
+	err = m.store.Commit(m.tab.Update(key, func(r *record) error {
 		r.ExpiresAt = exp
 		// The write is made anyway: let lastAccessedAt ride along.
 		if now.After(r.LastAccessedAt) {
@@ -106,13 +115,13 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 // expire deletes a session met past its expiry or idle timeout. The request
 // is refused whether or not the delete is written: the session stays
 // expired, and the next request, Cleanup or compaction removes it.
-func (m *Manager) expire(s *Session, reason string) {
-	err := m.store.Commit(m.tab.DeleteIfExists(s.ID, nil))
+func (m *Manager) expire(key string, s *Session, reason string) {
+	err := m.store.Commit(m.tab.DeleteIfExists(key, nil))
 	if err != nil {
 		m.log.Error("cannot delete expired session", "user_id", s.UserID, "session_ref", Ref(s.ID), "reason", reason, "err", err)
 		return
 	}
-	m.forget(s.ID)
+	m.forget(key)
 	m.log.Info("session expired", "user_id", s.UserID, "session_ref", Ref(s.ID), "reason", reason)
 }
 
@@ -120,7 +129,7 @@ func (m *Manager) expire(s *Session, reason string) {
 // (outside the same /24 or /64) is logged as suspicious, once per foreign
 // network, since mobile clients move; with BindIP the session is deleted
 // and addressOK reports false.
-func (m *Manager) addressOK(s *Session, e *entry, ip netip.Addr) bool {
+func (m *Manager) addressOK(key string, s *Session, e *entry, ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
 	var created netip.Addr
 	if s.IPAddress != "" {
@@ -132,16 +141,16 @@ func (m *Manager) addressOK(s *Session, e *entry, ip netip.Addr) bool {
 	if m.cfg.BindIP {
 		m.log.Warn("suspicious session address", "user_id", s.UserID, "session_ref", Ref(s.ID),
 			"ip", ip, "created_ip", s.IPAddress, "action", "session deleted")
-		err := m.store.Commit(m.tab.DeleteIfExists(s.ID, nil))
+		err := m.store.Commit(m.tab.DeleteIfExists(key, nil))
 		if err != nil {
 			m.log.Error("cannot delete session", "user_id", s.UserID, "session_ref", Ref(s.ID), "err", err)
 		} else {
-			m.forget(s.ID)
+			m.forget(key)
 		}
 		return false
 	}
 	if e == nil {
-		e = m.entry(s.ID)
+		e = m.entry(key)
 	}
 	network := foreignNetwork(ip)
 	e.mu.Lock()

@@ -39,7 +39,7 @@ func TestValidateTouchesInMemory(t *testing.T) {
 	}
 
 	// A request that read the clock earlier cannot move lastAccessedAt back.
-	e.m.entry(s.ID).touch(now.Add(-time.Minute))
+	e.m.entry(e.m.key(s.ID)).touch(now.Add(-time.Minute))
 	if g, _ := e.m.Get(s.ID); !g.LastAccessedAt.Equal(now) {
 		t.Errorf("an older touch moved lastAccessedAt to %v", g.LastAccessedAt)
 	}
@@ -93,7 +93,7 @@ func TestValidateExpired(t *testing.T) {
 	if _, ok := e.m.Get(s.ID); ok {
 		t.Error("expired session not deleted")
 	}
-	if e.m.lookup(s.ID) != nil {
+	if e.m.lookup(e.m.key(s.ID)) != nil {
 		t.Error("in-memory state of expired session kept")
 	}
 	if _, _, err := e.m.Validate(s.ID, homeIP); !errors.Is(err, ErrInvalid) {
@@ -329,7 +329,7 @@ func TestValidateAddressWarnsOnce(t *testing.T) {
 // flushes: no deleted session comes back, and no in-memory state is left of
 // any of them.
 func TestValidateDeleteRace(t *testing.T) {
-	e := newEnv(t, Config{})
+	e := newEnv(t, Config{MaxPerUser: 100}) // many sessions of one user
 	var ids []string
 	for range 50 {
 		ids = append(ids, e.create("u").ID)
@@ -393,7 +393,7 @@ func benchEnv(b *testing.B, n int) (*env, []string) {
 				ExpiresAt: now.Add(DefaultMaxAge), IPAddress: homeIP.String(), UserAgent: "Mozilla/5.0",
 				Metadata: Metadata{LoginMethod: LoginPassword},
 			}
-			ops = append(ops, e.m.tab.Insert(s))
+			ops = append(ops, e.m.tab.Insert(e.m.seal(s)))
 			ids = append(ids, s.ID)
 		}
 		if err := e.store.Commit(ops...); err != nil {

@@ -14,6 +14,7 @@ const maxBatch = 1024
 type request struct {
 	ops     []Op
 	compact bool
+	probe   bool // CheckSpace
 	done    chan error
 }
 
@@ -142,9 +143,14 @@ func (s *Store) process(reqs []*request) int {
 	b.lb.reset(s.seq + 1)
 	b.ok = b.ok[:0]
 	failed := s.Err()
+	probe := false
 	for _, r := range reqs {
 		if r.compact {
 			compact = true
+			continue
+		}
+		if r.probe {
+			probe = true
 			continue
 		}
 		commits++
@@ -172,6 +178,14 @@ func (s *Store) process(reqs []*request) int {
 		}
 		clear(b.ok)
 	}
+	if probe {
+		err := s.probeSpace()
+		for _, r := range reqs {
+			if r.probe {
+				r.done <- err
+			}
+		}
+	}
 	if compact {
 		err := s.Err()
 		if err == nil {
@@ -182,7 +196,7 @@ func (s *Store) process(reqs []*request) int {
 				r.done <- err
 			}
 		}
-	} else if s.Err() == nil && s.shouldCompact() {
+	} else if s.Writable() == nil && s.shouldCompact() && !s.now().Before(s.noCompactUntil) {
 		if err := s.compact(); err != nil {
 			s.log.Error("automatic compaction failed", "err", err)
 		}
@@ -214,6 +228,7 @@ func (b *batch) add(r *request) error {
 func (s *Store) writeBatch() error {
 	line := s.b.lb.finish()
 	nops := int64(s.b.lb.nops)
+	size := s.stats.FileBytes // the writer's own field: the log's durable end
 	n, err := s.file.Write(line)
 	if err == nil && n < len(line) {
 		err = io.ErrShortWrite
@@ -221,16 +236,25 @@ func (s *Store) writeBatch() error {
 	s.count(0, int64(n))
 	if err != nil {
 		s.discardPending()
-		return s.fail(fmt.Errorf("write %s: %w", logName(s.gen), err))
+		err = fmt.Errorf("write %s: %w", logName(s.gen), err)
+		if isNoSpace(err) {
+			return s.noSpace(size, err)
+		}
+		return s.fail(err)
 	}
 	if s.opts.Sync == SyncFsync {
 		err = s.file.Sync()
 		s.count(1, 0)
 		if err != nil {
 			s.discardPending()
-			return s.fail(fmt.Errorf("fsync %s: %w", logName(s.gen), err))
+			err = fmt.Errorf("fsync %s: %w", logName(s.gen), err)
+			if isNoSpace(err) {
+				return s.noSpace(size, err)
+			}
+			return s.fail(err)
 		}
 	}
+	s.clearFull()
 	s.mu.Lock()
 	for _, t := range s.tables {
 		t.applyPending()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // shouldCompact reports whether dead records are at least half of the log
@@ -34,7 +35,7 @@ func (s *Store) compact() error {
 	tmp := final + ".tmp"
 	f, err := s.fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
-		return s.fail(fmt.Errorf("create %s: %w", tmp, err))
+		return s.compactFailed(fmt.Errorf("create %s: %w", tmp, err))
 	}
 	abort := func(err error) error {
 		f.Close()
@@ -62,7 +63,7 @@ func (s *Store) compact() error {
 		ids, err := t.writeLive(now, emit)
 		if ioErr != nil {
 			s.count(0, cw.n)
-			return abort(s.fail(fmt.Errorf("write %s: %w", tmp, ioErr)))
+			return abort(s.compactFailed(fmt.Errorf("write %s: %w", tmp, ioErr)))
 		}
 		if err != nil {
 			s.count(0, cw.n)
@@ -74,13 +75,13 @@ func (s *Store) compact() error {
 	err = bw.Flush()
 	s.count(0, cw.n)
 	if err != nil {
-		return abort(s.fail(fmt.Errorf("write %s: %w", tmp, err)))
+		return abort(s.compactFailed(fmt.Errorf("write %s: %w", tmp, err)))
 	}
 	if s.opts.Sync == SyncFsync {
 		err = f.Sync()
 		s.count(1, 0)
 		if err != nil {
-			return abort(s.fail(fmt.Errorf("fsync %s: %w", tmp, err)))
+			return abort(s.compactFailed(fmt.Errorf("fsync %s: %w", tmp, err)))
 		}
 	}
 	if err := s.fsys.Rename(tmp, final); err != nil {
@@ -118,6 +119,22 @@ func (s *Store) compact() error {
 	s.mu.Unlock()
 	s.log.Info("compacted the log", "file", logName(gen), "records", seq, "bytes", cw.n, "expired_dropped", dropped)
 	return nil
+}
+
+// compactNoSpaceBackoff is how long automatic compaction waits after one
+// ran out of space.
+const compactNoSpaceBackoff = 10 * time.Minute
+
+// compactFailed handles an error writing the compaction's temp file, which
+// the caller removes: the active log is untouched, so a full disk only
+// puts the store in the disk-full state (and postpones automatic
+// compaction); any other error fails it.
+func (s *Store) compactFailed(err error) error {
+	if isNoSpace(err) {
+		s.noCompactUntil = s.now().Add(compactNoSpaceBackoff)
+		return s.setFull(err)
+	}
+	return s.fail(err)
 }
 
 // countWriter counts the bytes written through it.

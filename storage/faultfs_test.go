@@ -24,6 +24,8 @@ type memFS struct {
 	counts map[string]int // operations so far, by kind
 	faults []fault
 
+	noSpace bool // every write fails with ENOSPC after writing half, as a full disk does
+
 	crashAt   int // crash at this operation; 0: never
 	crashed   bool
 	snapshots map[crashMode]*memFS
@@ -81,6 +83,14 @@ func (f *memFS) failAt(kind string, n int, err error) {
 	f.faults = append(f.faults, fault{kind, n, err})
 }
 
+// setNoSpace makes the disk full (every write fails with ENOSPC) or
+// gives the space back.
+func (f *memFS) setNoSpace(full bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noSpace = full
+}
+
 // begin counts an operation and returns the error it must fail with. For a
 // write that crashes or fails, torn says to write half of it first.
 func (f *memFS) begin(kind string) (err error, torn bool) {
@@ -100,6 +110,9 @@ func (f *memFS) begin(kind string) (err error, torn bool) {
 		if ft.kind == kind && ft.n == f.counts[kind] {
 			return ft.err, true
 		}
+	}
+	if f.noSpace && kind == "write" {
+		return syscall.ENOSPC, true
 	}
 	return nil, false
 }

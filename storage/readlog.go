@@ -86,14 +86,14 @@ func (r scanResult) TornBytes() int64 { return r.Size - r.End }
 // (starting at 1). fn's ops alias a buffer valid only during the call.
 // It reads r in chunks, so a log of any size takes little memory.
 //
-// At the first bad line it keeps reading, looking for any line with a valid
-// checksum after it, starting at any `{"crc":"` (not only at a line start:
-// a flipped newline merges two lines). If it finds none, the bad bytes are a
-// torn tail: the result says where the valid records end. If it finds one,
-// the bad line is damage and scanLog returns a *CorruptError for it, since
-// an acknowledged record would otherwise be skipped. A line with a valid
-// checksum but the wrong sequence number is damage too: a torn write cannot
-// produce it. An error from fn is returned as is.
+// Only an incomplete last line (no newline after it) is a torn tail: the
+// one write a crash can leave half done, never acknowledged. The result
+// says where the valid records end. Any complete line that is not a valid
+// record, the last one included, is damage, returned as a *CorruptError:
+// the store writes whole lines and acknowledges them once synced, so a bad
+// complete line is an acknowledged record the disk lost. A line with a
+// valid checksum but the wrong sequence number is damage too. An error
+// from fn is returned as is.
 func scanLog(r io.Reader, name string, fn func(off int64, seq uint64, ops []byte) error) (scanResult, error) {
 	return scanLines(newLineReader(r), name, fn)
 }
@@ -102,8 +102,6 @@ func scanLog(r io.Reader, name string, fn func(off int64, seq uint64, ops []byte
 // passed to fn are slices of its data.
 func scanLines(lr *lineReader, name string, fn func(off int64, seq uint64, ops []byte) error) (scanResult, error) {
 	var res scanResult
-	badOff := int64(-1)
-	badReason := ""
 	for {
 		line, off, complete, ok, err := lr.next()
 		if err != nil {
@@ -113,37 +111,24 @@ func scanLines(lr *lineReader, name string, fn func(off int64, seq uint64, ops [
 			break
 		}
 		res.Size = lr.off
-		from := 0 // where to look for a valid frame in a line after damage
-		if badOff < 0 {
-			reason := "incomplete last line"
-			if complete {
-				var seq uint64
-				var ops []byte
-				seq, ops, reason = parseLine(line)
-				if reason == "" {
-					if seq != res.LastSeq+1 {
-						return res, &CorruptError{File: name, Offset: off,
-							Reason: fmt.Sprintf("sequence number %d, want %d", seq, res.LastSeq+1)}
-					}
-					if err := fn(off, seq, ops); err != nil {
-						return res, err
-					}
-					res.Lines++
-					res.LastSeq = seq
-					res.End = lr.off
-					continue
-				}
-			}
-			badOff, badReason = off, reason
-			from = 1
+		if !complete {
+			res.Torn = "incomplete last line"
+			break
 		}
-		if p := findValidFrame(line, complete, from); p >= 0 {
-			return res, &CorruptError{File: name, Offset: badOff,
-				Reason: fmt.Sprintf("%s, and a valid record follows at offset %d", badReason, off+int64(p))}
+		seq, ops, reason := parseLine(line)
+		if reason != "" {
+			return res, &CorruptError{File: name, Offset: off, Reason: reason}
 		}
-	}
-	if badOff >= 0 {
-		res.Torn = badReason
+		if seq != res.LastSeq+1 {
+			return res, &CorruptError{File: name, Offset: off,
+				Reason: fmt.Sprintf("sequence number %d, want %d", seq, res.LastSeq+1)}
+		}
+		if err := fn(off, seq, ops); err != nil {
+			return res, err
+		}
+		res.Lines++
+		res.LastSeq = seq
+		res.End = lr.off
 	}
 	return res, nil
 }

@@ -97,8 +97,10 @@ func writeTestLog(t *testing.T, dir string) (string, []byte, [][]string) {
 }
 
 // TestTornTail cuts the log at every byte offset of its last two records,
-// and appends random and zero bytes: every case opens with exactly the
-// complete records, logs what it cut, and takes the next append.
+// and appends random and zero bytes: every case whose last line is
+// incomplete opens with exactly the complete records, logs what it cut,
+// and takes the next append; a tail that ends a line (a newline in it) is
+// damage, which Open refuses at the offset of that line.
 func TestTornTail(t *testing.T) {
 	src := t.TempDir()
 	_, full, groups := writeTestLog(t, src)
@@ -106,9 +108,10 @@ func TestTornTail(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 
 	type tcase struct {
-		name  string
-		data  []byte
-		lines int // complete lines in data
+		name   string
+		data   []byte
+		lines  int   // complete lines in data
+		damage int64 // offset of a complete bad line; -1: none
 	}
 	var cases []tcase
 	ends := append(slices.Clone(offs[1:]), len(full)) // where each line ends
@@ -119,7 +122,7 @@ func TestTornTail(t *testing.T) {
 				lines++
 			}
 		}
-		cases = append(cases, tcase{fmt.Sprintf("cut at %d", cut), full[:cut], lines})
+		cases = append(cases, tcase{fmt.Sprintf("cut at %d", cut), full[:cut], lines, -1})
 	}
 	tails := map[string][]byte{
 		"zero byte":   {0},
@@ -136,9 +139,13 @@ func TestTornTail(t *testing.T) {
 		tails[fmt.Sprintf("random %d", i)] = r
 	}
 	for name, tail := range tails {
-		cases = append(cases, tcase{"full+" + name, append(bytes.Clone(full), tail...), len(offs)})
+		fullDamage, cutDamage := int64(-1), int64(-1)
+		if bytes.IndexByte(tail, '\n') >= 0 {
+			fullDamage, cutDamage = int64(len(full)), int64(offs[len(offs)-1])
+		}
+		cases = append(cases, tcase{"full+" + name, append(bytes.Clone(full), tail...), len(offs), fullDamage})
 		mid := offs[len(offs)-1] + 10
-		cases = append(cases, tcase{"cut+" + name, append(bytes.Clone(full[:mid]), tail...), len(offs) - 1})
+		cases = append(cases, tcase{"cut+" + name, append(bytes.Clone(full[:mid]), tail...), len(offs) - 1, cutDamage})
 	}
 
 	for _, tc := range cases {
@@ -149,6 +156,13 @@ func TestTornTail(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			opts := Options{Sync: SyncNone, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+			if tc.damage >= 0 {
+				var ce *CorruptError
+				if err := newDB(dir, opts).s.Open(); !errors.As(err, &ce) || ce.Offset != tc.damage {
+					t.Fatalf("Open: got %v, want damage at offset %d", err, tc.damage)
+				}
+				return
+			}
 			db := openDB(t, dir, opts)
 			want := map[string]bool{}
 			for _, g := range groups[:tc.lines] {
@@ -299,7 +313,8 @@ func FuzzReadLog(f *testing.F) {
 		}
 		input := append(bytes.Clone(log), garbage...)
 		res, err := checkScan(t, input)
-		if !bytes.Contains(garbage, []byte(framePrefix)) {
+		if bytes.IndexByte(garbage, '\n') < 0 {
+			// No line of the garbage is complete: it is all torn tail.
 			if err != nil || res.Lines != lines || res.End != int64(len(log)) || res.TornBytes() != int64(len(garbage)) {
 				t.Fatalf("valid log of %d lines (%d bytes) + %q: got %+v, %v", lines, len(log), garbage, res, err)
 			}

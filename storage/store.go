@@ -104,6 +104,7 @@ type Store struct {
 	// writing only while it applies a durable batch.
 	mu     sync.RWMutex
 	failed error
+	full   error // ErrDiskFull while the disk is full; cleared by a write that fits
 	stats  Stats
 
 	// life guards the lifecycle and sending on reqs, so that Close cannot
@@ -127,6 +128,14 @@ type Store struct {
 	seq     uint64 // sequence number of its last line
 	fileOps int64  // ops in it
 	b       batch
+
+	lastProbe time.Time // owned by the writer: when probeSpace last wrote
+	fullSeen  bool      // owned by the writer: full may be set
+
+	// noCompactUntil postpones automatic compaction after one ran out of
+	// space, so that every batch does not write a whole new log to learn
+	// the disk is still full.
+	noCompactUntil time.Time
 }
 
 // New returns a store for dir, not yet open.

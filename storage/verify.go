@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 )
 
 // Report describes the newest log file of a store directory, as Verify
@@ -17,10 +16,16 @@ type Report struct {
 	Lines      int           // valid lines before any damage: each is one or more commits
 	Ops        int           // ops in those lines
 	ValidBytes int64         // bytes of those lines
-	TornBytes  int64         // bytes after them that are no record and have none after them: an unsynced tail, which Open cuts off
-	Damage     *CorruptError // the first damage that has valid records after it; nil if none
-	LinesAfter int           // valid lines after the damage, which a Repair cuts off too
-	CopiedTo   string        // Repair only: where the uncut original was saved; "" if nothing was cut
+	TornBytes  int64         // an incomplete last line after them: an unsynced tail, which Open cuts off
+	Damage     *CorruptError // the first damage: a complete line that is not a valid record; nil if none
+	LinesAfter int           // valid lines after the damage, which Repair keeps
+	CopiedTo   string        // Repair only: where the original was saved; "" if nothing was changed
+
+	// Repair and PlanRepair only: what the repaired log keeps and what
+	// it loses.
+	Kept     int         // valid lines kept, renumbered in order
+	Lost     []LostBytes // damaged bytes dropped, with what can be read of them
+	LostSeqs []uint64    // sequence numbers missing between the kept lines
 }
 
 // Verify reads the newest log in dir and reports what it holds: valid
@@ -109,59 +114,6 @@ func countValidAfter(fsys FS, path string, offset int64) (int, error) {
 			n++
 		}
 	}
-}
-
-// Repair takes dir's lock, so it refuses to run beside a server, and cuts
-// the newest log at its first damage, or at its torn tail, so that the store
-// opens with the records before that point. Everything after the cut is
-// lost to the store, so it is for an operator who has read Verify's report.
-//
-// The uncut original is first copied to <file>.damaged-<UTC time> (fsynced,
-// mode 0600), never deleted. It is copied rather than renamed aside because
-// a crash between two renames could leave a directory with no log at all,
-// which would open as an empty store. A log with neither damage nor a torn
-// tail is left alone. fsys nil means the operating system.
-func Repair(fsys FS, dir string) (Report, error) {
-	if fsys == nil {
-		fsys = osFS{}
-	}
-	lock, err := lockDir(fsys, dir)
-	if err != nil {
-		return Report{}, err
-	}
-	defer lock.Close()
-	rep, err := verify(fsys, dir)
-	if err != nil && rep.Damage == nil {
-		return rep, err
-	}
-	cut := rep.ValidBytes
-	if rep.Damage != nil {
-		cut = rep.Damage.Offset
-	} else if rep.TornBytes == 0 {
-		return rep, nil
-	}
-	rep.CopiedTo = rep.File + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
-	if err := copyFile(fsys, rep.File, rep.CopiedTo); err != nil {
-		return rep, fmt.Errorf("storage: repair: save original: %w", err)
-	}
-	if err := fsys.SyncDir(dir); err != nil {
-		return rep, fmt.Errorf("storage: repair: %w", err)
-	}
-	f, err := fsys.OpenFile(rep.File, os.O_RDWR, 0)
-	if err != nil {
-		return rep, fmt.Errorf("storage: repair: %w", err)
-	}
-	err = f.Truncate(cut)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return rep, fmt.Errorf("storage: repair: cut %s: %w", rep.File, err)
-	}
-	return rep, nil
 }
 
 // copyFile copies src to a new file dst (0600) and fsyncs it.

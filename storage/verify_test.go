@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -19,7 +20,7 @@ func TestVerifyBesideRunningStore(t *testing.T) {
 		t.Fatalf("Verify: %v", err)
 	}
 	want := Report{File: filepath.Join(dir, logName(1)), Lines: 2, Ops: 3, ValidBytes: db.s.Stats().FileBytes}
-	if rep != want {
+	if !reflect.DeepEqual(rep, want) {
 		t.Errorf("Verify: got %+v, want %+v", rep, want)
 	}
 	// The store still works: Verify took no lock.
@@ -28,7 +29,7 @@ func TestVerifyBesideRunningStore(t *testing.T) {
 
 func TestVerifyEmptyDir(t *testing.T) {
 	rep, err := Verify(nil, t.TempDir())
-	if err != nil || rep != (Report{}) {
+	if err != nil || !reflect.DeepEqual(rep, Report{}) {
 		t.Errorf("Verify of an empty dir: got %+v, %v; want an empty report", rep, err)
 	}
 	if _, err := Verify(nil, filepath.Join(t.TempDir(), "missing")); !errors.Is(err, os.ErrNotExist) {
@@ -94,13 +95,12 @@ func TestVerifyAndRepairDamage(t *testing.T) {
 	if fi, err := os.Stat(rep.CopiedTo); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("saved original mode: %v, %v; want 600", fi.Mode().Perm(), err)
 	}
-	if cut, _ := os.ReadFile(path); !bytes.Equal(cut, full[:offs[1]]) {
-		t.Errorf("repaired log: got %q, want the first line", cut)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the damaged generation is still in place: %v", err)
 	}
-
 	db := openDB(t, dir, Options{Sync: SyncNone, CompactMinBytes: 1})
-	if got := db.users.Len(); got != 1 {
-		t.Errorf("after repair: %d users, want 1", got)
+	if got := db.users.Len(); got != 5 {
+		t.Errorf("after repair: %d users, want the 5 of the intact lines", got)
 	}
 	mustCommit(t, db.s, db.users.Put(user{ID: "new", Email: "new@x"}))
 	if err := db.s.Compact(); err != nil {

@@ -1,0 +1,92 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestHashQueueBoundedAndFair: with one hashing slot busy, logins wait in
+// the order they came; once queuePerSlot wait, the next login is refused
+// at once with 503 and Retry-After instead of queueing behind them, and a
+// login that comes after the queue drained is served.
+func TestHashQueueBoundedAndFair(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, func(s *setup) { s.hashJobs = 1; s.cfg.RateLimit = 1000 })
+		e.register("victim@example.com", "Victim")
+		gate := make(chan struct{})
+		var mu sync.Mutex
+		var order []string
+		e.h.hasher.argon = func(password, salt []byte, p Params) []byte {
+			<-gate
+			mu.Lock()
+			order = append(order, string(password))
+			mu.Unlock()
+			return idKey(password, salt, p)
+		}
+		var wg sync.WaitGroup
+		statuses := make([]int, queuePerSlot+1)
+		for i := range queuePerSlot + 1 { // one hashing, queuePerSlot waiting
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := e.send(request{method: "POST", path: "/v1/auth/login", ip: fmt.Sprintf("203.0.113.%d", i+1),
+					body: map[string]string{"email": "nobody@example.com", "password": fmt.Sprintf("attempt-%02d", i)}})
+				statuses[i] = r.status
+			}()
+			synctest.Wait() // each is queued before the next arrives
+		}
+		r := e.send(request{method: "POST", path: "/v1/auth/login", ip: "198.51.100.9",
+			body: map[string]string{"email": "victim@example.com", "password": testPassword}})
+		r.wantError(t, http.StatusServiceUnavailable, "service unavailable")
+		if got := r.header.Get("Retry-After"); got != "2" {
+			t.Errorf("Retry-After: got %q, want 2", got)
+		}
+		close(gate)
+		wg.Wait()
+		for i, s := range statuses {
+			if s != http.StatusUnauthorized {
+				t.Errorf("queued login %d: got %d, want 401", i, s)
+			}
+		}
+		for i, pw := range order {
+			if want := fmt.Sprintf("attempt-%02d", i); pw != want {
+				t.Fatalf("hash %d ran for %q, want %q (arrival order)", i, pw, want)
+			}
+		}
+		e.send(request{method: "POST", path: "/v1/auth/login", ip: "198.51.100.9",
+			body: map[string]string{"email": "victim@example.com", "password": testPassword}}).wantStatus(t, http.StatusOK)
+	})
+}
+
+// TestFIFOCancelledWaiter: a waiter whose request ends leaves the queue
+// and does not hold the slot it may have been handed.
+func TestFIFOCancelledWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newFIFO(1, 2)
+		if err := q.acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		errc := make(chan error, 1)
+		go func() { errc <- q.acquire(ctx) }()
+		synctest.Wait()
+		time.Sleep(2 * time.Second) // fake time: the waiter's request ends
+		if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("cancelled waiter: got %v, want DeadlineExceeded", err)
+		}
+		q.release()
+		if err := q.acquire(context.Background()); err != nil {
+			t.Fatalf("slot after the cancelled waiter left: got %v, want it free", err)
+		}
+		if q.waiting.Len() != 0 || q.free != 0 {
+			t.Errorf("got %d waiting, %d free; want 0, 0", q.waiting.Len(), q.free)
+		}
+	})
+}

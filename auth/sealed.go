@@ -1,0 +1,172 @@
+package auth
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"searchsvc/seal"
+	"searchsvc/storage"
+)
+
+// userRecord is a user as the main store holds it: the email and name
+// sealed (AES-256-GCM, bound to the id), and the email's keyed blind index
+// in clear for its uniqueness and for finding a user at login. Keys come
+// from CREDENTIALS_KEY, so a copy of the data directory (a backup) tells
+// nothing about who uses the service.
+type userRecord struct {
+	ID                string     `json:"id"`
+	EmailIndex        string     `json:"emailIndex"`
+	Sealed            []byte     `json:"sealed"` // userSecrets, sealed
+	Role              string     `json:"role"`
+	PasswordHash      string     `json:"passwordHash"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	UpdatedAt         time.Time  `json:"updatedAt"`
+	DeletedAt         *time.Time `json:"deletedAt,omitempty"`
+	PasswordChangedAt *time.Time `json:"passwordChangedAt,omitempty"`
+}
+
+func (r *userRecord) live() bool { return r.DeletedAt == nil }
+
+// userSecrets is the sealed part of a userRecord.
+type userSecrets struct {
+	Email string `json:"e"`
+	Name  string `json:"n"`
+}
+
+// legacyUsersTable is where users were kept, email and name in clear,
+// before they were sealed.
+const legacyUsersTable = "users"
+
+type userKeys struct {
+	box   *seal.Box
+	index *seal.Index
+}
+
+func newUserKeys(key []byte, previous ...[]byte) (userKeys, error) {
+	box, err := seal.NewBox("users seal", key, previous...)
+	if err != nil {
+		return userKeys{}, fmt.Errorf("users: %w", err)
+	}
+	return userKeys{box: box, index: seal.NewIndex("users email index", key)}, nil
+}
+
+func (u *Users) seal(usr User) userRecord {
+	b, _ := json.Marshal(userSecrets{Email: usr.Email, Name: usr.Name})
+	return userRecord{ID: usr.ID, EmailIndex: u.keys.index.Sum(usr.Email), Sealed: u.keys.box.Seal(b, []byte(usr.ID)),
+		Role: usr.Role, PasswordHash: usr.PasswordHash, CreatedAt: usr.CreatedAt, UpdatedAt: usr.UpdatedAt,
+		DeletedAt: usr.DeletedAt, PasswordChangedAt: usr.PasswordChangedAt}
+}
+
+// open is the user rec holds; false if its sealed part does not open
+// (damage, or a CREDENTIALS_KEY that never sealed it), which is logged
+// by ConvertUsers at start.
+//
+// An opened email and name are kept with the sealed bytes they came from
+// (one entry per user), so authenticating a request does not open the
+// user's record again: a record re-sealed or replaced has other bytes.
+func (u *Users) open(rec userRecord) (User, bool) {
+	if v, ok := u.opened.Load(rec.ID); ok {
+		if o := v.(*openedUser); len(o.sealed) > 0 && len(o.sealed) == len(rec.Sealed) && &o.sealed[0] == &rec.Sealed[0] {
+			return o.user(rec), true
+		}
+	}
+	usr, _, err := u.openCurrent(rec)
+	if err != nil {
+		return User{}, false
+	}
+	u.opened.Store(rec.ID, &openedUser{sealed: rec.Sealed, email: usr.Email, name: usr.Name})
+	return usr, true
+}
+
+// openedUser is what open keeps of an opened record.
+type openedUser struct {
+	sealed      []byte // the record's Sealed it was opened from (the same array)
+	email, name string
+}
+
+func (o *openedUser) user(rec userRecord) User {
+	return User{ID: rec.ID, Email: o.email, Name: o.name, Role: rec.Role, PasswordHash: rec.PasswordHash,
+		CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, DeletedAt: rec.DeletedAt,
+		PasswordChangedAt: rec.PasswordChangedAt}
+}
+
+func (u *Users) openCurrent(rec userRecord) (User, bool, error) {
+	b, current, err := u.keys.box.Open(rec.Sealed, []byte(rec.ID))
+	if err != nil {
+		return User{}, false, err
+	}
+	var s userSecrets
+	if err := json.Unmarshal(b, &s); err != nil {
+		return User{}, false, fmt.Errorf("%w: %v", seal.ErrOpen, err)
+	}
+	return User{ID: rec.ID, Email: s.Email, Name: s.Name, Role: rec.Role, PasswordHash: rec.PasswordHash,
+		CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, DeletedAt: rec.DeletedAt,
+		PasswordChangedAt: rec.PasswordChangedAt}, current, nil
+}
+
+// ConvertUsers brings every user under the current CREDENTIALS_KEY: users
+// an older version stored in clear are sealed, and users sealed under a
+// previous key (CREDENTIALS_KEY_PREVIOUS) are sealed again and their email
+// index recomputed, since it is keyed by the current key too. If anything
+// changed, the store is compacted so that no line of the old form is left
+// in its log. It returns how many users it converted. The server runs it
+// at start and `rotate-key` with the other re-sealing.
+func (u *Users) ConvertUsers() (int, error) {
+	var ops []storage.Op
+	n := 0
+	flush := func() error {
+		if len(ops) == 0 {
+			return nil
+		}
+		err := u.st.Commit(ops...)
+		ops = ops[:0]
+		return err
+	}
+	var legacy []User
+	u.legacy.Scan(func(usr User) bool {
+		legacy = append(legacy, usr)
+		return true
+	})
+	for _, usr := range legacy {
+		ops = append(ops, u.legacy.DeleteIfExists(usr.ID, nil), u.users.Put(u.seal(usr)))
+		n++
+		if len(ops) >= 1024 {
+			if err := flush(); err != nil {
+				return n, fmt.Errorf("seal users: %w", err)
+			}
+		}
+	}
+	var stale []userRecord
+	var broken int
+	u.users.Scan(func(rec userRecord) bool {
+		if _, current, err := u.openCurrent(rec); err != nil {
+			broken++
+		} else if !current {
+			stale = append(stale, rec)
+		}
+		return true
+	})
+	if broken > 0 {
+		return n, fmt.Errorf("%d users do not open under CREDENTIALS_KEY or CREDENTIALS_KEY_PREVIOUS", broken)
+	}
+	for _, rec := range stale {
+		usr, _, _ := u.openCurrent(rec)
+		ops = append(ops, u.users.Put(u.seal(usr)))
+		n++
+		if len(ops) >= 1024 {
+			if err := flush(); err != nil {
+				return n, fmt.Errorf("re-seal users: %w", err)
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return n, fmt.Errorf("seal users: %w", err)
+	}
+	if n > 0 {
+		if err := u.st.Compact(); err != nil {
+			return n, fmt.Errorf("compact after sealing users: %w", err)
+		}
+	}
+	return n, nil
+}

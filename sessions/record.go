@@ -1,0 +1,144 @@
+package sessions
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"searchsvc/seal"
+	"searchsvc/storage"
+)
+
+// record is a session as the session store holds it. Nothing in it is a
+// credential or personal in clear: the table id is a keyed HMAC of the
+// session id (a stolen log or backup yields no cookie to present), and the
+// id itself, the CSRF token, the client address, the user agent and the
+// device are sealed, bound to that key. What stays in clear is what
+// expiry, the per-user index and the idle clock need.
+type record struct {
+	ID             string    `json:"key"` // index.Sum(session id)
+	UserID         string    `json:"userId"`
+	CreatedAt      time.Time `json:"createdAt"`
+	LastAccessedAt time.Time `json:"lastAccessedAt"`
+	ExpiresAt      time.Time `json:"expiresAt"`
+	LoginMethod    string    `json:"loginMethod"`
+	Sealed         []byte    `json:"sealed"` // secretFields, sealed
+}
+
+// secretFields are the sealed part of a record.
+type secretFields struct {
+	ID         string `json:"i"`
+	CSRFToken  string `json:"c,omitempty"`
+	IPAddress  string `json:"a,omitempty"`
+	UserAgent  string `json:"u,omitempty"`
+	DeviceName string `json:"d,omitempty"`
+	Location   string `json:"l,omitempty"`
+}
+
+// keys are the Manager's keys, derived from SESSION_SECRET.
+type keys struct {
+	index *seal.Index
+	box   *seal.Box
+}
+
+func newKeys(secret []byte) keys {
+	if len(secret) == 0 {
+		panic("sessions: Config.Secret is required")
+	}
+	box, err := seal.NewBox("sessions seal", secret)
+	if err != nil {
+		panic(err)
+	}
+	return keys{index: seal.NewIndex("sessions index", secret), box: box}
+}
+
+// key is the table id of the session with id.
+func (m *Manager) key(id string) string { return m.keys.index.Sum(id) }
+
+// seal is s as stored.
+func (m *Manager) seal(s Session) record {
+	r := record{ID: m.key(s.ID), UserID: s.UserID, CreatedAt: s.CreatedAt, LastAccessedAt: s.LastAccessedAt,
+		ExpiresAt: s.ExpiresAt, LoginMethod: s.Metadata.LoginMethod}
+	b, _ := json.Marshal(secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
+		DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location})
+	r.Sealed = m.keys.box.Seal(b, []byte(r.ID))
+	return r
+}
+
+// open is the session r holds, or an error if its sealed part does not
+// open (damage, or a SESSION_SECRET other than the one that sealed it)
+// or does not belong to its key.
+func (m *Manager) open(r record) (Session, error) {
+	f, err := m.openFields(r)
+	if err != nil {
+		return Session{}, err
+	}
+	return m.session(r, f), nil
+}
+
+// openCached is open using, and filling, the opened fields kept in e.
+func (m *Manager) openCached(r record, e *entry) (Session, error) {
+	if e != nil {
+		if f := e.opened.Load(); f != nil {
+			return m.session(r, f), nil
+		}
+	}
+	f, err := m.openFields(r)
+	if err != nil {
+		return Session{}, err
+	}
+	if e != nil {
+		e.opened.Store(f)
+	}
+	return m.session(r, f), nil
+}
+
+func (m *Manager) openFields(r record) (*secretFields, error) {
+	b, _, err := m.keys.box.Open(r.Sealed, []byte(r.ID))
+	if err != nil {
+		return nil, fmt.Errorf("open session record: %w", err)
+	}
+	var f secretFields
+	if err := json.Unmarshal(b, &f); err != nil || m.key(f.ID) != r.ID {
+		return nil, fmt.Errorf("open session record: %w", seal.ErrOpen)
+	}
+	return &f, nil
+}
+
+// session is the Session of r and its opened fields.
+func (m *Manager) session(r record, f *secretFields) Session {
+	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: r.CreatedAt, LastAccessedAt: r.LastAccessedAt,
+		ExpiresAt: r.ExpiresAt, IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
+		Metadata: Metadata{LoginMethod: r.LoginMethod, DeviceName: f.DeviceName, Location: f.Location}}
+}
+
+// legacyTable is where sessions were kept, in clear, before they were
+// sealed; convert moves them out at start.
+const legacyTable = "sessions"
+
+// convert seals every session still in the legacy table, in commits of
+// maxOps, and then compacts the store so that no line holding them in
+// clear is left in its log. It returns how many it moved.
+func (m *Manager) convert() (int, error) {
+	var old []Session
+	m.legacy.Scan(func(s Session) bool {
+		old = append(old, s)
+		return true
+	})
+	if len(old) == 0 {
+		return 0, nil
+	}
+	for i := 0; i < len(old); i += maxOps / 2 {
+		var ops []storage.Op
+		for _, s := range old[i:min(i+maxOps/2, len(old))] {
+			ops = append(ops, m.legacy.DeleteIfExists(s.ID, nil), m.tab.Put(m.seal(s)))
+		}
+		if err := m.store.Commit(ops...); err != nil {
+			return i, fmt.Errorf("seal sessions: %w", err)
+		}
+	}
+	if err := m.store.Compact(); err != nil {
+		return len(old), fmt.Errorf("compact after sealing sessions: %w", err)
+	}
+	return len(old), nil
+}

@@ -1,0 +1,114 @@
+package sessions
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// diskHolds reports which of secrets appear in any file under dir.
+func diskHolds(t *testing.T, dir string, secrets ...string) []string {
+	t.Helper()
+	var found []string
+	filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				found = append(found, filepath.Base(path)+": "+s)
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// TestNothingInClearOnDisk: a session's id (the cookie), its CSRF token,
+// address and user agent never reach the session store's files, while
+// everything works from them: validation, the list (which shows the id),
+// deletion, and a restart.
+func TestNothingInClearOnDisk(t *testing.T) {
+	e := newEnv(t, Config{CSRF: true})
+	s, err := e.m.Create("user-1", homeIP, "Mozilla/5.0 (Secret Browser)", LoginPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := e.create("user-1")
+	e.m.Flush()
+	secrets := []string{s.ID, s.CSRFToken, s.IPAddress, "Secret Browser", other.ID}
+	if found := diskHolds(t, e.dir, secrets...); len(found) > 0 {
+		t.Fatalf("in clear on disk: %v", found)
+	}
+	e.reopen()
+	got, _, err := e.m.Validate(s.ID, homeIP)
+	if err != nil || got.CSRFToken != s.CSRFToken || got.UserAgent != s.UserAgent || got.IPAddress != s.IPAddress {
+		t.Fatalf("after reopen: got %+v, %v; want the session with its token, agent and address", got, err)
+	}
+	list := e.m.List("user-1")
+	if len(list) != 2 || (list[0].ID != s.ID && list[1].ID != s.ID) {
+		t.Fatalf("List: got %+v, want both sessions with their ids", list)
+	}
+	if err := e.m.Delete(other.ID); err != nil {
+		t.Fatalf("Delete by id: %v", err)
+	}
+	// Another SESSION_SECRET finds nothing.
+	e.store.Close()
+	e.cfg.Secret = []byte("another secret, 32 bytes or more...")
+	e.open()
+	if _, _, err := e.m.Validate(s.ID, homeIP); err != ErrInvalid {
+		t.Errorf("Validate under another secret: got %v, want ErrInvalid", err)
+	}
+}
+
+// TestConvertLegacy: sessions an older version stored in clear are sealed
+// at start, keep working (their cookie, CSRF token and address), and no
+// file of the store holds them in clear afterwards.
+func TestConvertLegacy(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	old := Session{ID: "7d1f2c3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f", UserID: "user-1", CreatedAt: now, LastAccessedAt: now,
+		ExpiresAt: now.Add(DefaultMaxAge), IPAddress: "203.0.113.10", UserAgent: "Legacy Agent/1.0",
+		CSRFToken: "legacy-csrf-token-value", Metadata: Metadata{LoginMethod: LoginPassword}}
+	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
+	tab := storage.Register(st, legacyTable, storage.TableConfig[Session]{ID: func(s *Session) string { return s.ID }})
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(tab.Put(old)); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if found := diskHolds(t, dir, old.ID); len(found) == 0 {
+		t.Fatal("the legacy log should hold the id in clear")
+	}
+
+	st = storage.New(dir, storage.Options{Sync: storage.SyncNone, Now: func() time.Time { return now }})
+	m := New(st, Config{Secret: testSecret, CSRF: true, Now: func() time.Time { return now.Add(time.Minute) }})
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n, err := m.ConvertLegacy()
+	if err != nil || n != 1 {
+		t.Fatalf("ConvertLegacy = %d, %v; want 1", n, err)
+	}
+	if found := diskHolds(t, dir, old.ID, old.CSRFToken, old.UserAgent, old.IPAddress); len(found) > 0 {
+		t.Fatalf("in clear on disk after conversion: %v", found)
+	}
+	got, _, err := m.Validate(old.ID, homeIP)
+	if err != nil || got.CSRFToken != old.CSRFToken || got.UserAgent != old.UserAgent {
+		t.Fatalf("converted session: got %+v, %v", got, err)
+	}
+	if n, err := m.ConvertLegacy(); err != nil || n != 0 {
+		t.Errorf("second ConvertLegacy = %d, %v; want 0", n, err)
+	}
+}

@@ -1,0 +1,223 @@
+package storage
+
+import (
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// LostBytes is a stretch of a damaged log that Repair drops: where it was,
+// why it is no record, and what could still be read of it. Seq and Ops
+// are read from damaged bytes, so they may themselves be damaged; they are
+// what an operator needs to know what to restore or re-check.
+type LostBytes struct {
+	Offset int64
+	Bytes  int
+	Reason string
+	Seq    uint64   // the sequence number it seems to hold; 0 if unreadable
+	Ops    []LostOp // the ops that can be read of it
+	Torn   bool     // an incomplete last line: never acknowledged
+}
+
+// LostOp is one op read from damaged bytes.
+type LostOp struct {
+	Table string
+	ID    string
+	Del   bool
+}
+
+// Repair takes dir's lock, so it refuses to run beside a server, and
+// rewrites the newest log keeping every valid record, in order: it drops
+// only the damaged lines (and of a line that damage merged with the next,
+// only the damaged part), and a torn tail. The report lists what was
+// dropped, with the sequence numbers, tables and ids that can be read of
+// it and the sequence numbers missing between the lines kept. A lost
+// delete brings its record back, and a lost put leaves the record as an
+// earlier line had it: the report is what to check.
+//
+// The original is first copied to <file>.damaged-<UTC time> (fsynced,
+// mode 0600), never deleted. The repaired log is written as the next
+// generation like a compaction (temp file, fsync, rename, directory
+// fsync), so a crash leaves either the old log or the whole new one. A log
+// with neither damage nor a torn tail is left alone. fsys nil means the
+// operating system.
+func Repair(fsys FS, dir string) (Report, error) {
+	return repair(fsys, dir, true)
+}
+
+// PlanRepair is Repair without changing anything: the report says what
+// Repair would keep and drop. It takes no lock.
+func PlanRepair(fsys FS, dir string) (Report, error) {
+	return repair(fsys, dir, false)
+}
+
+func repair(fsys FS, dir string, write bool) (Report, error) {
+	if fsys == nil {
+		fsys = osFS{}
+	}
+	if write {
+		lock, err := lockDir(fsys, dir)
+		if err != nil {
+			return Report{}, err
+		}
+		defer lock.Close()
+	}
+	rep, err := verify(fsys, dir)
+	if err != nil && rep.Damage == nil {
+		return rep, err
+	}
+	if rep.Damage == nil && rep.TornBytes == 0 {
+		return rep, nil
+	}
+	gens, _, err := listLogs(fsys, dir)
+	if err != nil {
+		return rep, err
+	}
+	gen := gens[len(gens)-1]
+	if !write {
+		return rep, salvage(fsys, rep.File, io.Discard, &rep)
+	}
+	rep.CopiedTo = rep.File + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	if err := copyFile(fsys, rep.File, rep.CopiedTo); err != nil {
+		return rep, fmt.Errorf("storage: repair: save original: %w", err)
+	}
+	final := filepath.Join(dir, logName(gen+1))
+	tmp := final + ".tmp"
+	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return rep, fmt.Errorf("storage: repair: %w", err)
+	}
+	err = salvage(fsys, rep.File, f, &rep)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, final)
+	}
+	if err == nil {
+		err = fsys.SyncDir(dir)
+	}
+	if err != nil {
+		fsys.Remove(tmp)
+		return rep, fmt.Errorf("storage: repair: write %s: %w", final, err)
+	}
+	// Open would remove it too; the saved copy keeps its bytes.
+	if err := fsys.Remove(rep.File); err != nil {
+		return rep, fmt.Errorf("storage: repair: remove %s: %w", rep.File, err)
+	}
+	rep.File = final
+	return rep, nil
+}
+
+// salvage reads the log at path and writes every valid record to out,
+// renumbered from 1, filling rep's Kept, Lost and LostSeqs.
+func salvage(fsys FS, path string, out io.Writer, rep *Report) error {
+	in, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	rep.Kept, rep.Lost, rep.LostSeqs = 0, nil, nil
+	lr := newLineReader(in)
+	var lastSeq uint64
+	var ops []rawOp
+	// keep writes a valid line's ops array as the next line, unless its
+	// ops do not decode (a checksum cannot catch a writer's bug). Only an
+	// error writing out stops salvage.
+	var werr error
+	keep := func(seq uint64, data []byte) error {
+		var derr error
+		if ops, derr = decodeOps(data, ops); derr != nil {
+			return derr
+		}
+		for s := lastSeq + 1; s < seq; s++ {
+			rep.LostSeqs = append(rep.LostSeqs, s)
+		}
+		lastSeq = max(lastSeq, seq)
+		rep.Kept++
+		if _, err := out.Write(frameLine(uint64(rep.Kept), data)); err != nil && werr == nil {
+			werr = err
+		}
+		return nil
+	}
+	for {
+		line, off, complete, ok, err := lr.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return werr
+		}
+		if !complete {
+			rep.Lost = append(rep.Lost, lostBytes(off, line, "incomplete last line", true))
+			return werr
+		}
+		if seq, data, reason := parseLine(line); reason == "" {
+			if err := keep(seq, data); err != nil {
+				rep.Lost = append(rep.Lost, lostBytes(off, line, "valid checksum, bad ops: "+err.Error(), false))
+			}
+			continue
+		}
+		// Damage. A flipped newline merges two lines: a valid frame may
+		// run to the end of this one after the damaged part.
+		// If only that newline was hit, the part before it is whole.
+		_, _, reason := parseLine(line)
+		p := findValidFrame(line, true, 1)
+		bad := line
+		if p >= 0 {
+			bad = line[:p]
+		}
+		if seq, data, r := parseLine(bad[:max(len(bad)-1, 0)]); r == "" && keep(seq, data) == nil {
+			rep.Lost = append(rep.Lost, LostBytes{Offset: off + int64(len(bad)-1), Bytes: 1, Reason: "a damaged newline"})
+		} else {
+			rep.Lost = append(rep.Lost, lostBytes(off, bad, reason, false))
+		}
+		if p >= 0 {
+			seq, data, _ := parseLine(line[p:])
+			if err := keep(seq, data); err != nil {
+				rep.Lost = append(rep.Lost, lostBytes(off+int64(p), line[p:], "valid checksum, bad ops: "+err.Error(), false))
+			}
+		}
+	}
+}
+
+// frameLine is a whole log line holding the ops array ops as sequence
+// number seq.
+func frameLine(seq uint64, ops []byte) []byte {
+	var b []byte
+	b = append(b, framePrefix...)
+	b = append(b, "00000000"...)
+	b = append(b, frameMid...)
+	b = append(b, seqPrefix...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, opsPrefix...)
+	b = append(b, ops...)
+	b = append(b, "}}\n"...)
+	putHex32(b[len(framePrefix):], crc32.Checksum(b[dataStart:len(b)-2], castagnoli))
+	return b
+}
+
+var (
+	lostSeqRe = regexp.MustCompile(`"seq":([0-9]{1,19})`)
+	lostOpRe  = regexp.MustCompile(`\{"t":"([^"\\]{1,200})","id":"([^"\\]{1,200})"(,"del":true)?`)
+)
+
+// lostBytes describes damaged bytes, reading what it can of them.
+func lostBytes(off int64, b []byte, reason string, torn bool) LostBytes {
+	l := LostBytes{Offset: off, Bytes: len(b), Reason: reason, Torn: torn}
+	if m := lostSeqRe.FindSubmatch(b); m != nil {
+		l.Seq, _ = strconv.ParseUint(string(m[1]), 10, 64)
+	}
+	for _, m := range lostOpRe.FindAllSubmatch(b, 1000) {
+		l.Ops = append(l.Ops, LostOp{Table: string(m[1]), ID: string(m[2]), Del: len(m[3]) > 0})
+	}
+	return l
+}
