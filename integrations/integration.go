@@ -118,6 +118,17 @@ type TaskResult struct {
 	// committed with the task's items, so a crash keeps both or neither;
 	// an empty value forgets its key.
 	State map[string]string `json:"state,omitempty"`
+	// Rekeyed are stored items the provider renumbered: each keeps its
+	// content and metadata under a new provider id (see Rekey).
+	Rekeyed []Rekey `json:"rekeyed,omitempty"`
+}
+
+// Rekey gives the stored item with provider id From the provider id To,
+// without downloading it again: an IMAP mailbox whose UIDVALIDITY changed
+// holds the same messages under new UIDs.
+type Rekey struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // Item is one document fetched from a provider: an email, a message, a file

@@ -49,16 +49,19 @@ type Env struct {
 	// provider id, so that a task lists past what an earlier sync fetched
 	// instead of downloading it again. Nil means nothing is known yet.
 	Known func(providerID string) bool
-	// Stored returns the provider ids of the record's live items as
-	// committed, so that a task can find the stored version of an item
-	// whose id carries one (a file's content hash, a message's edit).
-	// It opens every item's metadata: call it once per instance. Nil
-	// means nothing is stored.
-	Stored func() ([]string, error)
 	// State returns the value the record keeps for key (TaskResult.State),
 	// including what this sync staged but did not commit yet; "" if none.
 	// Nil means nothing is kept.
 	State func(key string) string
+	// ProviderIDs lists the provider ids of the record's items, as the
+	// finished tasks left them (it commits them first), so that a task can
+	// compare the provider's listing with what is stored: the IMAP sync
+	// finds expunged mail and renumbered mailboxes this way, Dropbox and
+	// Slack the stored version of an item whose id carries one (a file's
+	// content hash, a message's edit). It opens every item's metadata:
+	// call it once per sync, from RunTask's own goroutine. Nil means
+	// nothing is stored.
+	ProviderIDs func() ([]string, error)
 }
 
 // now returns the Env's current time.

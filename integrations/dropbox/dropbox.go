@@ -144,7 +144,7 @@ func newAccount(env integrations.Env, cfg Config) (integrations.Integration, err
 	}
 	a.sync = &syncer{
 		api: NewClient(conn.Client, conn.API, token, env.Now), ext: extract.New(cfg.Extract), max: cfg.MaxFileSize,
-		known: known, stored: env.Stored, state: state,
+		known: known, stored: env.ProviderIDs, state: state,
 	}
 	return a, nil
 }

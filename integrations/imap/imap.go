@@ -1,6 +1,19 @@
 // Package imap connects a mailbox on any IMAP server with a username and
-// password given in a manual form. It speaks implicit TLS only, so the
-// password is never sent before the connection is encrypted.
+// password given in a manual form, and syncs it read-only. It speaks
+// implicit TLS only, so the password is never sent before the connection
+// is encrypted; a server with its own certificate authority, or a
+// self-signed certificate, is trusted through the form's certificate
+// field.
+//
+// The pieces, in the order a sync uses them: Dialer.Dial logs in and
+// returns a Client; Client.List and SyncedFolders choose the folders;
+// Client.Examine and Unchanged tell whether a folder changed; Client.Plan
+// lists it and plans with PlanFolder (pure: deletions of expunged mail,
+// re-keys after a UIDVALIDITY change, bounded download batches); and
+// Client.DownloadBatch downloads a batch as items. RunTask (tasks.go)
+// runs these steps as tasks of the sync task system, each batch stored
+// with its task. Every server answer goes through one bounded, fuzzed
+// response parser.
 package imap
 
 import (
@@ -35,6 +48,10 @@ const (
 	FieldUsername = "username"
 	FieldPassword = "password"
 	FieldTLS      = "tls"
+	// FieldCertificate optionally holds the server's CA certificate in
+	// PEM, or the SHA-256 fingerprint of its certificate, for a server
+	// whose certificate no public authority signed (one on a LAN).
+	FieldCertificate = "certificate"
 )
 
 // Account is an IMAP account as the form gives it. It prints and logs
@@ -44,6 +61,10 @@ type Account struct {
 	Port     int
 	Username string
 	Password string
+	// Certificate is the form's certificate field: "" to trust the
+	// system's authorities, else a CA certificate in PEM or a SHA-256
+	// fingerprint (see FieldCertificate).
+	Certificate string
 }
 
 // String describes a without its password.
@@ -61,10 +82,14 @@ func (a Account) LogValue() slog.Value {
 
 // Fields returns a as the credentials' fields.
 func (a Account) Fields() map[string]string {
-	return map[string]string{
+	f := map[string]string{
 		FieldHost: a.Host, FieldPort: strconv.Itoa(a.Port),
 		FieldUsername: a.Username, FieldPassword: a.Password, FieldTLS: "true",
 	}
+	if a.Certificate != "" {
+		f[FieldCertificate] = a.Certificate
+	}
+	return f
 }
 
 // ParseFields reads and checks the form's fields. Errors are
@@ -85,10 +110,11 @@ func ParseFields(fields map[string]string) (Account, error) {
 		}
 	}
 	a := Account{
-		Host:     strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(fields[FieldHost]), "["), "]"),
-		Port:     DefaultPort,
-		Username: fields[FieldUsername],
-		Password: fields[FieldPassword],
+		Host:        strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(fields[FieldHost]), "["), "]"),
+		Port:        DefaultPort,
+		Username:    fields[FieldUsername],
+		Password:    fields[FieldPassword],
+		Certificate: strings.TrimSpace(fields[FieldCertificate]),
 	}
 	if !validHost(a.Host) {
 		return invalid(FieldHost, "must be a host name or an IP address")
@@ -109,6 +135,11 @@ func ParseFields(fields map[string]string) (Account, error) {
 		return invalid(FieldPassword, "is required")
 	case len(a.Password) > maxFieldLen || strings.ContainsRune(a.Password, 0):
 		return invalid(FieldPassword, "must be at most 1024 bytes, without NUL")
+	}
+	if a.Certificate != "" {
+		if _, ok := parseTrust(a.Certificate); !ok {
+			return invalid(FieldCertificate, errBadCertificate)
+		}
 	}
 	return a, nil
 }
@@ -153,6 +184,7 @@ func (d Dialer) Definition() integrations.Definition {
 				{Name: FieldUsername, Label: "Username", Type: integrations.FieldText, Required: true},
 				{Name: FieldPassword, Label: "Password", Type: integrations.FieldPassword, Required: true, Secret: true},
 				{Name: FieldTLS, Label: "TLS (implicit, as on port 993)", Type: integrations.FieldBool, Default: "true"},
+				{Name: FieldCertificate, Label: "Server certificate, for a server on your own network: its CA certificate (PEM) or the SHA-256 fingerprint of its certificate (optional)", Type: integrations.FieldText},
 			},
 		},
 		ValidateManual: func(ctx context.Context, fields map[string]string, _ *http.Client) (integrations.Credentials, error) {
@@ -170,7 +202,7 @@ func (d Dialer) Definition() integrations.Definition {
 			if err != nil {
 				return nil, fmt.Errorf("imap: stored credentials: %w", err)
 			}
-			return &mailbox{dialer: d, account: a}, nil
+			return newMailbox(d, a, env), nil
 		},
 	}
 }
@@ -183,11 +215,13 @@ func explain(ctx context.Context, a Account, err error) error {
 	}
 	v := &integrations.ValidationError{Field: FieldHost, Err: err}
 	var (
-		se      *ServerError
-		dnsErr  *net.DNSError
-		certErr *tls.CertificateVerificationError
-		hostErr x509.HostnameError
-		opErr   *net.OpError
+		se         *ServerError
+		dnsErr     *net.DNSError
+		certErr    *tls.CertificateVerificationError
+		hostErr    x509.HostnameError
+		unknownErr x509.UnknownAuthorityError
+		invalidErr x509.CertificateInvalidError
+		opErr      *net.OpError
 	)
 	switch {
 	case errors.Is(err, ErrLoginRejected):
@@ -201,7 +235,18 @@ func explain(ctx context.Context, a Account, err error) error {
 		v.Message = "the server did not answer in time"
 	case errors.As(err, &dnsErr):
 		v.Message = "no such host"
-	case errors.As(err, &certErr), errors.As(err, &hostErr):
+	case errors.Is(err, ErrPinMismatch):
+		v.Field, v.Message = FieldCertificate, "the server's TLS certificate does not match the SHA-256 fingerprint given"
+	case errors.As(err, &unknownErr):
+		v.Field = FieldCertificate
+		v.Message = "the server's TLS certificate is signed by an unknown authority; if the server is on your own network, " +
+			"give its CA certificate (PEM) or the SHA-256 fingerprint of its certificate in the certificate field"
+		if a.Certificate != "" {
+			v.Message = "the server's TLS certificate is signed by an unknown authority, not by the CA certificate given"
+		}
+	case errors.As(err, &invalidErr) && (invalidErr.Reason == x509.Expired):
+		v.Message = "the server's TLS certificate is outside its dates of validity (expired, or valid from a later date)"
+	case errors.As(err, &hostErr), errors.As(err, &certErr):
 		v.Message = "the server's TLS certificate is not valid for this host"
 	case errors.Is(err, ErrProtocol), errors.Is(err, ErrLineTooLong):
 		v.Message = "the server did not answer as an IMAP server over TLS does"
@@ -215,33 +260,3 @@ func explain(ctx context.Context, a Account, err error) error {
 	}
 	return v
 }
-
-// mailbox is one connected IMAP account.
-type mailbox struct {
-	dialer  Dialer
-	account Account
-}
-
-// Initialize has nothing to prepare: each task opens its own connection.
-func (m *mailbox) Initialize(context.Context) error { return nil }
-
-// ValidateAuthentication logs in and out again.
-func (m *mailbox) ValidateAuthentication(ctx context.Context) (bool, error) {
-	err := m.dialer.Login(ctx, m.account)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, ErrLoginRejected):
-		return false, nil
-	default:
-		return false, err
-	}
-}
-
-// RunTask knows no task yet; the mail tasks come with the sync.
-func (m *mailbox) RunTask(_ context.Context, task integrations.Task) (integrations.TaskResult, error) {
-	return integrations.TaskResult{}, fmt.Errorf("imap task %q: %w", task.Type, integrations.ErrUnsupportedTask)
-}
-
-// Shutdown has nothing to release.
-func (m *mailbox) Shutdown(context.Context) error { return nil }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -14,22 +15,33 @@ import (
 	"time"
 )
 
-// DefaultTimeout bounds a whole login exchange when Dialer.Timeout is zero.
-const DefaultTimeout = 30 * time.Second
-
-// maxUntagged bounds the untagged lines accepted while waiting for one
-// command's completion, so that a server cannot keep the client reading.
-const maxUntagged = 100
+// Defaults of a Dialer.
+const (
+	// DefaultTimeout bounds connecting and logging in when Dialer.Timeout
+	// is zero.
+	DefaultTimeout = 30 * time.Second
+	// DefaultReadTimeout bounds each read and write on a logged-in
+	// connection when Dialer.ReadTimeout is zero: a server must send
+	// something within it, not finish a whole answer.
+	DefaultReadTimeout = 60 * time.Second
+	// MaxMessageSize is the largest message a sync downloads, in bytes, as
+	// for Gmail; a larger one is stored from its header section only.
+	MaxMessageSize = 25 << 20
+)
 
 // ErrLoginRejected means the server refused the username or password (a
-// tagged NO to LOGIN).
+// tagged NO to LOGIN or AUTHENTICATE).
 var ErrLoginRejected = errors.New("imap: server refused the username or password")
+
+// ErrRefused means the server answered NO to a command other than the
+// login: a mailbox that went away, a search it would not run.
+var ErrRefused = errors.New("imap: server refused the command")
 
 // ServerError is a refusal or a goodbye from the server, with its text.
 type ServerError struct {
 	Status string // NO, BAD or BYE
 	Text   string // the server's text, printable ASCII, at most 200 bytes
-	err    error  // ErrLoginRejected for a NO to LOGIN, else ErrProtocol
+	err    error  // ErrLoginRejected, ErrRefused or ErrProtocol
 }
 
 func (e *ServerError) Error() string {
@@ -38,81 +50,98 @@ func (e *ServerError) Error() string {
 
 func (e *ServerError) Unwrap() error { return e.err }
 
-// Dialer logs in to IMAP servers over implicit TLS (port 993 style; the
-// password never crosses the network before TLS is up). The zero Dialer
-// trusts the system's certificate authorities.
+// Dialer connects to IMAP servers over implicit TLS (port 993 style; the
+// password never crosses the network before TLS is up) and logs in. The
+// zero Dialer trusts the system's certificate authorities, or what the
+// account's Certificate field says.
 type Dialer struct {
 	// TLSConfig is cloned for each connection; ServerName defaults to the
 	// account's host and MinVersion is at least TLS 1.2. Nil means defaults.
 	TLSConfig *tls.Config
-	// Timeout bounds a whole login exchange; zero means DefaultTimeout.
+	// Timeout bounds connecting and logging in; zero means DefaultTimeout.
 	Timeout time.Duration
+	// ReadTimeout bounds each read and write once logged in; zero means
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// MaxMessageSize is the largest message body a client keeps; zero
+	// means MaxMessageSize. A larger literal is read and thrown away.
+	MaxMessageSize int64
 	// Control, when set, vets every address before connecting (see
 	// integrations.PublicOnly): the server host is chosen by the user.
 	Control func(network, address string, c syscall.RawConn) error
+	// Now is the clock of the read deadlines; nil means time.Now.
+	Now func() time.Time
+	// Limits bound a sync's download batches; zero fields take their
+	// defaults (100 messages, 8 MiB).
+	Limits Limits
 }
 
-// Login connects to the account's server, reads its greeting, logs in with
-// LOGIN and logs out. A refused password is an error wrapping
-// ErrLoginRejected; a server that does not speak IMAP, ErrProtocol or
-// ErrLineTooLong; a timeout or cancellation wraps the context's error.
+// Login connects to the account's server, logs in and out. A refused
+// password is an error wrapping ErrLoginRejected; a server that does not
+// speak IMAP, ErrProtocol or ErrLineTooLong; a certificate that does not
+// verify, a *tls.CertificateVerificationError or ErrPinMismatch; a
+// timeout or cancellation wraps the context's error.
 func (d Dialer) Login(ctx context.Context, a Account) error {
+	c, err := d.Dial(ctx, a)
+	if err != nil {
+		return err
+	}
+	c.Logout(ctx)
+	return nil
+}
+
+// Dial connects to the account's server and logs in, within Timeout. The
+// Client it returns must be closed (Logout, or Close).
+func (d Dialer) Dial(ctx context.Context, a Account) (*Client, error) {
 	timeout := d.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := d.login(ctx, a)
-	if err != nil && ctx.Err() != nil {
+	c, err := d.dial(lctx, a)
+	if err != nil && lctx.Err() != nil {
 		// Whatever failed, it failed because time ran out or the caller
 		// gave up.
-		return fmt.Errorf("imap: %w", ctx.Err())
+		return nil, fmt.Errorf("imap: %w", lctx.Err())
 	}
-	return err
+	return c, err
 }
 
-func (d Dialer) login(ctx context.Context, a Account) error {
-	cfg := &tls.Config{}
-	if d.TLSConfig != nil {
-		cfg = d.TLSConfig.Clone()
-	}
-	if cfg.ServerName == "" {
-		cfg.ServerName = a.Host
-	}
-	cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
-	td := &tls.Dialer{NetDialer: &net.Dialer{Control: d.Control}, Config: cfg}
-	conn, err := td.DialContext(ctx, "tcp", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)))
+func (d Dialer) dial(ctx context.Context, a Account) (*Client, error) {
+	cfg, err := d.tlsConfig(a)
 	if err != nil {
-		return fmt.Errorf("imap: connect: %w", err)
+		return nil, err
 	}
-	defer conn.Close()
-	// The end of ctx (deadline or cancellation) unblocks a read or write in
-	// progress. It runs after ctx is done, so Login sees ctx.Err.
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	s := &session{r: bufio.NewReaderSize(conn, maxLine), w: conn, secret: a.Password}
-	return s.login(a)
-}
-
-// session is one connection's command exchange.
-type session struct {
-	r      *bufio.Reader
-	w      io.Writer
-	secret string // never to appear in an error, should the server echo it
-}
-
-// refusal turns a server's NO, BAD or BYE into a *ServerError.
-func (s *session) refusal(resp response, err error) *ServerError {
-	text := resp.Text
-	if s.secret != "" {
-		text = strings.ReplaceAll(text, s.secret, "[redacted]")
+	td := &tls.Dialer{NetDialer: &net.Dialer{Control: d.Control}, Config: cfg}
+	nc, err := td.DialContext(ctx, "tcp", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("imap: connect: %w", err)
 	}
-	return &ServerError{Status: resp.Status, Text: printable(text), err: err}
+	now := d.Now
+	if now == nil {
+		now = time.Now
+	}
+	rt := d.ReadTimeout
+	if rt <= 0 {
+		rt = DefaultReadTimeout
+	}
+	tc := &timedConn{Conn: nc, timeout: rt, now: now}
+	c := newClient(tc, d.MaxMessageSize)
+	c.conn = tc
+	c.secret = a.Password
+	if err := c.login(ctx, a); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
-func (s *session) login(a Account) error {
-	greeting, err := s.next()
+// login reads the greeting, learns the capabilities and logs in, with
+// LOGIN, or AUTHENTICATE PLAIN where the server disables LOGIN.
+func (c *Client) login(ctx context.Context, a Account) error {
+	defer c.watch(ctx)()
+	greeting, err := c.next()
 	if err != nil {
 		return err
 	}
@@ -120,75 +149,110 @@ func (s *session) login(a Account) error {
 	case greeting.Tag != "*":
 		return ErrProtocol
 	case greeting.Status == "BYE":
-		return s.refusal(greeting, ErrProtocol)
+		return c.refusal(greeting, ErrProtocol)
 	case greeting.Status == "PREAUTH":
 		// Already authenticated (by the connection itself): nothing to prove.
-		s.logout()
-		return nil
 	case greeting.Status != "OK":
 		return ErrProtocol
 	}
-
-	if err := s.command("a1", "LOGIN", a.Username, a.Password); err != nil {
-		return err
-	}
-	done, err := s.await("a1", false)
-	if err != nil {
-		return err
-	}
-	switch done.Status {
-	case "OK":
-		s.logout()
-		return nil
-	case "NO":
-		return s.refusal(done, ErrLoginRejected)
-	default:
-		return s.refusal(done, ErrProtocol)
-	}
-}
-
-// logout says goodbye, politely and best effort: the login already
-// succeeded or was never needed.
-func (s *session) logout() {
-	if _, err := io.WriteString(s.w, "a2 LOGOUT\r\n"); err == nil {
-		s.await("a2", false)
-	}
-}
-
-// next reads and parses one response line.
-func (s *session) next() (response, error) {
-	line, err := readLine(s.r)
-	if err != nil {
-		return response{}, err
-	}
-	return parseResponse(line)
-}
-
-// await reads responses until the completion of the command tagged tag,
-// or a continuation request if cont, skipping untagged data. A BYE ends it
-// early.
-func (s *session) await(tag string, cont bool) (response, error) {
-	for range maxUntagged {
-		resp, err := s.next()
-		if err != nil {
-			return response{}, err
+	// The greeting's capabilities, if any, say whether LOGIN is disabled;
+	// without them LOGIN is tried at once, saving a round trip.
+	c.caps = capSet(greeting.Caps)
+	if greeting.Status != "PREAUTH" {
+		var done response
+		if c.caps["LOGINDISABLED"] && c.caps["AUTH=PLAIN"] {
+			done, err = c.authPlain(a)
+		} else {
+			done, err = c.run("LOGIN", 100, nil, a.Username, a.Password)
 		}
 		switch {
-		case resp.Tag == tag, cont && resp.Tag == "+":
-			return resp, nil
-		case resp.Tag == "*" && resp.Status == "BYE":
-			return response{}, s.refusal(resp, ErrProtocol)
-		case resp.Tag != "*":
-			return response{}, ErrProtocol
+		case err != nil:
+			return err
+		case done.Status == "NO":
+			return c.refusal(done, ErrLoginRejected)
+		case done.Status != "OK":
+			return c.refusal(done, ErrProtocol)
 		}
+		c.caps = capSet(done.Caps)
 	}
-	return response{}, fmt.Errorf("%w: more than %d untagged lines", ErrProtocol, maxUntagged)
+	// Lines may now be as long as a folder's SEARCH answer.
+	c.lx.line = maxLine
+	if c.caps == nil {
+		return c.capability()
+	}
+	return nil
 }
 
-// command sends a command whose arguments are astrings. An argument that a
-// quoted string cannot carry is sent as a synchronizing literal, after the
-// server's continuation request.
-func (s *session) command(tag, name string, args ...string) error {
+// authPlain runs AUTHENTICATE PLAIN (RFC 4616), with the initial response
+// on the command line where the server takes it (RFC 4959).
+func (c *Client) authPlain(a Account) (response, error) {
+	resp := base64.StdEncoding.EncodeToString([]byte("\x00" + a.Username + "\x00" + a.Password))
+	tag := c.nextTag()
+	if c.caps["SASL-IR"] {
+		return c.exchange(tag, tag+" AUTHENTICATE PLAIN "+resp+"\r\n", 100, nil)
+	}
+	if err := c.send(tag + " AUTHENTICATE PLAIN\r\n"); err != nil {
+		return response{}, err
+	}
+	cont, err := c.await(tag, true, 100, nil)
+	if err != nil || cont.Tag != "+" {
+		return cont, err
+	}
+	return c.exchange(tag, resp+"\r\n", 100, nil)
+}
+
+// capability asks for the capabilities.
+func (c *Client) capability() error {
+	var caps []string
+	done, err := c.run("CAPABILITY", 100, func(r response) error {
+		if r.Kind == "CAPABILITY" {
+			caps = r.Caps
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if done.Status != "OK" {
+		return c.refusal(done, ErrProtocol)
+	}
+	c.caps = capSet(caps)
+	if c.caps == nil {
+		c.caps = map[string]bool{}
+	}
+	return nil
+}
+
+func capSet(caps []string) map[string]bool {
+	if len(caps) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(caps))
+	for _, c := range caps {
+		m[upper(c)] = true
+	}
+	return m
+}
+
+// newClient returns a client reading and writing rw, before the greeting.
+func newClient(rw io.ReadWriter, maxMessage int64) *Client {
+	if maxMessage <= 0 {
+		maxMessage = MaxMessageSize
+	}
+	return &Client{
+		rw:         rw,
+		w:          bufio.NewWriterSize(rw, 4096),
+		lx:         &lexer{r: bufio.NewReaderSize(rw, 64<<10), line: maxGreetingLine, literals: maxMessage},
+		maxMessage: maxMessage,
+	}
+}
+
+// command formats a command whose arguments are astrings: each is quoted,
+// or, where a quoted string cannot carry it, a synchronizing literal. It
+// returns the segments to send, each but the last ending with a literal's
+// announcement, after which the server's continuation is awaited.
+func command(tag, name string, args ...string) ([]string, error) {
+	var segs []string
 	var b strings.Builder
 	b.WriteString(tag + " " + name)
 	for _, arg := range args {
@@ -198,25 +262,15 @@ func (s *session) command(tag, name string, args ...string) error {
 			continue
 		}
 		if strings.IndexByte(arg, 0) >= 0 {
-			return errors.New("imap: an argument contains a NUL byte")
+			return nil, errors.New("imap: an argument contains a NUL byte")
 		}
 		fmt.Fprintf(&b, "{%d}\r\n", len(arg))
-		if _, err := io.WriteString(s.w, b.String()); err != nil {
-			return err
-		}
+		segs = append(segs, b.String())
 		b.Reset()
-		cont, err := s.await(tag, true)
-		if err != nil {
-			return err
-		}
-		if cont.Tag != "+" {
-			return s.refusal(cont, ErrProtocol)
-		}
 		b.WriteString(arg)
 	}
 	b.WriteString("\r\n")
-	_, err := io.WriteString(s.w, b.String())
-	return err
+	return append(segs, b.String()), nil
 }
 
 // quotable reports whether s fits in a quoted string: 7-bit characters

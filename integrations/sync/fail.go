@@ -22,6 +22,7 @@ import (
 // fail records a task's failure and reports whether the session must stop.
 func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 	f := classify(err, r.s.displayName(r.rec.Integration), hard.Err() != nil)
+	f.msg = explained(err, f.msg)
 	now := r.s.now().UTC()
 	log := r.log.With("task", t.Type, "task_id", t.ID, "err", err)
 	r.mu.Lock()

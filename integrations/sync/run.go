@@ -68,6 +68,7 @@ type batch struct {
 	texts   []string
 	removed []string          // provider ids the provider reported deleted
 	state   map[string]string // TaskResult.State of the batch's tasks
+	rekeys  []integrations.Rekey
 	bytes   int64
 	seen    map[string]bool // provider ids of items
 }
@@ -184,7 +185,7 @@ func (r *run) open(ctx context.Context, force bool) error {
 		creds.ExpiresAt = r.s.now().Add(-time.Second)
 	}
 	env := integrations.Env{Credentials: creds, Client: r.s.cfg.Client, Now: r.s.now, Save: r.save, Known: r.known,
-		Stored: r.storedIDs, State: r.stateValue}
+		State: r.stateValue, ProviderIDs: r.providerIDs}
 	if def.OAuth == nil {
 		env.Client = r.s.cfg.ManualClient // a target the user chose
 	}
@@ -293,9 +294,6 @@ func (r *run) known(providerID string) bool {
 	return r.s.items.Known(r.rec.ID, providerID)
 }
 
-// stored is Env.Stored: the provider ids of the record's live items.
-func (r *run) storedIDs() ([]string, error) { return r.s.items.ProviderIDs(r.rec.ID) }
-
 // stage writes the content of a finished task's new items and adds the
 // task, its items and its follow-ups to the batch. It returns the
 // follow-ups.
@@ -336,6 +334,7 @@ func (r *run) stage(t QueuedTask, res integrations.TaskResult) ([]QueuedTask, er
 		}
 	}
 	r.stageState(res.State)
+	r.stageRekeys(res.Rekeyed)
 	r.b.done = append(r.b.done, t.ID)
 	follow := make([]QueuedTask, 0, len(res.Tasks))
 	for _, ft := range res.Tasks {
@@ -394,6 +393,13 @@ func (r *run) flush(final bool) error {
 	for _, it := range b.items {
 		ops = append(ops, r.s.items.InsertOp(it))
 	}
+	rekeyOps, rerr := r.rekeyOps()
+	if rerr != nil {
+		r.discard()
+		r.broken = true
+		return rerr
+	}
+	ops = append(ops, rekeyOps...)
 	removeOps, gone := r.s.items.RemoveProviderOps(r.rec.ID, b.removed, now)
 	ops = append(ops, removeOps...)
 	stateOps, kept, err := r.stateOps(now)

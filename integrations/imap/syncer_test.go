@@ -1,0 +1,124 @@
+package imap_test
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"searchsvc/integrations/imap"
+	"searchsvc/integrations/imap/imaptest"
+	"searchsvc/integrations/records"
+)
+
+func TestSyncerIMAP(t *testing.T) {
+	srv := imaptest.New(t)
+	srv.AddMailbox("Archive", `\Archive`)
+	srv.AddMailbox("Junk", `\Junk`)
+	srv.AddMailbox("Trash", `\Trash`)
+	fill(srv, "INBOX", 0, 5)
+	fill(srv, "Archive", 5, 8)
+	fill(srv, "Junk", 8, 10)
+	fill(srv, "Trash", 10, 11)
+	f := newE2E(t, srv, imap.Dialer{Limits: imap.Limits{BatchMessages: 2}})
+	rec := f.connect()
+	srv.ResetStats()
+
+	// First sync: every message of INBOX and Archive, none of Junk and
+	// Trash, in batches of two, through the index.
+	f.runOnce()
+	live := f.live(rec.ID)
+	if got, want := titles(live), wantTitles(0, 8); !slices.Equal(got, want) {
+		t.Fatalf("items after the first sync: got %q, want %q", got, want)
+	}
+	wantStats(t, srv, 8, map[string]int{"LIST": 1, "EXAMINE": 4, "UID SEARCH": 2, "UID FETCH": 2 + 5})
+	if n, removed := f.ix.take(); n != 8 || len(removed) != 0 {
+		t.Errorf("index after the first sync: %d indexed, %q removed; want 8 and none", n, removed)
+	}
+	f.wantView(rec.ID, records.StatusConnected, 8, "", true)
+	for title, it := range live {
+		text, raw, err := f.syncer.Items().Content(&it)
+		if err != nil || !strings.Contains(text, "body of "+title) || !bytes.HasPrefix(raw, []byte("From: Ana")) {
+			t.Errorf("item %q content: got %q, %d bytes raw, %v", title, text, len(raw), err)
+		}
+	}
+
+	// Second sync, nothing changed: one EXAMINE per folder, nothing else.
+	f.next()
+	wantStats(t, srv, 0, map[string]int{"LIST": 1, "EXAMINE": 2})
+	if n, removed := f.ix.take(); n != 0 || len(removed) != 0 {
+		t.Errorf("index after a quiet sync: %d indexed, %q removed; want none", n, removed)
+	}
+	f.wantView(rec.ID, records.StatusConnected, 8, "", true)
+
+	// New mail: only it is downloaded.
+	fill(srv, "INBOX", 20, 23)
+	f.next()
+	wantStats(t, srv, 3, map[string]int{"LIST": 1, "EXAMINE": 3, "UID SEARCH": 1, "UID FETCH": 1 + 2})
+	live = f.live(rec.ID)
+	if got, want := titles(live), append(wantTitles(0, 8), wantTitles(20, 23)...); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("items after new mail: got %q", got)
+	}
+	if n, _ := f.ix.take(); n != 3 {
+		t.Errorf("indexed after new mail: got %d, want 3", n)
+	}
+
+	// A new UIDVALIDITY: the same items, re-keyed, nothing downloaded,
+	// nothing for the index (the items' ids stay).
+	before := f.live(rec.ID)
+	srv.Renumber("Archive")
+	f.next()
+	wantStats(t, srv, 0, map[string]int{"LIST": 1, "EXAMINE": 2, "UID SEARCH": 1, "UID FETCH": 1})
+	after := f.live(rec.ID)
+	if !sameIDs(before, after) {
+		t.Errorf("items after a renumbering: got %v, want the same ids as %v", after, before)
+	}
+	if n, removed := f.ix.take(); n != 0 || len(removed) != 0 {
+		t.Errorf("index after a renumbering: %d indexed, %q removed; want none", n, removed)
+	}
+	for _, title := range wantTitles(5, 8) {
+		it := after[title]
+		m, _ := f.syncer.Items().OpenMeta(&it)
+		id, err := imap.ParseID(m.ProviderID)
+		if err != nil || id.Folder != "Archive" || !slices.Contains(srv.UIDs("Archive"), id.UID) {
+			t.Errorf("item %q after the renumbering: provider id %q, %v", title, m.ProviderID, err)
+		}
+	}
+	// The next sync is quiet again: the state was stored.
+	f.next()
+	wantStats(t, srv, 0, map[string]int{"LIST": 1, "EXAMINE": 2})
+
+	// Expunged mail leaves the items, their files and the index.
+	srv.Expunge("INBOX", srv.UIDs("INBOX")[1])
+	gone := idsOf(after, "message 1")
+	path := f.syncer.Items().Path(ptr(after["message 1"]))
+	f.next()
+	wantStats(t, srv, 0, map[string]int{"LIST": 1, "EXAMINE": 2, "UID SEARCH": 1})
+	if _, removed := f.ix.take(); !slices.Equal(removed, gone) {
+		t.Errorf("removed from the index after an expunge: got %q, want %q", removed, gone)
+	}
+	if _, ok := f.live(rec.ID)["message 1"]; ok {
+		t.Error("an expunged message is still a live item")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("content file of an expunged message: %v, want it removed", err)
+	}
+
+	// A folder deleted on the server: its items go.
+	gone = idsOf(after, wantTitles(5, 8)...)
+	srv.DeleteMailbox("Archive")
+	f.next()
+	wantStats(t, srv, 0, map[string]int{"LIST": 1, "EXAMINE": 1})
+	if _, removed := f.ix.take(); !slices.Equal(removed, gone) {
+		t.Errorf("removed from the index after a folder's deletion: got %q, want %q", removed, gone)
+	}
+	want := slices.Sorted(slices.Values(append([]string{"message 0", "message 2", "message 3", "message 4"}, wantTitles(20, 23)...)))
+	if got := titles(f.live(rec.ID)); !slices.Equal(got, want) {
+		t.Errorf("items after a folder's deletion: got %q, want %q", got, want)
+	}
+	f.wantView(rec.ID, records.StatusConnected, 11, "", true)
+
+	assertNothingPlain(t, f.dir, "ana@example.com", "bo@example.com", "body of message", "Subject: message",
+		"message 2", imaptest.Password, imaptest.Username, "Archive", "UIDVALIDITY")
+}

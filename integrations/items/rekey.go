@@ -1,0 +1,80 @@
+package items
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"searchsvc/integrations"
+	"searchsvc/storage"
+)
+
+// A provider may renumber what it holds without changing it: an IMAP
+// mailbox whose UIDVALIDITY changed keeps the same messages under new
+// UIDs. Re-keying gives the stored items their new provider ids instead
+// of downloading them again. Listing a record's provider ids lets a sync
+// compare the provider's listing with what is stored.
+
+// ProviderIDs returns the provider ids of the record's live items, in no
+// particular order. It opens each item's sealed metadata: a few
+// microseconds an item.
+func (s *Store) ProviderIDs(recordID string) ([]string, error) {
+	var out []string
+	for _, it := range s.t.Find(indexRecord, recordID) {
+		if !it.Live() {
+			continue
+		}
+		m, err := s.OpenMeta(&it)
+		if err != nil {
+			return nil, fmt.Errorf("item %s: %w", it.ID, err)
+		}
+		out = append(out, m.ProviderID)
+	}
+	return out, nil
+}
+
+// RekeyOps returns the ops that give the record's live items the new
+// provider ids: their Key and the provider id in their sealed metadata
+// change; their id, the rest of their metadata and their content file stay,
+// so an index of the items needs no word of it. A rekey is skipped when
+// From names no live item, when To is empty, too long, already another
+// live item's or the target of an earlier rekey of the list. It returns
+// the ops and how many items they re-key.
+func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storage.Op, int, error) {
+	var ops []storage.Op
+	taken := make(map[string]bool, len(rekeys))
+	for _, rk := range rekeys {
+		if rk.To == "" || len(rk.To) > maxProviderID || rk.From == rk.To {
+			continue
+		}
+		from, to := itemKey(recordID, rk.From), itemKey(recordID, rk.To)
+		it, ok := s.t.Lookup(indexKey, from)
+		if !ok || !it.Live() || it.RecordID != recordID || taken[to] {
+			continue
+		}
+		if _, dup := s.t.Lookup(indexKey, to); dup {
+			continue
+		}
+		m, err := s.OpenMeta(&it)
+		if err != nil {
+			return nil, 0, fmt.Errorf("item %s: %w", it.ID, err)
+		}
+		m.ProviderID = rk.To
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, 0, err
+		}
+		sealed, err := s.vault.Seal(metaAAD(&it), b)
+		if err != nil {
+			return nil, 0, fmt.Errorf("seal item metadata: %w", err)
+		}
+		taken[to] = true
+		ops = append(ops, s.t.Update(it.ID, func(cur *ItemRecord) error {
+			// The item changed since (deleted, re-keyed): leave it.
+			if cur.Live() && cur.Key == from {
+				cur.Key, cur.Meta = to, sealed
+			}
+			return nil
+		}))
+	}
+	return ops, len(ops), nil
+}
