@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -53,6 +54,9 @@ func feedEntries(base string) []feedEntry {
 	}
 	return es
 }
+
+// feedItems is how many items the feed syncs: every entry.
+var feedItems = strconv.Itoa(len(feedEntries("")))
 
 // fakeFeed is an httptest RSS feed. The hostile entry's guid is a
 // javascript: address the app must not link. While refuse is set it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"time"
 )
 
 // TestBrowser's search steps, against the real GET /v1/search: the
@@ -46,6 +47,44 @@ func (w *webTest) searchFor(path string, want []string) error {
 		}
 	}
 	return fmt.Errorf("%s: got results %q, want %q", path, got, want)
+}
+
+// openResult searches word with the search box, as a person types it,
+// and opens the result whose title contains title.
+func (w *webTest) openResult(word, title string) error {
+	b := w.b
+	if err := b.click("nav a", "Search"); err != nil {
+		return err
+	}
+	if err := b.waitFor("the search box", `document.querySelector('input#q')`); err != nil {
+		return err
+	}
+	if err := b.fill("input#q", word); err != nil {
+		return err
+	}
+	// An item is findable within 2 s of being stored, so the search
+	// is asked again (as a person would) until it is.
+	found := `location.search === '?q=` + word + `' && [...document.querySelectorAll('.result mark')].some(m => m.textContent.toLowerCase() === '` + word + `')`
+	for try := 0; ; try++ {
+		if err := b.click("form[role=search] button[type=submit]", "Search"); err != nil {
+			return err
+		}
+		err := b.waitFor("the search to answer", answeredJS)
+		if err == nil {
+			var ok bool
+			if err = b.eval(found, &ok); err == nil && ok {
+				break
+			}
+		}
+		if try == 20 {
+			return b.waitFor("a highlighted result", found)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if err := b.click(".result h2 a", title); err != nil {
+		return err
+	}
+	return b.waitFor("the item", `location.pathname.startsWith('/items/') && document.querySelector('#item-text')`)
 }
 
 // lastSearch checks the query string of the app's latest GET /v1/search.
@@ -172,6 +211,8 @@ func (w *webTest) filtersAndOrder() error {
 			"?q=regatta&sort=date", all, ask("regatta")},
 		{"only mail", func() error { return w.b.fill("select[name=kind]", "email") },
 			"?q=regatta&sort=date&kind=email", []string{regattaDinner, regattaCrew}, ask("(regatta) kind:email")},
+		{"only feed entries", func() error { return w.b.fill("select[name=kind]", "entry") },
+			"?q=regatta&sort=date&kind=entry", []string{regattaWinter, regattaAutumn}, ask("(regatta) kind:entry")},
 		{"every kind", func() error { return w.b.fill("select[name=kind]", "") },
 			"?q=regatta&sort=date", all, ask("regatta")},
 		{"only the feed", func() error { return w.b.fill("select[name=integrationId]", feedID) },

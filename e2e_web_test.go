@@ -1,24 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/draw"
-	"image/png"
-	"maps"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
-	"path/filepath"
-	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -188,45 +176,8 @@ func TestBrowser(t *testing.T) {
 		return b.waitFor("its mails synced", cardJS("Gmail")+`.querySelector('.items-synced').textContent === '3 items'`)
 	})
 
-	// openResult searches word and opens the result whose title contains
-	// title.
-	openResult := func(word, title string) error {
-		if err := b.click("nav a", "Search"); err != nil {
-			return err
-		}
-		if err := b.waitFor("the search box", `document.querySelector('input#q')`); err != nil {
-			return err
-		}
-		if err := b.fill("input#q", word); err != nil {
-			return err
-		}
-		// An item is findable within 2 s of being stored, so the search
-		// is asked again (as a person would) until it is.
-		found := `location.search === '?q=` + word + `' && [...document.querySelectorAll('.result mark')].some(m => m.textContent.toLowerCase() === '` + word + `')`
-		for try := 0; ; try++ {
-			if err := b.click("form[role=search] button[type=submit]", "Search"); err != nil {
-				return err
-			}
-			err := b.waitFor("the search to answer", `(() => { const c = document.querySelector('.count');
-				return document.querySelector('main .notice') || (c && !c.textContent.startsWith('Searching')); })()`)
-			if err == nil {
-				var ok bool
-				if err = b.eval(found, &ok); err == nil && ok {
-					break
-				}
-			}
-			if try == 20 {
-				return b.waitFor("a highlighted result", found)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		if err := b.click(".result h2 a", title); err != nil {
-			return err
-		}
-		return b.waitFor("the item", `location.pathname.startsWith('/items/') && document.querySelector('#item-text')`)
-	}
 	step("search a word and open the entry", func() error {
-		if err := openResult("zeppelin", "Zeppelin"); err != nil {
+		if err := w.openResult("zeppelin", "Zeppelin"); err != nil {
 			return err
 		}
 		if err := eq("title", `document.querySelector('h1').textContent`, "Zeppelin over the lake"); err != nil {
@@ -241,7 +192,12 @@ func TestBrowser(t *testing.T) {
 		if err := b.eval("history.back()", nil); err != nil {
 			return err
 		}
-		return b.waitFor("the results again", `location.search === '?q=zeppelin' && document.querySelector('input#q').value === 'zeppelin' && document.querySelector('.result mark')`)
+		if err := b.waitFor("the results again", `location.search === '?q=zeppelin' && document.querySelector('input#q').value === 'zeppelin' && document.querySelector('.result mark')`); err != nil {
+			return err
+		}
+		// The page asked again, as it did the first time.
+		_, err := w.lastSearch(url.Values{"q": {"zeppelin"}, "limit": {"20"}})
+		return err
 	})
 	step("more results", w.moreResults)
 	step("filters and order", w.filtersAndOrder)
@@ -323,18 +279,7 @@ func TestBrowser(t *testing.T) {
 		}
 		return noPayload()
 	})
-	// The README's picture: a smaller window, so that it stays small.
-	if w.shots != "" {
-		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
-			"width": 960, "height": 700, "deviceScaleFactor": 1, "mobile": false}, nil)
-		b.must(b.session, "Emulation.setScrollbarsHidden", map[string]any{"hidden": true}, nil)
-	}
-	step("search", w.searchPicture)
-	if w.shots != "" {
-		b.must(b.session, "Emulation.setScrollbarsHidden", map[string]any{"hidden": false}, nil)
-		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
-			"width": 1100, "height": 760, "deviceScaleFactor": 1, "mobile": false}, nil)
-	}
+	w.picture("search", w.searchPicture)
 	step("the OAuth landing page says what happened", func() error {
 		if err := b.navigate(srv.URL + "/integrations?status=error&integration=gmail&message=gmail%20authorization%20was%20cancelled"); err != nil {
 			return err
@@ -438,29 +383,7 @@ func TestBrowser(t *testing.T) {
 		}
 		return b.waitFor("the change", `document.body.innerText.includes('Password changed.')`)
 	})
-	if w.shots != "" {
-		// The same page on a phone, and in the dark, for a person to look at.
-		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
-			"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": true}, nil)
-		b.must(b.session, "Emulation.setEmulatedMedia", map[string]any{
-			"features": []map[string]string{{"name": "prefers-color-scheme", "value": "dark"}}}, nil)
-		for _, p := range []struct{ name, path, ready string }{
-			{"search on a dark phone", "/search?q=regatta", `document.querySelector('.result mark')`},
-			{"connections on a dark phone", "/integrations", `document.querySelector('li[data-record]')`},
-			{"sessions on a dark phone", "/sessions", `document.querySelector('li[data-session]')`},
-			{"administration on a dark phone", "/admin", `document.querySelector('.metrics dl')`},
-		} {
-			step(p.name, func() error {
-				if err := b.navigate(srv.URL + p.path); err != nil {
-					return err
-				}
-				return b.waitFor("the page", p.ready)
-			})
-		}
-		b.must(b.session, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{}}, nil)
-		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
-			"width": 1100, "height": 760, "deviceScaleFactor": 1, "mobile": false}, nil)
-	}
+	w.darkPhoneShots()
 	step("sign out", func() error {
 		if err := b.click("header button", "Sign out"); err != nil {
 			return err
@@ -485,135 +408,4 @@ func TestBrowser(t *testing.T) {
 	closed["LOGIN_RATE_LIMIT"] = "2"
 	closed["LOGIN_RATE_WINDOW"] = "600"
 	w.refusals(startRun(t, closed))
-}
-
-// feedItems is how many items the feed syncs: every entry.
-var feedItems = strconv.Itoa(len(feedEntries("")))
-
-// cardJS is a JavaScript expression for the card of the connection whose
-// service's name starts with name.
-func cardJS(name string) string {
-	n, _ := json.Marshal(name)
-	return `[...document.querySelectorAll('li[data-record]')].find(li => li.querySelector('h3').textContent.startsWith(` + string(n) + `))`
-}
-
-// webTest is what TestBrowser's steps share: the browser, the server's
-// address, and where screenshots go.
-type webTest struct {
-	t     *testing.T
-	b     *browser
-	base  string
-	shots string // WEB_SHOTS: keep a screenshot of each step here
-}
-
-// step runs one step of the test, fails it on any error, exception,
-// console complaint or CSP violation, and keeps its screenshot.
-func (w *webTest) step(name string, fn func() error) {
-	w.t.Helper()
-	start := time.Now()
-	if err := fn(); err != nil {
-		w.t.Fatalf("step %q: %v", name, err)
-	}
-	w.t.Logf("step %q: done in %v", name, time.Since(start).Round(time.Millisecond))
-	var violations []string
-	if err := w.b.eval("window.__violations || []", &violations); err != nil {
-		w.t.Fatalf("step %q: read violations: %v", name, err)
-	}
-	if p := w.b.takeProblems(); len(p) > 0 || len(violations) > 0 {
-		w.t.Fatalf("step %q: the page reported problems: %q; CSP violations: %q", name, p, violations)
-	}
-	if w.shots != "" {
-		if raw, err := w.b.screenshot(); err == nil {
-			if small, err := fewColours(raw); err == nil {
-				raw = small
-			}
-			os.WriteFile(filepath.Join(w.shots, strings.ReplaceAll(name, " ", "-")+".png"), raw, 0o644)
-		}
-	}
-}
-
-// fewColours re-encodes a screenshot with its 256 most used colours, each
-// other pixel taking the nearest of them: a page of text looks the same
-// (only the edges of letters have rarer shades) in a third of the bytes.
-func fewColours(raw []byte) ([]byte, error) {
-	img, err := png.Decode(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	r := img.Bounds()
-	rgba := image.NewRGBA(r)
-	draw.Draw(rgba, r, img, r.Min, draw.Src)
-	pixel := func(i int) uint32 { return binary.BigEndian.Uint32(rgba.Pix[i : i+4]) }
-	count := map[uint32]int{}
-	for i := 0; i < len(rgba.Pix); i += 4 {
-		count[pixel(i)]++
-	}
-	used := slices.SortedFunc(maps.Keys(count), func(a, b uint32) int {
-		if n := count[b] - count[a]; n != 0 {
-			return n
-		}
-		return cmp.Compare(a, b)
-	})
-	pal := make(color.Palette, 0, 256)
-	for _, c := range used[:min(256, len(used))] {
-		pal = append(pal, color.RGBA{uint8(c >> 24), uint8(c >> 16), uint8(c >> 8), uint8(c)})
-	}
-	out := image.NewPaletted(r, pal)
-	index := map[uint32]uint8{}
-	for i := 0; i < len(rgba.Pix); i += 4 {
-		c := pixel(i)
-		k, ok := index[c]
-		if !ok {
-			k = uint8(pal.Index(color.RGBA{uint8(c >> 24), uint8(c >> 16), uint8(c >> 8), uint8(c)}))
-			index[c] = k
-		}
-		out.Pix[i/4] = k
-	}
-	var b bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&b, out); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// eq checks that the JavaScript expression expr is the string want.
-func (w *webTest) eq(what, expr, want string) error {
-	var got string
-	if err := w.b.eval(expr, &got); err != nil {
-		return err
-	}
-	if got != want {
-		return fmt.Errorf("%s: got %q, want %q", what, got, want)
-	}
-	return nil
-}
-
-// clickIn clicks the element matching selector inside the element the
-// JavaScript expression parent names, whose text is text.
-func (w *webTest) clickIn(parent, selector, text string) error {
-	sel, _ := json.Marshal(selector)
-	txt, _ := json.Marshal(text)
-	return w.b.eval(fmt.Sprintf(`(() => { const el = [...(%s).querySelectorAll(%s)].find(e => e.textContent === %s);
-		if (!el) throw new Error('nothing to click: ' + %s + ' ' + %s);
-		el.click(); })()`, parent, sel, txt, sel, txt), nil)
-}
-
-// waitValue polls the JavaScript expression expr until its value is want
-// (a string, or a list of strings); the error says what it was last.
-func (w *webTest) waitValue(what, expr string, want any) error {
-	var wantV any
-	raw, _ := json.Marshal(want)
-	json.Unmarshal(raw, &wantV)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var got any
-		err := w.b.eval(expr, &got)
-		if err == nil && reflect.DeepEqual(got, wantV) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: got %q (err %v), want %q", what, got, err, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
