@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -62,8 +62,17 @@ type browser struct {
 	// must not see: uncaught exceptions and console errors and warnings.
 	problems []string
 	done     chan struct{}
-	// answer, when set, answers the requests paused by intercept.
-	answer func(url string) (status int, body []byte)
+	// sent are the requests the page made to the API, in the order it
+	// made them: observed, never answered or changed by the test.
+	sent []sentRequest
+}
+
+// sentRequest is one request the page sent, as Network.requestWillBeSent
+// reports it.
+type sentRequest struct {
+	ID     string // the protocol's requestId, for Network.getResponseBody
+	Method string
+	URL    string
 }
 
 // cdpTimeout bounds one protocol command; it only turns a hung browser into
@@ -118,7 +127,7 @@ func startBrowser(t *testing.T, bin string, width, height int) *browser {
 	var attached struct{ SessionID string }
 	b.must("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
 	b.session = attached.SessionID
-	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable"} {
+	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"} {
 		b.must(b.session, m, nil, nil)
 	}
 	b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
@@ -183,24 +192,17 @@ func (b *browser) event(m cdpMessage) {
 		if p.Type == "error" || p.Type == "warning" || p.Type == "assert" {
 			problem = fmt.Sprintf("console.%s: %v", p.Type, p.Args)
 		}
-	case "Fetch.requestPaused":
+	case "Network.requestWillBeSent":
 		var p struct {
 			RequestID string
-			Request   struct{ URL string }
+			Request   struct{ URL, Method string }
 		}
 		json.Unmarshal(m.Params, &p)
-		status, body := http.StatusNotFound, []byte(`{}`)
-		b.mu.Lock()
-		answer := b.answer
-		b.mu.Unlock()
-		if answer != nil {
-			status, body = answer(p.Request.URL)
+		if strings.Contains(p.Request.URL, "/v1/") {
+			b.mu.Lock()
+			b.sent = append(b.sent, sentRequest{ID: p.RequestID, Method: p.Request.Method, URL: p.Request.URL})
+			b.mu.Unlock()
 		}
-		// Not on this goroutine, which must stay free to read the answer.
-		go b.call(m.SessionID, "Fetch.fulfillRequest", map[string]any{
-			"requestId": p.RequestID, "responseCode": status,
-			"responseHeaders": []map[string]string{{"name": "Content-Type", "value": "application/json"}},
-			"body":            base64.StdEncoding.EncodeToString(body)})
 	case "Log.entryAdded":
 		var p struct {
 			Entry struct{ Source, Level, Text, URL string }
@@ -353,14 +355,38 @@ func (b *browser) click(selector, text string) error {
 		el.click(); })()`, sel, txt, sel, txt), nil)
 }
 
-// intercept answers the page's requests whose URL matches pattern (CDP's
-// wildcards) with answer instead of the server.
-func (b *browser) intercept(pattern string, answer func(url string) (int, []byte)) {
-	b.t.Helper()
+// requests returns the API requests the page has sent so far whose path
+// is path (the query string aside), oldest first.
+func (b *browser) requests(path string) []sentRequest {
 	b.mu.Lock()
-	b.answer = answer
-	b.mu.Unlock()
-	b.must(b.session, "Fetch.enable", map[string]any{"patterns": []map[string]string{{"urlPattern": pattern, "requestStage": "Request"}}}, nil)
+	defer b.mu.Unlock()
+	var out []sentRequest
+	for _, r := range b.sent {
+		if u, err := url.Parse(r.URL); err == nil && u.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// responseBody returns the body the server answered to a request the page
+// sent, as the browser received it.
+func (b *browser) responseBody(req sentRequest) ([]byte, error) {
+	raw, err := b.call(b.session, "Network.getResponseBody", map[string]any{"requestId": req.ID})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Body          string
+		Base64Encoded bool
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	if r.Base64Encoded {
+		return base64.StdEncoding.DecodeString(r.Body)
+	}
+	return []byte(r.Body), nil
 }
 
 // screenshot returns a PNG of the page as it shows.

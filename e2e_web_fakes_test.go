@@ -1,49 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
-// The stand-ins TestBrowser talks to: a feed with a hostile entry, and the
-// search answer of the spec for builds without GET /v1/search.
-
-// stubSearch answers GET /v1/search as the spec describes it, for a build
-// without the route: "zeppelin" finds the zeppelin entry and, on a second
-// page, the hostile one; "quokka" finds the hostile entry with a snippet
-// whose fragments are markup.
-func stubSearch(q url.Values, items map[string]map[string]any) (int, []byte) {
-	result := func(it map[string]any, snippet ...map[string]any) map[string]any {
-		return map[string]any{"id": it["id"], "recordId": it["integrationId"], "integration": it["integration"],
-			"kind": "entry", "title": it["title"], "from": it["from"], "date": it["date"], "score": 1.5, "snippet": snippet}
-	}
-	frag := func(text string, match bool) map[string]any {
-		if match {
-			return map[string]any{"text": text, "match": true}
-		}
-		return map[string]any{"text": text}
-	}
-	body := map[string]any{"operation": "item.search", "results": []any{}, "count": 0, "total": 0}
-	switch query := strings.ToLower(q.Get("q")); {
-	case query == "zeppelin" && q.Get("cursor") == "":
-		body["results"] = []any{result(items["zeppelin"], frag("The ", false), frag("zeppelin", true), frag(" crossed the lake at dawn.", false))}
-		body["count"], body["total"], body["nextCursor"] = 1, 2, "next"
-	case query == "zeppelin" && q.Get("cursor") == "next":
-		body["results"] = []any{result(items["quokka"], frag("Quokka ", false), frag("zeppelin", true))}
-		body["count"], body["total"] = 1, 2
-	case query == "quokka":
-		body["results"] = []any{result(items["quokka"], frag("Quokka", true), frag(` <img src=x onerror="window.__pwned=6"> <script>window.__pwned=7</script>`, false))}
-		body["count"], body["total"] = 1, 1
-	}
-	raw, _ := json.Marshal(body)
-	return http.StatusOK, raw
-}
+// The services TestBrowser connects: a feed of a sailing club (with a
+// hostile entry) and a mailbox of three mails, served by httptest.
 
 // The hostile entry's title and text as the feed parser makes them: markup
 // that would set window.__pwned if it were ever parsed as HTML.
@@ -52,17 +21,56 @@ const (
 	hostileText  = `Quokka <img src=x onerror="window.__pwned=3"> <script>window.__pwned=4</script> is not HTML.`
 )
 
-// fakeFeed is an httptest RSS feed with an ordinary and a hostile entry;
-// the hostile one's guid is a javascript: address the app must not link.
+// harbourLogs is how many feed entries share the word "harbour": more than
+// the app's page of 20 results, so the search for it has a second page.
+const harbourLogs = 22
+
+// feedEntry is one entry of the fake feed; html entries' title and text
+// are escaped twice, as a feed carries markup inside a title.
+type feedEntry struct {
+	title, link, guid, author, text string
+	date                            time.Time
+	html                            bool
+}
+
+// feedEntries are the fake feed's entries: the zeppelin, the hostile one,
+// two about the regatta and the harbour logs.
+func feedEntries(base string) []feedEntry {
+	es := []feedEntry{
+		{title: "Zeppelin over the lake", link: base + "/zeppelin", guid: base + "/zeppelin", author: "pilot@example.org (Pilot)",
+			date: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC), text: "The zeppelin crossed the lake at dawn."},
+		{title: hostileTitle, guid: "javascript:window.__pwned=5", date: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC), text: hostileText, html: true},
+		{title: "Autumn regatta: the results", link: base + "/autumn-regatta", guid: base + "/autumn-regatta", author: "commodore@example.org (Commodore)",
+			date: time.Date(2026, 10, 12, 8, 30, 0, 0, time.UTC),
+			text: "Forty boats sailed the autumn regatta in a steady north-westerly breeze."},
+		{title: "Winter regatta series announced", link: base + "/winter-series", guid: base + "/winter-series", author: "commodore@example.org (Commodore)",
+			date: time.Date(2026, 11, 9, 18, 0, 0, 0, time.UTC),
+			text: "The winter regatta series starts on 6 December; entries open next week."},
+	}
+	for day := 1; day <= harbourLogs; day++ {
+		es = append(es, feedEntry{title: fmt.Sprintf("Harbour log, day %d", day), guid: fmt.Sprintf("%s/log/%d", base, day),
+			date: time.Date(2026, 9, day, 7, 0, 0, 0, time.UTC),
+			text: fmt.Sprintf("The tide gauge read %.1f m at noon and every mooring was checked.", 1+float64(day%7)/10)})
+	}
+	return es
+}
+
+// feedItems is how many items the feed syncs: every entry.
+var feedItems = strconv.Itoa(len(feedEntries("")))
+
+// fakeFeed is an httptest RSS feed. The hostile entry's guid is a
+// javascript: address the app must not link. While refuse is set it
+// answers 401, as a feed that has come to need a password does.
 type fakeFeed struct {
 	*httptest.Server
-	hits atomic.Int64
+	hits   atomic.Int64
+	refuse atomic.Bool
 }
 
 func newFakeFeed(t *testing.T) *fakeFeed {
 	t.Helper()
 	f := &fakeFeed{}
-	esc := func(s string) string { // as a feed escapes markup inside a title
+	esc := func(s string) string { // XML's escaping of text
 		s = strings.ReplaceAll(s, "&", "&amp;")
 		s = strings.ReplaceAll(s, "<", "&lt;")
 		return strings.ReplaceAll(s, ">", "&gt;")
@@ -73,31 +81,63 @@ func newFakeFeed(t *testing.T) *fakeFeed {
 			return
 		}
 		f.hits.Add(1)
+		if f.refuse.Load() {
+			w.Header().Set("WWW-Authenticate", `Basic realm="members"`)
+			http.Error(w, "members only", http.StatusUnauthorized)
+			return
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, `<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0"><channel><title>Lakeside Sailing Club</title><link>%s/</link>
+`, f.URL)
+		for _, e := range feedEntries(f.URL) {
+			title, text := esc(e.title), esc(e.text)
+			if e.html {
+				title, text = esc(title), esc(text)
+			}
+			b.WriteString("<item><title>" + title + "</title>")
+			if e.link != "" {
+				b.WriteString("<link>" + e.link + "</link>")
+			}
+			if strings.HasPrefix(e.guid, "http") {
+				b.WriteString("<guid>" + e.guid + "</guid>")
+			} else {
+				b.WriteString(`<guid isPermaLink="false">` + e.guid + "</guid>")
+			}
+			if e.author != "" {
+				b.WriteString("<author>" + e.author + "</author>")
+			}
+			b.WriteString("<pubDate>" + e.date.Format(time.RFC1123Z) + "</pubDate><description>" + text + "</description></item>\n")
+		}
+		b.WriteString("</channel></rss>")
 		w.Header().Set("Content-Type", "application/rss+xml")
-		fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?>
-<rss version="2.0"><channel><title>Test feed</title><link>%[1]s/</link>
-<item><title>Zeppelin over the lake</title><link>%[1]s/zeppelin</link><guid>%[1]s/zeppelin</guid>
-<author>pilot@example.org (Pilot)</author><pubDate>Mon, 02 Nov 2026 09:00:00 +0000</pubDate>
-<description>The zeppelin crossed the lake at dawn.</description></item>
-<item><title>%[2]s</title><guid isPermaLink="false">javascript:window.__pwned=5</guid>
-<pubDate>Tue, 03 Nov 2026 09:00:00 +0000</pubDate>
-<description>%[3]s</description></item>
-</channel></rss>`, f.URL, esc(esc(hostileTitle)), esc(esc(hostileText)))
+		fmt.Fprint(w, b.String())
 	}))
 	t.Cleanup(f.Close)
 	return f
 }
 
-// searchRouteExists reports whether this build answers GET /v1/search: a
-// route that needs a session answers 401 to a request without one.
-func searchRouteExists(t *testing.T, base string) bool {
-	t.Helper()
-	resp, err := http.Get(base + "/v1/search?q=x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct{ Error struct{ Message string } }
-	json.NewDecoder(resp.Body).Decode(&body)
-	return !(resp.StatusCode == http.StatusNotFound && body.Error.Message == "not found")
+// mails are the fake mailbox's messages, by Gmail's seq (1 the oldest).
+var mails = []struct{ from, subject, body string }{
+	{"Maria Lopez <maria@example.org>", "Crew list for the regatta",
+		"Hi Ann, here is the crew list for the regatta: Tom on the jib, you at the helm.\n\nMaria"},
+	{"Lakeside Marina <billing@marina.example>", "Mooring invoice for November",
+		"Your invoice for berth 14 in November is attached. Amount due: 120.00 EUR."},
+	{"Tom Becker <tom@example.org>", "Re: regatta dinner on Saturday",
+		"Count me in for the regatta dinner. I can bring last year's trophies.\n\nTom"},
+}
+
+// mailDates are the mails' dates, by seq.
+var mailDates = []time.Time{
+	time.Date(2026, 10, 20, 14, 5, 0, 0, time.UTC),
+	time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC),
+	time.Date(2026, 11, 14, 19, 40, 0, 0, time.UTC),
+}
+
+// mail returns message seq of the fake mailbox as RFC 5322 with CRLF.
+func mail(seq int) []byte {
+	m := mails[seq-1]
+	s := fmt.Sprintf("From: %s\nTo: Ann <ann@example.org>\nSubject: %s\nDate: %s\nMessage-ID: <%d@example.org>\nMIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\n%s\n",
+		m.from, m.subject, mailDates[seq-1].Format(time.RFC1123Z), seq, m.body)
+	return []byte(strings.ReplaceAll(s, "\n", "\r\n"))
 }

@@ -7,23 +7,27 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"searchsvc/integrations/gmail"
+	"searchsvc/integrations/gmail/gmailtest"
 	"searchsvc/integrations/oauthtest"
 )
 
 // TestBrowser drives the web app in headless Chromium against run() on
 // port 0, as a person would: register, connect a feed served by an
-// httptest server, sync it, search a word of an entry, open it, end
+// httptest server and a fake Gmail through OAuth, sync, search (a word of
+// an entry, more results, the filters and the order), open an entry, end
 // another device's session, open a hostile entry whose title and text are
-// markup (and prove none of it ran), and sign out. The server runs with
-// CSRF_TOKENS=true, so every change the app makes also proves it sends the
-// token.
+// markup (and prove none of it ran), reconnect both services after they
+// refused their stored authorization, administer, disconnect, change the
+// password and sign out; then, on a second server with registration
+// closed, read why an account cannot be made and why a sign-in must wait.
+// The server runs with CSRF_TOKENS=true, so every change the app makes
+// also proves it sends the token.
 //
 // It needs Chromium (CHROME_BIN, or chromium on PATH) and skips without
 // it. WEB_SHOTS=dir keeps a screenshot of each step there;
@@ -38,10 +42,26 @@ func TestBrowser(t *testing.T) {
 	}
 	feed := newFakeFeed(t)
 	const clientID, clientSecret = "client-id-web.apps", "client-secret-web"
+	var (
+		grantMu sync.Mutex
+		grant   string // the refresh token of the fake Google's latest grant
+	)
 	google := oauthtest.New(t, oauthtest.Options{
 		ClientID: clientID, ClientSecret: clientSecret, Basic: true, Body: true, Scope: gmail.Scope,
 		AuthParams: map[string]string{"access_type": "offline", "prompt": "consent"},
+		Token: func(is oauthtest.Issued) map[string]any {
+			body := map[string]any{"access_token": is.AccessToken, "token_type": "Bearer", "expires_in": 3599, "scope": is.Scope}
+			if is.RefreshToken != "" {
+				body["refresh_token"] = is.RefreshToken
+				grantMu.Lock()
+				grant = is.RefreshToken
+				grantMu.Unlock()
+			}
+			return body
+		},
 	})
+	gmailtest.New(t, gmailtest.Options{Messages: len(mails), Mux: google.Mux, URL: google.URL,
+		Authorized: google.Bearer, Message: mail})
 	env := testEnv(t.TempDir())
 	env["ALLOW_PRIVATE_TARGETS"] = "true" // the fake feed is on 127.0.0.1
 	env["CSRF_TOKENS"] = "true"
@@ -61,7 +81,6 @@ func TestBrowser(t *testing.T) {
 	ln.Close()
 	env["BASE_URL"] = "http://" + env["LISTEN_ADDR"]
 	srv := startRun(t, env)
-	searchOn := searchRouteExists(t, srv.URL)
 
 	b := startBrowser(t, bin, 1100, 760)
 	// Installed by the test, not by the page, so the CSP does not apply to
@@ -71,37 +90,8 @@ func TestBrowser(t *testing.T) {
 		document.addEventListener('securitypolicyviolation', e =>
 			window.__violations.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber));`}, nil)
 
-	shots := os.Getenv("WEB_SHOTS")
-	step := func(name string, fn func() error) {
-		t.Helper()
-		start := time.Now()
-		if err := fn(); err != nil {
-			t.Fatalf("step %q: %v", name, err)
-		}
-		t.Logf("step %q: done in %v", name, time.Since(start).Round(time.Millisecond))
-		var violations []string
-		if err := b.eval("window.__violations || []", &violations); err != nil {
-			t.Fatalf("step %q: read violations: %v", name, err)
-		}
-		if p := b.takeProblems(); len(p) > 0 || len(violations) > 0 {
-			t.Fatalf("step %q: the page reported problems: %q; CSP violations: %q", name, p, violations)
-		}
-		if shots != "" {
-			if png, err := b.screenshot(); err == nil {
-				os.WriteFile(filepath.Join(shots, strings.ReplaceAll(name, " ", "-")+".png"), png, 0o644)
-			}
-		}
-	}
-	eq := func(what, expr, want string) error {
-		var got string
-		if err := b.eval(expr, &got); err != nil {
-			return err
-		}
-		if got != want {
-			return fmt.Errorf("%s: got %q, want %q", what, got, want)
-		}
-		return nil
-	}
+	w := &webTest{t: t, b: b, base: srv.URL, shots: os.Getenv("WEB_SHOTS")}
+	step, eq := w.step, w.eq
 
 	step("open the app", func() error {
 		if err := b.navigate(srv.URL + "/"); err != nil {
@@ -156,7 +146,7 @@ func TestBrowser(t *testing.T) {
 	})
 	step("sync", func() error {
 		// Connecting queued a first sync; Sync now must fetch the feed again.
-		if err := b.waitFor("the first sync", `document.querySelector('li[data-record] .items-synced').textContent === '2 items'`); err != nil {
+		if err := b.waitFor("the first sync", `document.querySelector('li[data-record] .items-synced').textContent === '`+feedItems+` items'`); err != nil {
 			return err
 		}
 		before := feed.hits.Load()
@@ -172,7 +162,7 @@ func TestBrowser(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		return b.waitFor("both entries still there", `document.querySelector('li[data-record] .items-synced').textContent === '2 items'`)
+		return b.waitFor("every entry still there", `document.querySelector('li[data-record] .items-synced').textContent === '`+feedItems+` items'`)
 	})
 	step("connect Gmail through OAuth", func() error {
 		if err := b.click("a.button", "Connect Gmail"); err != nil {
@@ -183,79 +173,11 @@ func TestBrowser(t *testing.T) {
 		if err := b.waitFor("the outcome", `location.pathname === '/integrations' && new URLSearchParams(location.search).get('status') === 'success' && document.body.innerText.includes('Gmail is connected.')`); err != nil {
 			return err
 		}
-		return b.waitFor("the connection listed", `[...document.querySelectorAll('li[data-record] h3')].some(h => h.textContent.startsWith('Gmail'))`)
+		return b.waitFor("its mails synced", cardJS("Gmail")+`.querySelector('.items-synced').textContent === '3 items'`)
 	})
 
-	// Without GET /v1/search on this build, the test answers it from the
-	// spec (the shape of search.md's answer, with the real item ids), so
-	// the page's handling of results, snippets, cursors and the URL is
-	// still driven in the browser; the request the app sends is checked.
-	var (
-		searchedMu sync.Mutex
-		searched   []string // the query strings the app sent
-	)
-	if !searchOn {
-		t.Log("GET /v1/search is not on this build: the test answers it in the browser, as the spec describes it")
-		var items struct{ Results []map[string]any }
-		if err := b.eval(`fetch('/v1/items').then(r => r.json())`, &items); err != nil || len(items.Results) != 2 {
-			t.Fatalf("list the synced items: %v, %d items", err, len(items.Results))
-		}
-		byTitle := map[string]map[string]any{}
-		for _, it := range items.Results {
-			if strings.Contains(it["title"].(string), "Quokka") {
-				byTitle["quokka"] = it
-			} else {
-				byTitle["zeppelin"] = it
-			}
-		}
-		b.intercept("*/v1/search?*", func(raw string) (int, []byte) {
-			u, _ := url.Parse(raw)
-			searchedMu.Lock()
-			searched = append(searched, u.RawQuery)
-			searchedMu.Unlock()
-			return stubSearch(u.Query(), byTitle)
-		})
-	}
-
-	// openResult searches word and opens the result whose title contains
-	// title.
-	openResult := func(word, title string) error {
-		if err := b.click("nav a", "Search"); err != nil {
-			return err
-		}
-		if err := b.waitFor("the search box", `document.querySelector('input#q')`); err != nil {
-			return err
-		}
-		if err := b.fill("input#q", word); err != nil {
-			return err
-		}
-		// An item is findable within 2 s of being stored, so the search
-		// is asked again (as a person would) until it is.
-		found := `location.search === '?q=` + word + `' && [...document.querySelectorAll('.result mark')].some(m => m.textContent.toLowerCase() === '` + word + `')`
-		for try := 0; ; try++ {
-			if err := b.click("form[role=search] button[type=submit]", "Search"); err != nil {
-				return err
-			}
-			err := b.waitFor("the search to answer", `(() => { const c = document.querySelector('.count');
-				return document.querySelector('main .notice') || (c && !c.textContent.startsWith('Searching')); })()`)
-			if err == nil {
-				var ok bool
-				if err = b.eval(found, &ok); err == nil && ok {
-					break
-				}
-			}
-			if try == 20 {
-				return b.waitFor("a highlighted result", found)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		if err := b.click(".result h2 a", title); err != nil {
-			return err
-		}
-		return b.waitFor("the item", `location.pathname.startsWith('/items/') && document.querySelector('#item-text')`)
-	}
 	step("search a word and open the entry", func() error {
-		if err := openResult("zeppelin", "Zeppelin"); err != nil {
+		if err := w.openResult("zeppelin", "Zeppelin"); err != nil {
 			return err
 		}
 		if err := eq("title", `document.querySelector('h1').textContent`, "Zeppelin over the lake"); err != nil {
@@ -270,27 +192,15 @@ func TestBrowser(t *testing.T) {
 		if err := b.eval("history.back()", nil); err != nil {
 			return err
 		}
-		return b.waitFor("the results again", `location.search === '?q=zeppelin' && document.querySelector('input#q').value === 'zeppelin' && document.querySelector('.result mark')`)
+		if err := b.waitFor("the results again", `location.search === '?q=zeppelin' && document.querySelector('input#q').value === 'zeppelin' && document.querySelector('.result mark')`); err != nil {
+			return err
+		}
+		// The page asked again, as it did the first time.
+		_, err := w.lastSearch(url.Values{"q": {"zeppelin"}, "limit": {"20"}})
+		return err
 	})
-	if !searchOn {
-		step("more results", func() error {
-			if err := b.click(".more button", "More results"); err != nil {
-				return err
-			}
-			if err := b.waitFor("the second page", `document.querySelectorAll('.result').length === 2 && !document.querySelector('.more button')`); err != nil {
-				return err
-			}
-			searchedMu.Lock()
-			got := strings.Join(searched, " ")
-			searchedMu.Unlock()
-			// The search, the same again after the back button, the next page.
-			want := "q=zeppelin&limit=20 q=zeppelin&limit=20 q=zeppelin&limit=20&cursor=next"
-			if got != want {
-				return fmt.Errorf("the app asked GET /v1/search? %q, want %q", got, want)
-			}
-			return nil
-		})
-	}
+	step("more results", w.moreResults)
+	step("filters and order", w.filtersAndOrder)
 
 	// Another device: signed in from outside the browser.
 	jar, _ := cookiejar.New(nil)
@@ -325,16 +235,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("the ended session: got %d, want 401", resp.StatusCode)
 	}
 
-	step("open the hostile entry: nothing runs", func() error {
-		if err := openResult("quokka", "Quokka"); err != nil {
-			return err
-		}
-		if err := eq("title as text", `document.querySelector('h1').textContent`, hostileTitle); err != nil {
-			return err
-		}
-		if err := eq("text as text", `document.querySelector('#item-text').textContent`, hostileText); err != nil {
-			return err
-		}
+	noPayload := func() error {
 		var bad struct {
 			Pwned    bool
 			Elements int
@@ -349,25 +250,54 @@ func TestBrowser(t *testing.T) {
 			return fmt.Errorf("the payload took effect: %+v", bad)
 		}
 		return nil
-	})
-	step("search", func() error {
-		if err := b.navigate(srv.URL + "/search?q=zeppelin"); err != nil {
+	}
+	step("search the hostile entry: nothing runs", func() error {
+		if err := w.searchFor("/search?q=quokka", []string{hostileTitle}); err != nil {
 			return err
 		}
-		if err := b.waitFor("results", `document.querySelector('.result mark')`); err != nil {
+		// The snippet is the start of the text, whose first word matched.
+		if err := eq("the snippet as text", `document.querySelector('.result .snippet').textContent`, hostileText); err != nil {
 			return err
 		}
-		if shots == "" {
-			return nil
+		if err := eq("the match", `[...document.querySelectorAll('.result mark')].map(m => m.textContent).join('|')`, "Quokka"); err != nil {
+			return err
 		}
-		return b.eval("document.activeElement.blur()", nil) // no caret in the README's picture
+		return noPayload()
 	})
+	step("open the hostile entry: nothing runs", func() error {
+		if err := b.click(".result h2 a", "Quokka"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the item", `location.pathname.startsWith('/items/') && document.querySelector('#item-text')`); err != nil {
+			return err
+		}
+		if err := eq("title as text", `document.querySelector('h1').textContent`, hostileTitle); err != nil {
+			return err
+		}
+		if err := eq("text as text", `document.querySelector('#item-text').textContent`, hostileText); err != nil {
+			return err
+		}
+		return noPayload()
+	})
+	w.picture("search", w.searchPicture)
 	step("the OAuth landing page says what happened", func() error {
 		if err := b.navigate(srv.URL + "/integrations?status=error&integration=gmail&message=gmail%20authorization%20was%20cancelled"); err != nil {
 			return err
 		}
 		return b.waitFor("the outcome in words", `document.body.innerText.includes('Could not connect Gmail. Gmail authorization was cancelled.') && document.querySelector('li[data-record]')`)
 	})
+	step("reconnect Gmail after Google refused its grant", func() error {
+		grantMu.Lock()
+		refresh := grant
+		grantMu.Unlock()
+		return w.reconnectOAuth(func() error {
+			if !google.Kill(refresh) {
+				return fmt.Errorf("the fake Google does not know the grant it issued")
+			}
+			return nil
+		})
+	})
+	step("reconnect the feed after it asked for a password", func() error { return w.reconnectFeed(feed) })
 	// Bob registers elsewhere; the administrator deletes him.
 	bobJar, _ := cookiejar.New(nil)
 	bob := &http.Client{Jar: bobJar}
@@ -410,7 +340,7 @@ func TestBrowser(t *testing.T) {
 		if err := b.eval(`[...document.querySelectorAll('li[data-record]')].find(li => li.querySelector('h3').textContent.startsWith('RSS')).querySelector('button.danger').click()`, nil); err != nil {
 			return err
 		}
-		if err := b.waitFor("the confirmation", `document.querySelector('dialog[open]') && document.querySelector('dialog[open]').innerText.includes('Its 2 synced items will be deleted from this server too')`); err != nil {
+		if err := b.waitFor("the confirmation", `document.querySelector('dialog[open]') && document.querySelector('dialog[open]').innerText.includes('Its `+feedItems+` synced items will be deleted from this server too')`); err != nil {
 			return err
 		}
 		if err := b.click("dialog[open] button", "Disconnect and delete items"); err != nil {
@@ -419,14 +349,13 @@ func TestBrowser(t *testing.T) {
 		if err := b.waitFor("the feed gone", `document.body.innerText.includes('RSS or Atom feed is disconnected and its items are deleted.') && ![...document.querySelectorAll('li[data-record] h3')].some(h => h.textContent.startsWith('RSS'))`); err != nil {
 			return err
 		}
-		var n int
-		if err := b.eval(`fetch('/v1/items').then(r => r.json()).then(b => b.results.length)`, &n); err != nil {
+		// Only the mails are left, and search no longer finds the entries.
+		if err := w.eq("the items left", `fetch('/v1/items').then(r => r.json()).then(b => b.results.map(it => it.integration).join(' '))`,
+			"gmail gmail gmail"); err != nil {
 			return err
 		}
-		if n != 0 {
-			return fmt.Errorf("items after disconnecting: got %d, want 0", n)
-		}
-		return nil
+		return w.eq("what search finds", `fetch('/v1/search?q=regatta&sort=date').then(r => r.json()).then(b => b.results.map(r => r.title).join(' | '))`,
+			regattaDinner+" | "+regattaCrew)
 	})
 	step("change the password", func() error {
 		if err := b.click("nav a", "Account"); err != nil {
@@ -454,29 +383,7 @@ func TestBrowser(t *testing.T) {
 		}
 		return b.waitFor("the change", `document.body.innerText.includes('Password changed.')`)
 	})
-	if shots != "" {
-		// The same page on a phone, and in the dark, for a person to look at.
-		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
-			"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": true}, nil)
-		b.must(b.session, "Emulation.setEmulatedMedia", map[string]any{
-			"features": []map[string]string{{"name": "prefers-color-scheme", "value": "dark"}}}, nil)
-		for _, p := range []struct{ name, path, ready string }{
-			{"search on a dark phone", "/search?q=zeppelin", `document.querySelector('.result mark')`},
-			{"connections on a dark phone", "/integrations", `document.querySelector('li[data-record]')`},
-			{"sessions on a dark phone", "/sessions", `document.querySelector('li[data-session]')`},
-			{"administration on a dark phone", "/admin", `document.querySelector('.metrics dl')`},
-		} {
-			step(p.name, func() error {
-				if err := b.navigate(srv.URL + p.path); err != nil {
-					return err
-				}
-				return b.waitFor("the page", p.ready)
-			})
-		}
-		b.must(b.session, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{}}, nil)
-		b.must(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
-			"width": 1100, "height": 760, "deviceScaleFactor": 1, "mobile": false}, nil)
-	}
+	w.darkPhoneShots()
 	step("sign out", func() error {
 		if err := b.click("header button", "Sign out"); err != nil {
 			return err
@@ -493,7 +400,12 @@ func TestBrowser(t *testing.T) {
 		}
 		return nil
 	})
-	if !searchOn {
-		t.Log("the search steps ran against the test's stand-in for GET /v1/search")
-	}
+	// A second server, with registration closed and two sign-in attempts
+	// (and two registrations) per address in ten minutes: what a person is
+	// told when refused.
+	closed := testEnv(t.TempDir())
+	closed["REGISTRATION"] = "closed"
+	closed["LOGIN_RATE_LIMIT"] = "2"
+	closed["LOGIN_RATE_WINDOW"] = "600"
+	w.refusals(startRun(t, closed))
 }

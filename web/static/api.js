@@ -78,7 +78,8 @@ function explain(err, labels) {
     case err.status === 400 && err.details.length > 0:
       for (const d of err.details) {
         const name = String(d.field || '').replace(/^fields\./, '');
-        const text = sentence((labels[name] || name || 'This') + ' ' + d.message);
+        const msg = String(d.message || '');
+        const text = sentence(predicate.test(msg) ? (labels[name] || name || 'This') + ' ' + msg : msg);
         if (name && labels[name] !== undefined) out.fields[name] = text;
         else out.message = (out.message ? out.message + ' ' : '') + text;
       }
@@ -88,6 +89,11 @@ function explain(err, labels) {
   }
   return out;
 }
+
+// predicate matches a field's message that needs the field's name before
+// it ("is required", "must be a whole number"); a message that is a whole
+// clause ("the server answered 401 Unauthorized") reads on its own.
+const predicate = /^(is|are|must|should|cannot|has|have|was|at most|at least)\b/;
 
 function sentence(s) {
   s = String(s).trim();

@@ -116,7 +116,9 @@ function connectionCard(r, region, refresh) {
 }
 
 // watchSync reloads the list a few times after "Sync now", until the
-// record's last sync changes, so the person sees the items arrive.
+// record's last sync or its state changes, so the person sees the items
+// arrive, or the sync fail (and a Reconnect form is not redrawn under
+// someone filling it).
 function watchSync(r, refresh) {
   const main = document.querySelector('#main h1');
   let tries = 0;
@@ -125,7 +127,7 @@ function watchSync(r, refresh) {
     let fresh;
     try { fresh = await refresh(); } catch (e) { return; }
     const now = fresh.find(x => x.id === r.id);
-    if (!now || now.lastSyncAt !== r.lastSyncAt || now.itemsSynced !== r.itemsSynced) return;
+    if (!now || now.status !== r.status || now.lastSyncAt !== r.lastSyncAt || now.itemsSynced !== r.itemsSynced) return;
     setTimeout(tick, 1500);
   };
   setTimeout(tick, 1000);
