@@ -16,7 +16,7 @@ import (
 // connected again.
 func (w *webTest) reconnectOAuth(revoke func() error) error {
 	card := cardJS("Gmail")
-	id, err := w.refuse(card, revoke, "gmail refused the stored authorization; connect it again")
+	id, err := w.refuse(card, revoke, "Gmail refused the stored authorization. Connect it again to resume syncing.")
 	if err != nil {
 		return err
 	}
@@ -35,14 +35,14 @@ func (w *webTest) reconnectOAuth(revoke func() error) error {
 // and connects the same connection again once it answers.
 func (w *webTest) reconnectFeed(feed *fakeFeed) error {
 	card := cardJS("RSS")
-	id, err := w.refuse(card, func() error { feed.refuse.Store(true); return nil }, "feed refused the stored authorization; connect it again")
+	id, err := w.refuse(card, func() error { feed.refuse.Store(true); return nil }, "RSS or Atom feed refused the stored authorization. Connect it again to resume syncing.")
 	if err != nil {
 		return err
 	}
 	if err := w.clickIn(card, ":scope > .actions > details > summary", "Reconnect"); err != nil {
 		return err
 	}
-	if err := w.b.fill("li[data-record] form[data-integration=feed] input[name=url]", feed.URL+"/feed.xml"); err != nil {
+	if err := w.b.fill("li[data-record] form[data-integration=feed] textarea[name=url]", feed.URL+"/feed.xml"); err != nil {
 		return err
 	}
 	if err := w.clickIn(card, "form button[type=submit]", "Connect"); err != nil {

@@ -136,7 +136,7 @@ func TestBrowser(t *testing.T) {
 		if err := b.click("summary", "RSS or Atom feed"); err != nil {
 			return err
 		}
-		if err := b.fill("form[data-integration=feed] input[name=url]", feed.URL+"/feed.xml"); err != nil {
+		if err := b.fill("form[data-integration=feed] textarea[name=url]", feed.URL+"/feed.xml"); err != nil {
 			return err
 		}
 		if err := b.click("form[data-integration=feed] button[type=submit]", "Connect"); err != nil {

@@ -56,6 +56,9 @@ const (
 	FieldNumber   = "number"
 	FieldBool     = "bool"
 	FieldURL      = "url"
+	// FieldMultiline is text that may hold line breaks: a list of
+	// addresses, a PEM certificate.
+	FieldMultiline = "multiline"
 )
 
 // Manifest describes an integration to the catalogue (GET /v1/integrations).

@@ -194,7 +194,7 @@ func checkDefinition(d Definition) error {
 		}
 		seen[f.Name] = true
 		switch f.Type {
-		case FieldText, FieldPassword, FieldNumber, FieldBool, FieldURL:
+		case FieldText, FieldPassword, FieldNumber, FieldBool, FieldURL, FieldMultiline:
 		default:
 			return fail("form field %q: unknown type %q", f.Name, f.Type)
 		}

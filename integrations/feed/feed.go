@@ -59,7 +59,7 @@ func Definition() integrations.Definition {
 			AuthType:    integrations.AuthManual,
 			Fields: []integrations.Field{
 				{Name: FieldURL, Label: "Feed addresses, one per line (sending the form again replaces the list)",
-					Type: integrations.FieldText, Required: true},
+					Type: integrations.FieldMultiline, Required: true},
 			},
 		},
 		ValidateManual: validate,

@@ -184,7 +184,7 @@ func (d Dialer) Definition() integrations.Definition {
 				{Name: FieldUsername, Label: "Username", Type: integrations.FieldText, Required: true},
 				{Name: FieldPassword, Label: "Password", Type: integrations.FieldPassword, Required: true, Secret: true},
 				{Name: FieldTLS, Label: "TLS (implicit, as on port 993)", Type: integrations.FieldBool, Default: "true"},
-				{Name: FieldCertificate, Label: "Server certificate, for a server on your own network: its CA certificate (PEM) or the SHA-256 fingerprint of its certificate (optional)", Type: integrations.FieldText},
+				{Name: FieldCertificate, Label: "Server certificate, for a server on your own network: its CA certificate (PEM) or the SHA-256 fingerprint of its certificate (optional)", Type: integrations.FieldMultiline},
 			},
 		},
 		ValidateManual: func(ctx context.Context, fields map[string]string, _ *http.Client) (integrations.Credentials, error) {

@@ -107,10 +107,13 @@ function connectionCard(r, region, refresh) {
   return h('li', { class: 'card', 'data-record': r.id },
     h('h3', null, m.displayName, h('span', { class: 'badge ' + cls }, word)),
     h('dl', { class: 'facts' },
-      h('dt', null, 'Last sync'), h('dd', null, r.lastSyncAt ? fmtDate(r.lastSyncAt) + ' (' + ago(r.lastSyncAt) + ')' : 'Not yet'),
+      h('dt', null, 'Last sync'), h('dd', null, r.lastSyncAt ? fmtDate(r.lastSyncAt) + ' (' + ago(r.lastSyncAt) + ')' : 'Never'),
+      activityText(r) && [h('dt', null, 'Now'), h('dd', { class: 'activity' }, activityText(r))],
       h('dt', null, 'Items synced'), h('dd', { class: 'items-synced' }, plural(Number(r.itemsSynced) || 0, 'item', 'items')),
       h('dt', null, 'Connected'), h('dd', null, fmtDate(r.connectedAt)),
-      r.lastError && [h('dt', null, 'Last error'), h('dd', { class: 'error' }, r.lastError)]),
+      r.lastError && [h('dt', null, 'Last error'), h('dd', { class: 'error' }, r.lastError)],
+      r.sources && r.sources.length > 0 && [h('dt', null, 'Sources'),
+        h('dd', null, h('ul', { class: 'sources' }, r.sources.map(s => h('li', null, s))))]),
     cardRegion,
     h('div', { class: 'actions' }, r.status !== 'needs_reauth' && sync, reconnect, disconnect));
 }
@@ -165,7 +168,7 @@ function fieldHelp(f) {
 function manualForm(m, region, refresh) {
   const formRegion = liveRegion();
   const inputs = {}, sets = {}, labels = {};
-  const types = { text: 'text', password: 'password', number: 'number', url: 'url', bool: 'checkbox' };
+  const types = { text: 'text', password: 'password', number: 'number', url: 'url', bool: 'checkbox', multiline: 'multiline' };
   const wraps = (m.fields || []).map(f => {
     const attrs = { type: types[f.type] || 'text', name: f.name, required: !!f.required };
     if (f.type === 'bool') attrs.checked = f.default === 'true';
@@ -202,4 +205,15 @@ function manualForm(m, region, refresh) {
     }
   });
   return form;
+}
+
+// activityText says what the record's sync is doing, from the record's
+// activity, itemsLeft and retryAt; empty when idle.
+function activityText(r) {
+  switch (r.activity) {
+    case 'listing': return 'Looking for new items';
+    case 'downloading': return 'Downloading: ' + plural(Number(r.itemsLeft) || 0, 'item', 'items') + ' left';
+    case 'waiting': return r.retryAt ? 'Waiting to try again at ' + fmtDate(r.retryAt) : 'Waiting to try again';
+  }
+  return '';
 }

@@ -64,7 +64,9 @@ function uid(prefix) { return prefix + '-' + (++idSeq); }
 function field(label, attrs, help) {
   const id = uid('f');
   const helpId = id + '-help', errId = id + '-err';
-  const input = h('input', Object.assign({ id, 'aria-describedby': (help ? helpId + ' ' : '') + errId }, attrs));
+  const multi = attrs.type === 'multiline';
+  if (multi) { attrs = Object.assign({}, attrs, { rows: 4 }); delete attrs.type; }
+  const input = h(multi ? 'textarea' : 'input', Object.assign({ id, 'aria-describedby': (help ? helpId + ' ' : '') + errId }, attrs));
   const err = h('p', { class: 'field-error', id: errId });
   const isCheck = attrs.type === 'checkbox';
   const wrap = isCheck
