@@ -70,6 +70,7 @@ type Index struct {
 
 	stats struct {
 		queries, queryNanos, written, flushes, merges atomic.Int64
+		plainWritten                                  atomic.Int64 // segment blocks before compression
 	}
 }
 

@@ -63,6 +63,7 @@ type segWriter struct {
 	sealBuf   []byte
 	comp      compressor
 	written   int64
+	plain     int64 // block bytes before compression and sealing
 	err       error
 }
 
@@ -90,6 +91,7 @@ func (w *segWriter) writeBlock(kind byte, plain []byte) {
 	if kind == kindFooter {
 		id.block = footerBlock
 	}
+	w.plain += int64(len(plain))
 	if kind == kindPostings || kind == kindDict {
 		plain = w.comp.compress(plain)
 	}
