@@ -3,7 +3,6 @@ package search
 import (
 	"fmt"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -89,12 +88,41 @@ func (p *parser) endsChunk(i int) bool {
 	if i >= len(p.q) {
 		return true
 	}
-	switch c := p.q[i]; c {
-	case '(', ')', '"':
+	if c := p.q[i]; c == '(' || c == ')' || p.quoteAt(i) > 0 {
 		return true
 	}
 	r, _ := utf8.DecodeRuneInString(p.q[i:])
 	return unicode.IsSpace(r)
+}
+
+// quoteAt returns the length of the quotation mark at i, or 0: the
+// typewriter quote or the typographic ones that phones and word
+// processors type instead (“…”, „…“).
+func (p *parser) quoteAt(i int) int {
+	if i >= len(p.q) {
+		return 0
+	}
+	if p.q[i] == '"' {
+		return 1
+	}
+	if p.q[i] == 0xE2 && i+2 < len(p.q) && p.q[i+1] == 0x80 && 0x9C <= p.q[i+2] && p.q[i+2] <= 0x9E {
+		return 3 // U+201C, U+201D, U+201E
+	}
+	return 0
+}
+
+// quoted reads the quoted text at the cursor, which is at a quotation
+// mark, up to the next quotation mark.
+func (p *parser) quoted() (string, error) {
+	start := p.i
+	from := start + p.quoteAt(start)
+	for i := from; i < len(p.q); i++ {
+		if n := p.quoteAt(i); n > 0 {
+			p.i = i + n
+			return p.q[from:i], nil
+		}
+	}
+	return "", errAt(start, "unclosed quote")
 }
 
 // keyword reports whether the operator kw (OR, AND) is at the cursor.
@@ -227,7 +255,7 @@ func (p *parser) unary() (Node, error) {
 	if p.q[p.i] != '-' {
 		return p.primary()
 	}
-	if p.endsChunk(p.i+1) && (p.i+1 >= len(p.q) || p.q[p.i+1] != '(' && p.q[p.i+1] != '"') {
+	if p.endsChunk(p.i+1) && (p.i+1 >= len(p.q) || p.q[p.i+1] != '(' && p.quoteAt(p.i+1) == 0) {
 		p.i++
 		return nil, nil
 	}
@@ -245,6 +273,9 @@ func (p *parser) unary() (Node, error) {
 // primary parses a group, a phrase, a field or a word.
 func (p *parser) primary() (Node, error) {
 	start := p.i
+	if p.quoteAt(start) > 0 {
+		return p.phrase(FieldAny)
+	}
 	switch p.q[p.i] {
 	case '(':
 		if p.depth++; p.depth > MaxDepth {
@@ -264,128 +295,29 @@ func (p *parser) primary() (Node, error) {
 			return nil, errAt(start, "empty parentheses")
 		}
 		return n, nil
-	case '"':
-		return p.phrase(FieldAny)
 	}
 	if n, ok, err := p.field(); ok || err != nil {
 		return n, err
 	}
-	return p.words(FieldAny, p.chunk(), start)
+	return p.words(FieldAny, p.chunk(), start, true)
 }
 
 // phrase parses "…" at the cursor.
 func (p *parser) phrase(f Field) (Node, error) {
 	start := p.i
-	end := strings.IndexByte(p.q[start+1:], '"')
-	if end < 0 {
-		return nil, errAt(start, "unclosed quote")
+	text, err := p.quoted()
+	if err != nil {
+		return nil, err
 	}
-	p.i = start + 1 + end + 1
-	return p.words(f, p.q[start+1:start+1+end], start)
-}
-
-// fields are the names of field:value terms.
-var fields = map[string]Field{"from": FieldFrom, "to": FieldTo, "subject": FieldTitle}
-
-// field parses name:value at the cursor; ok is false when there is none
-// (and the cursor has not moved).
-func (p *parser) field() (n Node, ok bool, err error) {
-	start := p.i
-	j := start
-	for j < len(p.q) && ('a' <= p.q[j]|0x20 && p.q[j]|0x20 <= 'z') {
-		j++
-	}
-	if j == start || j >= len(p.q) || p.q[j] != ':' {
-		return nil, false, nil
-	}
-	name := strings.ToLower(p.q[start:j])
-	_, text := fields[name]
-	known := text
-	switch name {
-	case "kind", "integration", "after", "before":
-		known = true
-	}
-	if p.endsChunk(j+1) && (j+1 >= len(p.q) || p.q[j+1] != '"') {
-		if known {
-			return nil, true, errAt(start, "%s: needs a value", name)
-		}
-		return nil, false, nil // "Re: budget" is words
-	}
-	if !known {
-		return nil, true, errAt(start, "unknown field %q", p.q[start:j+1])
-	}
-	p.i = j + 1
-	if text {
-		f := fields[name]
-		if p.q[p.i] == '"' {
-			n, err = p.phrase(f)
-		} else {
-			n, err = p.words(f, p.chunk(), p.i)
-		}
-		if err == nil && n == nil {
-			err = errAt(start, "%s: needs a word or a \"phrase\"", name)
-		}
-		return n, true, err
-	}
-
-	var v string
-	if p.q[p.i] == '"' {
-		end := strings.IndexByte(p.q[p.i+1:], '"')
-		if end < 0 {
-			return nil, true, errAt(p.i, "unclosed quote")
-		}
-		v = p.q[p.i+1 : p.i+1+end]
-		p.i += end + 2
-	} else {
-		v = p.chunk()
-	}
-	if p.terms++; p.terms > MaxTerms {
-		return nil, true, errAt(start, "too many terms (at most %d)", MaxTerms)
-	}
-	switch name {
-	case "kind":
-		switch k := strings.ToLower(v); k {
-		case "email", "message", "file", "entry":
-			return Kind{Kind: k}, true, nil
-		}
-		return nil, true, errAt(start, "unknown kind %q in kind: (email, message, file or entry)", v)
-	case "integration":
-		if !validIntegration(v) {
-			return nil, true, errAt(start, "bad integration %q in integration:", v)
-		}
-		return Integration{Integration: strings.ToLower(v)}, true, nil
-	default: // after, before
-		t, err := time.Parse(time.DateOnly, v)
-		if err != nil || len(v) != len(time.DateOnly) {
-			return nil, true, errAt(start, "bad date %q in %s: (want YYYY-MM-DD)", v, name)
-		}
-		if name == "after" {
-			return DateRange{After: t}, true, nil
-		}
-		return DateRange{Before: t}, true, nil
-	}
-}
-
-// validIntegration reports whether v can be an integration domain: 1 to
-// 64 ASCII letters, digits, '.', '-' or '_'.
-func validIntegration(v string) bool {
-	if len(v) == 0 || len(v) > 64 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !isASCIIWord(c) && c != '.' && c != '-' && c != '_' {
-			return false
-		}
-	}
-	return true
+	return p.words(f, text, start, false)
 }
 
 // words turns one word of the query, or a phrase's text, into a node:
-// nil when it holds nothing to search for.
-func (p *parser) words(f Field, text string, at int) (Node, error) {
+// nil when it holds nothing to search for. A word (not a phrase) ending
+// in '*' is a prefix.
+func (p *parser) words(f Field, text string, at int, word bool) (Node, error) {
 	prefix := false
-	if t := strings.TrimRight(text, "*"); len(t) < len(text) && !strings.HasPrefix(p.q[at:], "\"") {
+	if t := strings.TrimRight(text, "*"); word && len(t) < len(text) {
 		prefix, text = true, t
 	}
 	var toks []Token

@@ -97,6 +97,8 @@ func TestParse(t *testing.T) {
 		{"-draft -spam", "(AND -draft -spam)"},
 		{"a OR -b", "(OR a (AND -b))"},
 		{"report -kind:file", "(AND report -kind:file)"},
+		{"-from:bob budget", "(AND -from:bob budget)"},
+		{`From:alice To:"Bob Jones"`, `(AND from:alic to:"bob jone")`},
 		{"budget after:2026-01-31 before:2026-03-01", "(AND budget date:[2026-01-31,2026-03-01))"},
 		{"after:2026-01-01 after:2026-02-01", "date:[2026-02-01,)"},
 
@@ -128,6 +130,12 @@ func TestParse(t *testing.T) {
 		{"--a", "a"},
 		{"a !!! b", "(AND a b)"},
 		{`""  x`, "x"},
+		{"“quarterly report”", `"quarter report"`},
+		{"„Bericht Zahlen“ x", `(AND "bericht zahlen" x)`},
+		{"-“out of office”", `(AND -"out of offic")`},
+		{"subject:“q3 budget”", `subject:"q3 budget"`},
+		{`kind:"email"`, "kind:email"},
+		{`"quart*"`, "quart"},
 		{"a\u00a0b", "(AND a b)"},
 	}
 	for _, tt := range tests {
@@ -166,6 +174,8 @@ func TestParseErrors(t *testing.T) {
 		{"()", "empty parentheses at 0"},
 		{`budget "q3 plan`, "unclosed quote at 7"},
 		{`subject:"q3`, "unclosed quote at 8"},
+		{"a “q3 plan", "unclosed quote at 2"},
+		{`kind:"email`, "unclosed quote at 5"},
 		{"a OR", "OR needs a term on both sides at 2"},
 		{"OR a", "OR needs a term on both sides at 0"},
 		{"a OR OR b", "OR needs a term on both sides at 2"},

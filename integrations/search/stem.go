@@ -154,14 +154,22 @@ func (s *stemmer) replace(n int, r string) {
 	s.b = append(s.b[:len(s.b)-n], r...)
 }
 
-// suffix returns the longest of sufs (longest first) that b ends with.
-func (s *stemmer) suffix(sufs []string) string {
+// longest returns the first of sufs (longest first) that b ends with.
+// Callers pass only the suffixes ending in b's last letter.
+func (s *stemmer) longest(sufs ...string) string {
 	for _, x := range sufs {
 		if s.ends(x) {
 			return x
 		}
 	}
 	return ""
+}
+
+func (s *stemmer) last() byte {
+	if len(s.b) == 0 {
+		return 0
+	}
+	return s.b[len(s.b)-1]
 }
 
 // shortBefore reports whether b[:i] ends in a short syllable: a non-vowel
@@ -185,30 +193,24 @@ func hasVowel(b []byte) bool {
 	return false
 }
 
-var (
-	step0Suffixes  = []string{"'s'", "'s", "'"}
-	step1aSuffixes = []string{"sses", "ied", "ies", "us", "ss", "s"}
-	step1bSuffixes = []string{"eedly", "ingly", "edly", "eed", "ing", "ed"}
-	step2Suffixes  = []string{
-		"ational", "fulness", "iveness", "ousness", "ization",
-		"tional", "biliti", "lessli",
-		"entli", "ousli", "fulli", "alism", "aliti", "iviti", "ation",
-		"enci", "anci", "abli", "izer", "alli", "ator",
-		"bli", "ogi", "li",
-	}
-	step3Suffixes = []string{"ational", "tional", "alize", "icate", "iciti", "ative", "ical", "ness", "ful"}
-	step4Suffixes = []string{
-		"ement", "ance", "ence", "able", "ible", "ment",
-		"ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion",
-		"al", "er", "ic",
-	}
-)
-
 func (s *stemmer) step1a() {
-	if x := s.suffix(step0Suffixes); x != "" {
-		s.replace(len(x), "")
+	var x string
+	switch s.last() {
+	case '\'':
+		x = s.longest("'s'", "'")
+	case 's':
+		x = s.longest("'s")
 	}
-	switch x := s.suffix(step1aSuffixes); x {
+	s.replace(len(x), "")
+	switch s.last() {
+	case 's':
+		x = s.longest("sses", "ies", "us", "ss", "s")
+	case 'd':
+		x = s.longest("ied")
+	default:
+		return
+	}
+	switch x {
 	case "sses":
 		s.replace(4, "ss")
 	case "ied", "ies":
@@ -233,7 +235,15 @@ func (s *stemmer) exception2() bool {
 }
 
 func (s *stemmer) step1b() {
-	x := s.suffix(step1bSuffixes)
+	var x string
+	switch s.last() {
+	case 'y':
+		x = s.longest("eedly", "ingly", "edly")
+	case 'd':
+		x = s.longest("eed", "ed")
+	case 'g':
+		x = s.longest("ing")
+	}
 	switch x {
 	case "":
 		return
@@ -266,7 +276,22 @@ func (s *stemmer) step1c() {
 }
 
 func (s *stemmer) step2() {
-	x := s.suffix(step2Suffixes)
+	var x string
+	switch s.last() {
+	case 'i':
+		x = s.longest("biliti", "lessli", "entli", "ousli", "fulli", "aliti", "iviti",
+			"enci", "anci", "abli", "alli", "bli", "ogi", "li")
+	case 'l':
+		x = s.longest("ational", "tional")
+	case 's':
+		x = s.longest("fulness", "iveness", "ousness")
+	case 'n':
+		x = s.longest("ization", "ation")
+	case 'm':
+		x = s.longest("alism")
+	case 'r':
+		x = s.longest("izer", "ator")
+	}
 	if x == "" || len(s.b)-len(x) < s.p1 {
 		return
 	}
@@ -314,7 +339,17 @@ func (s *stemmer) step2() {
 }
 
 func (s *stemmer) step3() {
-	x := s.suffix(step3Suffixes)
+	var x string
+	switch s.last() {
+	case 'l':
+		x = s.longest("ational", "tional", "ical", "ful")
+	case 'e':
+		x = s.longest("alize", "icate", "ative")
+	case 'i':
+		x = s.longest("iciti")
+	case 's':
+		x = s.longest("ness")
+	}
 	if x == "" || len(s.b)-len(x) < s.p1 {
 		return
 	}
@@ -337,7 +372,27 @@ func (s *stemmer) step3() {
 }
 
 func (s *stemmer) step4() {
-	x := s.suffix(step4Suffixes)
+	var x string
+	switch s.last() {
+	case 't':
+		x = s.longest("ement", "ment", "ant", "ent")
+	case 'e':
+		x = s.longest("ance", "ence", "able", "ible", "ate", "ive", "ize")
+	case 'm':
+		x = s.longest("ism")
+	case 'i':
+		x = s.longest("iti")
+	case 's':
+		x = s.longest("ous")
+	case 'n':
+		x = s.longest("ion")
+	case 'l':
+		x = s.longest("al")
+	case 'r':
+		x = s.longest("er")
+	case 'c':
+		x = s.longest("ic")
+	}
 	if x == "" || len(s.b)-len(x) < s.p2 {
 		return
 	}
@@ -352,7 +407,7 @@ func (s *stemmer) step4() {
 
 func (s *stemmer) step5() {
 	n := len(s.b)
-	switch s.b[n-1] {
+	switch s.last() {
 	case 'e':
 		if n-1 >= s.p2 || (n-1 >= s.p1 && !s.shortBefore(n-1)) {
 			s.replace(1, "")

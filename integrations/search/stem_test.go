@@ -55,3 +55,34 @@ func TestStemSnowballVocabulary(t *testing.T) {
 		t.Errorf("%d of %d words stemmed differently", bad, len(voc))
 	}
 }
+
+func TestStemTable(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"reports", "report"}, {"reporting", "report"}, {"reported", "report"},
+		{"running", "run"}, {"runs", "run"}, {"quarterly", "quarter"},
+		{"generously", "generous"}, {"communication", "communic"},
+		{"happiness", "happi"}, {"hopeful", "hope"}, {"skies", "sky"},
+		{"dying", "die"}, {"news", "news"}, {"cries", "cri"}, {"ties", "tie"},
+		{"agreed", "agre"}, {"feed", "feed"}, {"hoping", "hope"},
+		{"consignment", "consign"}, {"yelling", "yell"}, {"sayings", "say"},
+		{"by", "by"}, {"a", "a"}, {"'tis", "tis"}, {"dog's", "dog"},
+		{"inning", "inning"}, {"succeeded", "succeed"}, {"national", "nation"},
+		{"", ""}, {"'", "'"}, {"'''", "'"}, {"'s'", "s"}, {"yyy", "yyy"},
+	}
+	for _, tt := range tests {
+		if got := Stem(tt.in); got != tt.want {
+			t.Errorf("Stem(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzStem(f *testing.F) {
+	for _, s := range []string{"reports", "'s'", "yyy", "generalization", "''''"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		if got := Stem(w); len(got) > len(w)+1 {
+			t.Fatalf("Stem(%q) = %q, longer than the word and a letter", w, got)
+		}
+	})
+}

@@ -1,0 +1,113 @@
+package search
+
+import (
+	"strings"
+	"time"
+)
+
+// The field:value terms of the query language: from:, to: and subject:
+// take words or a phrase; kind:, integration:, after: and before: a value
+// that is checked here.
+
+// textField returns the field a name:value term of words searches.
+func textField(name string) (Field, bool) {
+	switch name {
+	case "from":
+		return FieldFrom, true
+	case "to":
+		return FieldTo, true
+	case "subject":
+		return FieldTitle, true
+	}
+	return 0, false
+}
+
+// field parses name:value at the cursor; ok is false when there is none
+// (and the cursor has not moved).
+func (p *parser) field() (n Node, ok bool, err error) {
+	start := p.i
+	j := start
+	for j < len(p.q) && ('a' <= p.q[j]|0x20 && p.q[j]|0x20 <= 'z') {
+		j++
+	}
+	if j == start || j >= len(p.q) || p.q[j] != ':' {
+		return nil, false, nil
+	}
+	name := strings.ToLower(p.q[start:j])
+	f, text := textField(name)
+	known := text
+	switch name {
+	case "kind", "integration", "after", "before":
+		known = true
+	}
+	if p.endsChunk(j+1) && p.quoteAt(j+1) == 0 {
+		if known {
+			return nil, true, errAt(start, "%s: needs a value", name)
+		}
+		return nil, false, nil // "Re: budget" is words
+	}
+	if !known {
+		return nil, true, errAt(start, "unknown field %q", p.q[start:j+1])
+	}
+	p.i = j + 1
+	if text {
+		if p.quoteAt(p.i) > 0 {
+			n, err = p.phrase(f)
+		} else {
+			n, err = p.words(f, p.chunk(), p.i, true)
+		}
+		if err == nil && n == nil {
+			err = errAt(start, "%s: needs a word or a \"phrase\"", name)
+		}
+		return n, true, err
+	}
+
+	var v string
+	if p.quoteAt(p.i) > 0 {
+		if v, err = p.quoted(); err != nil {
+			return nil, true, err
+		}
+	} else {
+		v = p.chunk()
+	}
+	if p.terms++; p.terms > MaxTerms {
+		return nil, true, errAt(start, "too many terms (at most %d)", MaxTerms)
+	}
+	switch name {
+	case "kind":
+		switch k := strings.ToLower(v); k {
+		case "email", "message", "file", "entry":
+			return Kind{Kind: k}, true, nil
+		}
+		return nil, true, errAt(start, "unknown kind %q in kind: (email, message, file or entry)", v)
+	case "integration":
+		if !validIntegration(v) {
+			return nil, true, errAt(start, "bad integration %q in integration:", v)
+		}
+		return Integration{Integration: strings.ToLower(v)}, true, nil
+	default: // after, before
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil || len(v) != len(time.DateOnly) {
+			return nil, true, errAt(start, "bad date %q in %s: (want YYYY-MM-DD)", v, name)
+		}
+		if name == "after" {
+			return DateRange{After: t}, true, nil
+		}
+		return DateRange{Before: t}, true, nil
+	}
+}
+
+// validIntegration reports whether v can be an integration domain: 1 to
+// 64 ASCII letters, digits, '.', '-' or '_'.
+func validIntegration(v string) bool {
+	if len(v) == 0 || len(v) > 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !isASCIIWord(c) && c != '.' && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
