@@ -348,6 +348,7 @@ type dictIter struct {
 	off  uint64
 	prev []byte
 	memo *blockMemo
+	lazy bool // e.term is left empty: lookups compare prev
 	e    dictEntry
 	err  error
 }
@@ -404,29 +405,36 @@ func (it *dictIter) next() bool {
 		return false
 	}
 	it.prev = term
-	it.e = dictEntry{term: string(term), df: uint32(df), off: it.off, posLen: posLen, docLen: docLen}
+	it.e = dictEntry{df: uint32(df), off: it.off, posLen: posLen, docLen: docLen}
+	if !it.lazy {
+		it.e.term = string(term)
+	}
 	it.off += posLen + docLen
 	return true
 }
 
 // seek returns an iterator positioned before the first entry that could be
 // at or after term.
+// seek returns a lazy iterator (see dictIter.lazy), through the cache.
 func (s *segment) seek(term string) *dictIter {
 	i, _ := slices.BinarySearch(s.dictFirst, term)
-	if i < len(s.dictFirst) && s.dictFirst[i] == term {
-		return s.dictFrom(i, nil)
+	if i == len(s.dictFirst) || s.dictFirst[i] != term {
+		i = max(i-1, 0)
 	}
-	return s.dictFrom(max(i-1, 0), nil)
+	it := &dictIter{s: s, blk: i - 1, lazy: true}
+	it.load()
+	return it
 }
 
 // lookup finds one term.
 func (s *segment) lookup(term string) (dictEntry, bool, error) {
 	it := s.seek(term)
 	for it.next() {
-		switch {
-		case it.e.term == term:
+		switch c := strings.Compare(string(it.prev), term); {
+		case c == 0:
+			it.e.term = term
 			return it.e, true, nil
-		case it.e.term > term:
+		case c > 0:
 			return dictEntry{}, false, nil
 		}
 	}
@@ -438,10 +446,14 @@ func (s *segment) lookup(term string) (dictEntry, bool, error) {
 func (s *segment) prefix(p string, fn func(dictEntry) bool) error {
 	it := s.seek(p)
 	for it.next() {
-		if it.e.term < p {
+		if string(it.prev) < p {
 			continue
 		}
-		if !strings.HasPrefix(it.e.term, p) || !fn(it.e) {
+		if !strings.HasPrefix(string(it.prev), p) {
+			return nil
+		}
+		it.e.term = string(it.prev)
+		if !fn(it.e) {
 			return nil
 		}
 	}
