@@ -237,6 +237,8 @@ func (ev *evaluator) termSet(w weighted, f Field) set {
 	}
 	c := ev.p.cols()
 	out := ev.newSet(true)
+	out.docs = slices.Grow(out.docs, int(w.ref.df))
+	out.scores = slices.Grow(out.scores, int(w.ref.df))
 	it := &ev.it
 	it.reset(docs, nil)
 	for it.next() {
@@ -277,8 +279,8 @@ func (ev *evaluator) term(p *plan) set {
 		return out
 	}
 	// Many terms (a prefix): accumulate densely.
-	acc := make([]float64, c.len())
-	hit := make([]bool, c.len())
+	acc := ev.sc.dense(c.len())
+	hit := ev.sc.hits(c.len())
 	for _, w := range refs {
 		docs, _, ok := ev.postings(w.ref, false)
 		if !ok {

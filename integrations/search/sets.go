@@ -12,6 +12,28 @@ type set struct {
 type scratch struct {
 	docs   [][]uint32
 	scores [][]float64
+	acc    []float64 // a prefix's dense scores, by document
+	hit    []bool
+}
+
+// dense returns n zero scores.
+func (sc *scratch) dense(n int) []float64 {
+	if cap(sc.acc) < n {
+		sc.acc = make([]float64, n)
+	}
+	sc.acc = sc.acc[:n]
+	clear(sc.acc)
+	return sc.acc
+}
+
+// hits returns n false flags.
+func (sc *scratch) hits(n int) []bool {
+	if cap(sc.hit) < n {
+		sc.hit = make([]bool, n)
+	}
+	sc.hit = sc.hit[:n]
+	clear(sc.hit)
+	return sc.hit
 }
 
 func (ev *evaluator) newSet(scores bool) set {
