@@ -111,6 +111,16 @@ var (
 	big       built
 )
 
+// TestMain removes the shared index the benchmarks built, unless it was
+// SEARCH_BENCH_DIR.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if big.dir != "" && big.dir != os.Getenv("SEARCH_BENCH_DIR") {
+		os.RemoveAll(big.dir)
+	}
+	os.Exit(code)
+}
+
 // heapInUse is the live heap after a collection.
 func heapInUse() int64 {
 	runtime.GC()
