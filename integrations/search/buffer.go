@@ -2,57 +2,7 @@ package search
 
 import (
 	"slices"
-	"strings"
 )
-
-// columns are the per-document values of a segment or buffer, indexed by
-// document number: what filters, sorting and BM25 need without reading
-// postings. Kind, integration and record are indexes into small tables.
-type columns struct {
-	ids     []string
-	dates   []int64 // Unix milliseconds
-	kind    []uint32
-	integ   []uint32
-	record  []uint32
-	lens    [][numFields]uint32 // tokens per field
-	kinds   []string
-	integs  []string
-	records []string
-	byID    []uint32 // document numbers sorted by id (segments only)
-}
-
-func (c *columns) len() int { return len(c.ids) }
-
-// find returns the document with this id that dead does not reject, in a
-// segment's columns. A segment written from a buffer keeps the replaced
-// versions of a document, deleted, beside the live one.
-func (c *columns) find(id string, dead func(uint32) bool) (uint32, bool) {
-	i, _ := slices.BinarySearchFunc(c.byID, id, func(d uint32, id string) int {
-		return strings.Compare(c.ids[d], id)
-	})
-	for ; i < len(c.byID) && c.ids[c.byID[i]] == id; i++ {
-		if !dead(c.byID[i]) {
-			return c.byID[i], true
-		}
-	}
-	return 0, false
-}
-
-func (c *columns) sortByID() {
-	c.byID = make([]uint32, len(c.ids))
-	for i := range c.byID {
-		c.byID[i] = uint32(i)
-	}
-	slices.SortFunc(c.byID, func(a, b uint32) int { return strings.Compare(c.ids[a], c.ids[b]) })
-}
-
-func tableIndex(table *[]string, v string) uint32 {
-	if i := slices.Index(*table, v); i >= 0 {
-		return uint32(i)
-	}
-	*table = append(*table, v)
-	return uint32(len(*table) - 1)
-}
 
 // docTerm is one term or word of an analyzed document.
 type docTerm struct {

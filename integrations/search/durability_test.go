@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestDeletes(t *testing.T) {
@@ -279,5 +280,32 @@ func TestIDs(t *testing.T) {
 	res := search(t, ix, userA, Request{Query: qterm("same"), Limit: 10})
 	if !slices.Equal(sorted(hitIDs(res)), sorted(want[1:])) {
 		t.Errorf("after deleting a UUID id: got %v", hitIDs(res))
+	}
+}
+
+// TestQuietFlush: once nothing was added for FlushAfter (by the injected
+// clock), the flusher writes the buffer and then the checkpoint.
+func TestQuietFlush(t *testing.T) {
+	var mu sync.Mutex
+	now := day("2026-01-01")
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	dir := t.TempDir()
+	ix := openTest(t, dir, func(c *Config) { c.FlushAfter = 40 * time.Millisecond; c.Now = clock })
+	ix.Add(userA, handDocs()...)
+	ix.SetCheckpoint(5)
+	if st := ix.Stats(); st.Pending != 5 || st.Segments != 0 {
+		t.Fatalf("before the quiet time: pending %d segments %d, want 5 and 0", st.Pending, st.Segments)
+	}
+	mu.Lock()
+	now = now.Add(time.Minute)
+	mu.Unlock()
+	for i := 0; ix.Checkpoint() != 5; i++ {
+		if i == 1000 {
+			t.Fatalf("no flush after the quiet time: %+v", ix.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := ix.Stats(); st.Pending != 0 || st.Segments != 1 || st.Docs != 5 {
+		t.Errorf("after the quiet time: %+v, want 0 pending, 1 segment, 5 docs", st)
 	}
 }

@@ -172,6 +172,7 @@ func (ix *Index) writeBuffer(u *user, seq uint64, b *buffer) (*segment, error) {
 func (ix *Index) finishSegment(w *segWriter, u *user, seq uint64, path string, c *columns, lenSums [numFields]uint64) (*segment, error) {
 	n, err := w.finish(c, lenSums)
 	ix.stats.written.Add(n)
+	ix.stats.plainWritten.Add(w.plain)
 	if err == nil {
 		err = os.Rename(path+".tmp", path)
 	}

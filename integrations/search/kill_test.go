@@ -78,14 +78,15 @@ func TestKill(t *testing.T) {
 
 	var dir string
 	var stored []Doc // the "store": every document a child stored
-	torn := 0
+	torn, merges := 0, 0
 	for c := range cycles {
 		if c%10 == 0 {
 			dir = filepath.Join(t.TempDir(), "index")
 			stored = stored[:0]
 		}
 		tag := letters(c + 26*26)
-		n, acked := runKillChild(t, dir, tag, rng)
+		n, acked, m := runKillChild(t, dir, tag, rng)
+		merges += m
 		for i := range n {
 			stored = append(stored, killDoc(tag, i))
 		}
@@ -139,12 +140,13 @@ func TestKill(t *testing.T) {
 			t.Fatalf("cycle %d: close: %v", c, err)
 		}
 	}
-	t.Logf("%d kills (%d in the middle of writing a segment), none lost a flushed document or damaged the index", cycles, torn)
+	t.Logf("%d kills (%d in the middle of writing a segment; the children merged %d times), none lost a flushed document or damaged the index", cycles, torn, merges)
 }
 
 // runKillChild starts the child, kills it at a random moment and returns
-// how many documents it stored and how many it acknowledged as flushed.
-func runKillChild(t *testing.T, dir, tag string, rng *rand.Rand) (stored, acked int) {
+// how many documents it stored, how many it acknowledged as flushed, and
+// how many merges it had finished by its last acknowledgement.
+func runKillChild(t *testing.T, dir, tag string, rng *rand.Rand) (stored, acked, merges int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(), killDirEnv+"="+dir, killTagEnv+"="+tag)
@@ -176,6 +178,8 @@ func runKillChild(t *testing.T, dir, tag string, rng *rand.Rand) (stored, acked 
 				stored, _ = strconv.Atoi(f[1])
 			case len(f) == 2 && f[0] == "ack":
 				acked, _ = strconv.Atoi(f[1])
+			case len(f) == 2 && f[0] == "merges":
+				merges, _ = strconv.Atoi(f[1])
 			default:
 				problems = append(problems, line)
 			}
@@ -197,7 +201,7 @@ func runKillChild(t *testing.T, dir, tag string, rng *rand.Rand) (stored, acked 
 	if len(problems) > 0 || (werr != nil && !strings.Contains(werr.Error(), "killed")) {
 		t.Fatalf("child %s: %v; reported %q; stderr:\n%s", tag, werr, problems, stderr.String())
 	}
-	return stored, acked
+	return stored, acked, merges
 }
 
 // TestKillHelper is TestKill's child process, not a test of its own.
@@ -228,6 +232,7 @@ func TestKillHelper(t *testing.T) {
 				os.Exit(5)
 			}
 			say(fmt.Sprintf("ack %d", i+1))
+			say(fmt.Sprintf("merges %d", ix.Stats().Merges))
 		}
 	}
 }

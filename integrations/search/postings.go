@@ -97,8 +97,10 @@ func (it *postingIter) next() bool {
 	if it.di >= len(it.docs) || it.err != nil {
 		return false
 	}
-	for _, n := range it.tf {
-		it.skip += int(n)
+	if len(it.pos) > 0 { // positions are read on demand: count what to skip
+		for _, n := range it.tf {
+			it.skip += int(n)
+		}
 	}
 	var v uint64
 	if c := it.docs[it.di]; c < 0x80 { // the common one-byte entry

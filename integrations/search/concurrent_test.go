@@ -1,0 +1,82 @@
+package search
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestConcurrent adds, replaces, deletes and searches from several
+// goroutines while small buffers flush and merge all the time; every
+// document is found by its own word exactly while it is live.
+func TestConcurrent(t *testing.T) {
+	ix := openTest(t, t.TempDir(), func(c *Config) { c.FlushBytes = 16 << 10; c.MergeFactor = 2 })
+	const writers, perWriter = 3, 150
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	doc := func(w, i, version int) Doc {
+		return Doc{ID: fmt.Sprintf("w%d-%d", w, i), Kind: "email",
+			Text: fmt.Sprintf("zq%sx common v%s", letters(w*1000+i), letters(version))}
+	}
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				ix.Add(userA, doc(w, i, 0))
+				if i%5 == 0 {
+					ix.Add(userA, doc(w, i, 1)) // replaces
+				}
+				if i%7 == 0 {
+					ix.Delete(userA, doc(w, i, 0).ID)
+				}
+				// What this writer did is visible at once.
+				for _, j := range []int{i, i / 2} {
+					d := doc(w, j, 0)
+					res, err := ix.Search(userA, Request{Query: Term{Field: FieldText, Text: qword(fmt.Sprintf("zq%sx", letters(w*1000+j)))}})
+					if err != nil {
+						errs <- err
+						return
+					}
+					want := 1
+					if j%7 == 0 {
+						want = 0
+					}
+					if len(res.Hits) != want || want == 1 && res.Hits[0].ID != d.ID {
+						errs <- fmt.Errorf("writer %d after %d: %s finds %v, want %d hit", w, i, d.ID, hitIDs(res), want)
+						return
+					}
+				}
+				if i%50 == 0 {
+					ix.Flush()
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 200 {
+			if _, err := ix.Search(userA, Request{Query: qterm("common"), Sort: SortDate}); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ix.Flush()
+	live := 0
+	for range writers {
+		for i := range perWriter {
+			if i%7 != 0 {
+				live++
+			}
+		}
+	}
+	if res := search(t, ix, userA, Request{Query: qterm("common")}); res.Total != live {
+		t.Errorf("total %d, want %d", res.Total, live)
+	}
+	if got := ix.NeedsRebuild(); len(got) != 0 {
+		t.Errorf("NeedsRebuild %v", got)
+	}
+}

@@ -1,0 +1,200 @@
+package search
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// Add indexes documents for a user; a document whose id is already
+// indexed replaces it. They are found by queries when Add returns, and
+// written to disk in the background (see Flush and Checkpoint).
+func (ix *Index) Add(userID string, docs ...Doc) error {
+	u, err := ix.getUser(userID, true)
+	if err != nil {
+		return err
+	}
+	as := make([]*analyzed, len(docs))
+	for i, d := range docs {
+		as[i] = analyzeDoc(d)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.gone {
+		return ErrClosed
+	}
+	for _, a := range as {
+		u.deleteID(a.doc.ID)
+		u.buf.buf.add(a)
+		if u.buf.buf.bytes >= ix.cfg.FlushBytes {
+			// Bulk indexing: at most one buffer waits to be written
+			// while the next fills.
+			for u.frozen > 0 && !u.gone {
+				u.flushed.Wait()
+			}
+			u.freeze()
+			ix.kick(ix.flushKick)
+		}
+	}
+	ix.mu.Lock()
+	ix.lastAdd = ix.cfg.Now()
+	ix.mu.Unlock()
+	return nil
+}
+
+// freeze starts a new buffer; the old one waits for the flusher. The
+// caller holds u.mu.
+func (u *user) freeze() {
+	if u.buf.docs() == 0 {
+		return
+	}
+	u.frozen++
+	u.buf = &part{buf: newBuffer()}
+	u.parts = append(u.parts, u.buf)
+}
+
+// deleteID deletes the live document with this id, wherever it is.
+func (u *user) deleteID(id string) bool {
+	found := false
+	for _, p := range u.parts {
+		if d, ok := p.find(id); ok {
+			p.remove(d)
+			found = true
+		}
+	}
+	if found {
+		u.dirty = true
+	}
+	return found
+}
+
+// Delete removes documents by id; queries stop finding them when Delete
+// returns.
+func (ix *Index) Delete(userID string, ids ...string) error {
+	u, err := ix.getUser(userID, false)
+	if u == nil || err != nil {
+		return err
+	}
+	u.mu.Lock()
+	for _, id := range ids {
+		u.deleteID(id)
+	}
+	u.mu.Unlock()
+	ix.kick(ix.flushKick)
+	return nil
+}
+
+// DeleteRecord removes every document of a user-integration record.
+func (ix *Index) DeleteRecord(userID, recordID string) error {
+	u, err := ix.getUser(userID, false)
+	if u == nil || err != nil {
+		return err
+	}
+	u.mu.Lock()
+	for _, p := range u.parts {
+		c := p.cols()
+		for r, rec := range c.records {
+			if rec != recordID {
+				continue
+			}
+			for d, dr := range c.record {
+				if dr == uint32(r) && p.remove(uint32(d)) {
+					u.dirty = true
+				}
+			}
+		}
+	}
+	u.mu.Unlock()
+	ix.kick(ix.flushKick)
+	return nil
+}
+
+// DeleteUser removes a user's whole index, on disk too, before returning.
+func (ix *Index) DeleteUser(userID string) error {
+	if !validUser(userID) {
+		return ErrBadUser
+	}
+	ix.mu.Lock()
+	u := ix.users[userID]
+	delete(ix.users, userID)
+	ix.mu.Unlock()
+	if u != nil {
+		u.mu.Lock()
+		u.gone = true
+		u.flushed.Broadcast()
+		u.mu.Unlock()
+		u.manMu.Lock() // no manifest write is under way, and none will be
+		defer u.manMu.Unlock()
+		ix.ioMu.Lock() // nor a flush
+		defer ix.ioMu.Unlock()
+		u.mu.Lock()
+		for _, p := range u.parts {
+			if p.seg != nil {
+				p.seg.close()
+			}
+		}
+		u.mu.Unlock()
+	}
+	dir := filepath.Join(ix.cfg.Dir, userID)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	tomb := dir + ".deleted"
+	if err := os.Rename(dir, tomb); err != nil {
+		return err
+	}
+	if err := syncDir(ix.cfg.Dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(tomb)
+}
+
+// IDs returns the ids of every document indexed for the user, for the
+// caller to reconcile with its store.
+func (ix *Index) IDs(userID string) ([]string, error) {
+	u, err := ix.getUser(userID, false)
+	if u == nil || err != nil {
+		return nil, err
+	}
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	var ids []string
+	for _, p := range u.parts {
+		c := p.cols()
+		for d, id := range c.ids {
+			if !p.deleted(uint32(d)) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// NeedsRebuild lists the users whose index lost documents to damage: the
+// caller re-adds what IDs lacks, then calls Rebuilt.
+func (ix *Index) NeedsRebuild() []string {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var out []string
+	for id, u := range ix.users {
+		u.mu.RLock()
+		if u.rebuild {
+			out = append(out, id)
+		}
+		u.mu.RUnlock()
+	}
+	return out
+}
+
+// Rebuilt clears a user's rebuild flag; it is written with the next flush.
+func (ix *Index) Rebuilt(userID string) error {
+	u, err := ix.getUser(userID, false)
+	if u == nil || err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.rebuild, u.dirty = false, true
+	u.mu.Unlock()
+	ix.kick(ix.flushKick)
+	return nil
+}
