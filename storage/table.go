@@ -30,6 +30,9 @@ type TableConfig[T any] struct {
 	// Index maps an index name to the record's key in a non-unique index
 	// over every record, live or not. An empty key is not indexed.
 	Index map[string]func(*T) string
+	// Ordered maps an index name to an ordered index over live records,
+	// read with Ascend.
+	Ordered map[string]Ordered[T]
 }
 
 // Table is a typed table of records of type T keyed by id, registered with
@@ -45,6 +48,8 @@ type Table[T any] struct {
 	multi  map[string]*multiIndex[T]
 	uniq   []*uniqueIndex[T] // unique, in a fixed order for the writer
 	mult   []*multiIndex[T]
+	ord    map[string]*orderedIndex[T]
+	ords   []*orderedIndex[T]
 
 	// pend is the writer's overlay of accepted but not yet durable changes
 	// of the current batch. Only the writer goroutine touches it.
@@ -100,6 +105,7 @@ func Register[T any](s *Store, name string, cfg TableConfig[T]) *Table[T] {
 		recs:   make(map[string]T),
 		unique: make(map[string]*uniqueIndex[T]),
 		multi:  make(map[string]*multiIndex[T]),
+		ord:    make(map[string]*orderedIndex[T]),
 		pend:   make(map[string]pendingRec[T]),
 		stage:  make(map[string]*staged),
 	}
@@ -112,6 +118,15 @@ func Register[T any](s *Store, name string, cfg TableConfig[T]) *Table[T] {
 		m := &multiIndex[T]{name: n, key: cfg.Index[n], m: make(map[string][]string)}
 		t.multi[n] = m
 		t.mult = append(t.mult, m)
+	}
+	for _, n := range sortedKeys(cfg.Ordered) {
+		oc := cfg.Ordered[n]
+		if oc.Key == nil || oc.Less == nil {
+			panic(fmt.Sprintf("storage: table %q: ordered index %q needs Key and Less", name, n))
+		}
+		o := &orderedIndex[T]{name: n, cfg: oc, groups: make(map[string]*orderedGroup)}
+		t.ord[n] = o
+		t.ords = append(t.ords, o)
 	}
 	s.register(t)
 	return t
@@ -232,7 +247,8 @@ func (t *Table[T]) drop(ids []string) {
 // applyPending makes the batch overlay the committed state. The caller holds
 // s.mu for writing. Index entries are removed for every changed record
 // before any is added, so a key moving from one record to another within a
-// batch ends up with its new owner whatever the map order.
+// batch ends up with its new owner whatever the map order, and an ordered
+// index only ever holds records whose stored value is where it put them.
 func (t *Table[T]) applyPending() {
 	if len(t.pend) == 0 {
 		return
@@ -254,6 +270,11 @@ func (t *Table[T]) applyPending() {
 				m.remove(k, id)
 			}
 		}
+		for _, o := range t.ords {
+			if k := t.orderedKey(o, &old); k != "" && (p.del || t.orderedMoves(o, k, &old, &p.v)) {
+				t.orderedRemove(o, k, id, &old)
+			}
+		}
 	}
 	for id, p := range t.pend {
 		old, had := t.recs[id]
@@ -270,6 +291,11 @@ func (t *Table[T]) applyPending() {
 		for _, m := range t.mult {
 			if k := m.key(&p.v); k != "" && (!had || m.key(&old) != k) {
 				m.m[k] = append(m.m[k], id)
+			}
+		}
+		for _, o := range t.ords {
+			if k := t.orderedKey(o, &p.v); k != "" && (!had || t.orderedMoves(o, t.orderedKey(o, &old), &old, &p.v)) {
+				t.orderedInsert(o, k, id, &p.v)
 			}
 		}
 	}
