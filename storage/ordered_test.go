@@ -190,3 +190,52 @@ func TestOrderedBulkWork(t *testing.T) {
 		t.Errorf("records left in the index: got %d, want 0", got)
 	}
 }
+
+// TestIndexRemovesManyAtOnce: a Commit deleting most of a key's records
+// from a non-unique index (one pass over the key's list, however many
+// go), then one more, leaves exactly the others, before and after a
+// restart.
+func TestIndexRemovesManyAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Options{Sync: SyncNone})
+	var ops []Op
+	for i := range 3000 {
+		ops = append(ops, db.creds.Insert(credential{ID: fmt.Sprintf("c%04d", i), UserID: "u1"}))
+	}
+	ops = append(ops, db.creds.Insert(credential{ID: "other", UserID: "u2"}))
+	if err := db.s.Commit(ops...); err != nil {
+		t.Fatal(err)
+	}
+	ops = ops[:0]
+	for i := range 3000 {
+		if i%300 != 7 {
+			ops = append(ops, db.creds.Delete(fmt.Sprintf("c%04d", i)))
+		}
+	}
+	if err := db.s.Commit(ops...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.s.Commit(db.creds.Delete("c0007")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"c0307", "c0607", "c0907", "c1207", "c1507", "c1807", "c2107", "c2407", "c2707"}
+	ids := func(db *testDB, user string) []string {
+		var got []string
+		for _, c := range db.creds.Find("user", user) {
+			got = append(got, c.ID)
+		}
+		slices.Sort(got)
+		return got
+	}
+	if got := ids(db, "u1"); !slices.Equal(got, want) {
+		t.Fatalf("u1 after the deletes: got %v, want %v", got, want)
+	}
+	if got := ids(db, "u2"); !slices.Equal(got, []string{"other"}) {
+		t.Fatalf("u2: got %v, want [other]", got)
+	}
+	db.s.Close()
+	db = openDB(t, dir, Options{Sync: SyncNone})
+	if got := ids(db, "u1"); !slices.Equal(got, want) {
+		t.Fatalf("u1 after a restart: got %v, want %v", got, want)
+	}
+}

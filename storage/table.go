@@ -75,6 +75,7 @@ type multiIndex[T any] struct {
 	name string
 	key  func(*T) string
 	m    map[string][]string // key -> ids
+	gone map[string][]string // key -> ids to remove, while a batch is applied
 }
 
 // table is what the store needs of a Table[T] whatever T is.
@@ -115,7 +116,7 @@ func Register[T any](s *Store, name string, cfg TableConfig[T]) *Table[T] {
 		t.uniq = append(t.uniq, u)
 	}
 	for _, n := range sortedKeys(cfg.Index) {
-		m := &multiIndex[T]{name: n, key: cfg.Index[n], m: make(map[string][]string)}
+		m := &multiIndex[T]{name: n, key: cfg.Index[n], m: make(map[string][]string), gone: make(map[string][]string)}
 		t.multi[n] = m
 		t.mult = append(t.mult, m)
 	}
@@ -267,7 +268,7 @@ func (t *Table[T]) applyPending() {
 		for _, m := range t.mult {
 			k := m.key(&old)
 			if k != "" && (p.del || m.key(&p.v) != k) {
-				m.remove(k, id)
+				m.gone[k] = append(m.gone[k], id)
 			}
 		}
 		for _, o := range t.ords {
@@ -275,6 +276,9 @@ func (t *Table[T]) applyPending() {
 				t.orderedRemove(o, k, id, &old)
 			}
 		}
+	}
+	for _, m := range t.mult {
+		m.removeGone()
 	}
 	for id, p := range t.pend {
 		old, had := t.recs[id]
@@ -309,20 +313,36 @@ func (t *Table[T]) clearPending() {
 	}
 }
 
-func (m *multiIndex[T]) remove(key, id string) {
-	ids := m.m[key]
-	i := slices.Index(ids, id)
-	if i < 0 {
-		return
+// removeGone takes the ids gathered in m.gone out of their keys' lists:
+// one pass over a list whatever the number of its ids that go, so that
+// dropping a whole key's records (the expired tombstones of a
+// disconnect) is not quadratic.
+func (m *multiIndex[T]) removeGone() {
+	for key, gone := range m.gone {
+		ids := m.m[key]
+		if len(gone) == 1 {
+			if i := slices.Index(ids, gone[0]); i >= 0 {
+				last := len(ids) - 1
+				ids[i], ids[last] = ids[last], ""
+				ids = ids[:last]
+			}
+		} else {
+			set := make(map[string]struct{}, len(gone))
+			for _, id := range gone {
+				set[id] = struct{}{}
+			}
+			ids = slices.DeleteFunc(ids, func(id string) bool {
+				_, ok := set[id]
+				return ok
+			})
+		}
+		if len(ids) == 0 {
+			delete(m.m, key)
+		} else {
+			m.m[key] = ids
+		}
 	}
-	last := len(ids) - 1
-	ids[i] = ids[last]
-	ids[last] = ""
-	if last == 0 {
-		delete(m.m, key)
-		return
-	}
-	m.m[key] = ids[:last]
+	clear(m.gone)
 }
 
 // ScanIndex calls fn for every record, live or not, whose key in the
