@@ -72,6 +72,13 @@
 // # Soft deletion and indexes
 //
 // A record for which TableConfig.Live reports false is soft-deleted: kept
-// and readable, but outside the unique indexes, so its unique keys are free
-// for live records. Delete removes a record for good.
+// and readable, but outside the unique and ordered indexes, so its unique
+// keys are free for live records. Delete removes a record for good.
+//
+// An ordered index (TableConfig.Ordered) keeps, per key, the live records
+// in the caller's order, as ids in chunks of at most 256: Ascend seeks in
+// O(log n) and reads m records for the cost of m, and a commit moves a
+// changed record out and in at O(log n + 256) each, so that removing a
+// whole key's records is not quadratic. Every index is kept up to date as
+// a durable batch is applied, and built once at the end of a replay.
 package storage

@@ -99,6 +99,9 @@ func (t *Table[T]) finishReplay(path string, now time.Time) error {
 			}
 		})
 	}
+	for _, o := range t.ords {
+		wg.Go(func() { t.orderedBuild(o, vals, keep) })
+	}
 	wg.Wait()
 	return errors.Join(errs...)
 }

@@ -30,6 +30,9 @@ type TableConfig[T any] struct {
 	// Index maps an index name to the record's key in a non-unique index
 	// over every record, live or not. An empty key is not indexed.
 	Index map[string]func(*T) string
+	// Ordered maps an index name to an ordered index over live records,
+	// read with Ascend.
+	Ordered map[string]Ordered[T]
 }
 
 // Table is a typed table of records of type T keyed by id, registered with
@@ -45,6 +48,8 @@ type Table[T any] struct {
 	multi  map[string]*multiIndex[T]
 	uniq   []*uniqueIndex[T] // unique, in a fixed order for the writer
 	mult   []*multiIndex[T]
+	ord    map[string]*orderedIndex[T]
+	ords   []*orderedIndex[T]
 
 	// pend is the writer's overlay of accepted but not yet durable changes
 	// of the current batch. Only the writer goroutine touches it.
@@ -70,6 +75,7 @@ type multiIndex[T any] struct {
 	name string
 	key  func(*T) string
 	m    map[string][]string // key -> ids
+	gone map[string][]string // key -> ids to remove, while a batch is applied
 }
 
 // table is what the store needs of a Table[T] whatever T is.
@@ -100,6 +106,7 @@ func Register[T any](s *Store, name string, cfg TableConfig[T]) *Table[T] {
 		recs:   make(map[string]T),
 		unique: make(map[string]*uniqueIndex[T]),
 		multi:  make(map[string]*multiIndex[T]),
+		ord:    make(map[string]*orderedIndex[T]),
 		pend:   make(map[string]pendingRec[T]),
 		stage:  make(map[string]*staged),
 	}
@@ -109,9 +116,18 @@ func Register[T any](s *Store, name string, cfg TableConfig[T]) *Table[T] {
 		t.uniq = append(t.uniq, u)
 	}
 	for _, n := range sortedKeys(cfg.Index) {
-		m := &multiIndex[T]{name: n, key: cfg.Index[n], m: make(map[string][]string)}
+		m := &multiIndex[T]{name: n, key: cfg.Index[n], m: make(map[string][]string), gone: make(map[string][]string)}
 		t.multi[n] = m
 		t.mult = append(t.mult, m)
+	}
+	for _, n := range sortedKeys(cfg.Ordered) {
+		oc := cfg.Ordered[n]
+		if oc.Key == nil || oc.Less == nil {
+			panic(fmt.Sprintf("storage: table %q: ordered index %q needs Key and Less", name, n))
+		}
+		o := &orderedIndex[T]{name: n, cfg: oc, groups: make(map[string]*orderedGroup)}
+		t.ord[n] = o
+		t.ords = append(t.ords, o)
 	}
 	s.register(t)
 	return t
@@ -232,7 +248,8 @@ func (t *Table[T]) drop(ids []string) {
 // applyPending makes the batch overlay the committed state. The caller holds
 // s.mu for writing. Index entries are removed for every changed record
 // before any is added, so a key moving from one record to another within a
-// batch ends up with its new owner whatever the map order.
+// batch ends up with its new owner whatever the map order, and an ordered
+// index only ever holds records whose stored value is where it put them.
 func (t *Table[T]) applyPending() {
 	if len(t.pend) == 0 {
 		return
@@ -251,9 +268,17 @@ func (t *Table[T]) applyPending() {
 		for _, m := range t.mult {
 			k := m.key(&old)
 			if k != "" && (p.del || m.key(&p.v) != k) {
-				m.remove(k, id)
+				m.gone[k] = append(m.gone[k], id)
 			}
 		}
+		for _, o := range t.ords {
+			if k := t.orderedKey(o, &old); k != "" && (p.del || t.orderedMoves(o, k, &old, &p.v)) {
+				t.orderedRemove(o, k, id, &old)
+			}
+		}
+	}
+	for _, m := range t.mult {
+		m.removeGone()
 	}
 	for id, p := range t.pend {
 		old, had := t.recs[id]
@@ -272,6 +297,11 @@ func (t *Table[T]) applyPending() {
 				m.m[k] = append(m.m[k], id)
 			}
 		}
+		for _, o := range t.ords {
+			if k := t.orderedKey(o, &p.v); k != "" && (!had || t.orderedMoves(o, t.orderedKey(o, &old), &old, &p.v)) {
+				t.orderedInsert(o, k, id, &p.v)
+			}
+		}
 	}
 	t.clearPending()
 }
@@ -283,20 +313,36 @@ func (t *Table[T]) clearPending() {
 	}
 }
 
-func (m *multiIndex[T]) remove(key, id string) {
-	ids := m.m[key]
-	i := slices.Index(ids, id)
-	if i < 0 {
-		return
+// removeGone takes the ids gathered in m.gone out of their keys' lists:
+// one pass over a list whatever the number of its ids that go, so that
+// dropping a whole key's records (the expired tombstones of a
+// disconnect) is not quadratic.
+func (m *multiIndex[T]) removeGone() {
+	for key, gone := range m.gone {
+		ids := m.m[key]
+		if len(gone) == 1 {
+			if i := slices.Index(ids, gone[0]); i >= 0 {
+				last := len(ids) - 1
+				ids[i], ids[last] = ids[last], ""
+				ids = ids[:last]
+			}
+		} else {
+			set := make(map[string]struct{}, len(gone))
+			for _, id := range gone {
+				set[id] = struct{}{}
+			}
+			ids = slices.DeleteFunc(ids, func(id string) bool {
+				_, ok := set[id]
+				return ok
+			})
+		}
+		if len(ids) == 0 {
+			delete(m.m, key)
+		} else {
+			m.m[key] = ids
+		}
 	}
-	last := len(ids) - 1
-	ids[i] = ids[last]
-	ids[last] = ""
-	if last == 0 {
-		delete(m.m, key)
-		return
-	}
-	m.m[key] = ids[:last]
+	clear(m.gone)
 }
 
 // ScanIndex calls fn for every record, live or not, whose key in the

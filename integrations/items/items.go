@@ -1,8 +1,9 @@
 // Package items keeps the synced items: their metadata in the main store's
 // "items" table (the personal part sealed), their content in sealed files
-// of their own, pages of a user's items through an index by user, and one
-// user's item by id. It is the only code that writes or reads item
-// content; the sync scheduler stores and deletes items through it.
+// of their own, pages of a user's items through an index of each user's
+// live items in page order, and one user's item by id. It is the only
+// code that writes or reads item content; the sync scheduler stores and
+// deletes items through it.
 package items
 
 import (
@@ -96,12 +97,11 @@ const TombstoneTTL = 30 * 24 * time.Hour
 const (
 	indexRecord = "record" // every item of a record
 	indexKey    = "key"    // live items by Key
-	// indexUser holds every item of a user, live or not, so that a page
-	// of one user's items reads that user's items only. Soft-deleted
-	// items stay in it until their tombstone expires: taking each out at
-	// its delete would cost a search of the user's list per item, and a
-	// disconnect deletes tens of thousands at once.
-	indexUser = "user"
+	// indexPage holds each user's live items in page order (newer), so
+	// that a page seeks to its cursor and reads its own items only. A
+	// soft delete takes the item out, at O(log n) each, so a disconnect
+	// of tens of thousands of items is not quadratic.
+	indexPage = "page"
 )
 
 func register(st *storage.Store) *storage.Table[ItemRecord] {
@@ -116,7 +116,9 @@ func register(st *storage.Store) *storage.Table[ItemRecord] {
 		},
 		Index: map[string]func(*ItemRecord) string{
 			indexRecord: func(it *ItemRecord) string { return it.RecordID },
-			indexUser:   func(it *ItemRecord) string { return it.UserID },
+		},
+		Ordered: map[string]storage.Ordered[ItemRecord]{
+			indexPage: {Key: func(it *ItemRecord) string { return it.UserID }, Less: newer},
 		},
 	})
 }
@@ -128,16 +130,17 @@ type Store struct {
 	t       *storage.Table[ItemRecord]
 	vault   *vault.Vault
 	content *contentStore
-	// pageSource gives Page the items of a user: scanUser, which tests
-	// wrap to count what a page reads.
-	pageSource func(userID string, fn func(ItemRecord) bool)
+	// pageSource gives Page the user's live items in page order from
+	// the first for which from reports true: ascendUser, which tests wrap
+	// to count what a page reads.
+	pageSource func(userID string, from func(*ItemRecord) bool, fn func(ItemRecord) bool)
 }
 
 // New registers the "items" table on st, which must not be open yet, with
 // content files under dir (DATA_DIR/items).
 func New(st *storage.Store, v *vault.Vault, dir string) *Store {
 	s := &Store{st: st, t: register(st), vault: v, content: newContentStore(dir, v)}
-	s.pageSource = s.scanUser
+	s.pageSource = s.ascendUser
 	return s
 }
 

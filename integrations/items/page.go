@@ -1,9 +1,9 @@
 package items
 
 import (
-	"container/heap"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,7 +74,9 @@ func ParseCursor(s string) (Cursor, error) {
 	return Cursor{Date: t.UTC(), ID: id}, nil
 }
 
-// newer orders items newest first: by Date, then by id, descending.
+// newer orders items newest first: by Date, then by id, descending. It is
+// the order of the index by user (indexPage), a strict total order as ids
+// are unique.
 func newer(a, b *ItemRecord) bool {
 	if !a.Date.Equal(b.Date) {
 		return a.Date.After(b.Date)
@@ -82,36 +84,14 @@ func newer(a, b *ItemRecord) bool {
 	return a.ID > b.ID
 }
 
-// pageHeap keeps the best n items seen so far, the worst at the root, so
-// that a listing never copies or sorts every item of the user.
-type pageHeap []ItemRecord
-
-func (h pageHeap) Len() int           { return len(h) }
-func (h pageHeap) Less(i, j int) bool { return newer(&h[j], &h[i]) }
-func (h pageHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *pageHeap) Push(x any)        { *h = append(*h, x.(ItemRecord)) }
-func (h *pageHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // Page returns a page of the user's live items of the records q.Records
-// names, and whether more follow it. It reads the user's items through
-// the index by user, holding the store's read lock for one pass over
-// them, and copies only the page: another user's items cost nothing.
+// names, and whether more follow it. It seeks, in the index of the user's
+// live items in page order, to the first item after q.After and reads
+// from there until limit+1 items passed the filters: a page costs its own
+// items and those the filters skip, however many items the user or others
+// hold. With inIds it looks those ids up instead, at most
+// httpx.MaxFilterIDs of them.
 func (s *Store) Page(q Query) (page []ItemRecord, more bool) {
-	return s.page(q, s.pageSource)
-}
-
-// scanUser calls fn for every item of the user, through the index by user.
-func (s *Store) scanUser(userID string, fn func(ItemRecord) bool) {
-	s.t.ScanIndex(indexUser, userID, fn)
-}
-
-// page is Page over the items scan gives.
-func (s *Store) page(q Query, scan func(userID string, fn func(ItemRecord) bool)) (page []ItemRecord, more bool) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -120,29 +100,56 @@ func (s *Store) page(q Query, scan func(userID string, fn func(ItemRecord) bool)
 	if len(q.Records) == 0 {
 		return nil, false
 	}
-	h := make(pageHeap, 0, limit+1)
-	scan(q.UserID, func(it ItemRecord) bool {
-		if it.DeletedAt != nil || it.UserID != q.UserID || !q.Records[it.RecordID] || !q.Filter.Match(it.ID) {
-			return true
+	if ids, _ := q.Filter.IDs(); ids != nil {
+		return s.pageOf(q, ids, limit)
+	}
+	var from func(*ItemRecord) bool
+	if q.After != nil {
+		from = q.After.before
+	}
+	page = make([]ItemRecord, 0, limit+1)
+	s.pageSource(q.UserID, from, func(it ItemRecord) bool {
+		if q.keeps(&it) {
+			page = append(page, it)
 		}
-		if q.After != nil && !q.After.before(&it) {
-			return true
-		}
-		if len(h) <= limit {
-			heap.Push(&h, it)
-		} else if newer(&it, &h[0]) {
-			h[0] = it
-			heap.Fix(&h, 0)
-		}
-		return true
+		return len(page) <= limit
 	})
-	more = len(h) > limit
-	page = make([]ItemRecord, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		page[i] = heap.Pop(&h).(ItemRecord)
+	return cut(page, limit)
+}
+
+// keeps reports whether it belongs in a page of q, wherever it comes from.
+func (q *Query) keeps(it *ItemRecord) bool {
+	return it.Live() && it.UserID == q.UserID && q.Records[it.RecordID] && q.Filter.Match(it.ID) &&
+		(q.After == nil || q.After.before(it))
+}
+
+// pageOf is the page of q among the items with the given ids.
+func (s *Store) pageOf(q Query, ids []string, limit int) ([]ItemRecord, bool) {
+	var page []ItemRecord
+	for _, id := range ids {
+		if it, ok := s.t.Get(id); ok && q.keeps(&it) {
+			page = append(page, it)
+		}
 	}
-	if more {
-		page = page[:limit]
+	slices.SortFunc(page, func(a, b ItemRecord) int {
+		if newer(&a, &b) {
+			return -1
+		}
+		return 1
+	})
+	return cut(page, limit)
+}
+
+// cut returns the first limit items of page, and whether there were more.
+func cut(page []ItemRecord, limit int) ([]ItemRecord, bool) {
+	if len(page) > limit {
+		return page[:limit], true
 	}
-	return page, more
+	return page, false
+}
+
+// ascendUser calls fn for the user's live items in page order, from the
+// first for which from reports true (nil: the newest).
+func (s *Store) ascendUser(userID string, from func(*ItemRecord) bool, fn func(ItemRecord) bool) {
+	s.t.Ascend(indexPage, userID, from, fn)
 }
