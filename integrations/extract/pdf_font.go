@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"searchsvc/integrations/mail"
+
 	"strings"
 	"unicode/utf8"
 )
@@ -65,7 +67,7 @@ func (pf *pdfFont) differences(o any) {
 // decode turns the codes of a shown string into text.
 func (pf *pdfFont) decode(b []byte) string {
 	if pf == nil {
-		return decodeCP1252(b)
+		return mail.DecodeCP1252(b)
 	}
 	if pf.noText {
 		return ""
@@ -96,7 +98,7 @@ func (pf *pdfFont) decode(b []byte) string {
 func winAnsi() [256]rune {
 	var t [256]rune
 	for c := 32; c < 256; c++ {
-		r, _ := utf8.DecodeRuneInString(decodeCP1252([]byte{byte(c)}))
+		r, _ := utf8.DecodeRuneInString(mail.DecodeCP1252([]byte{byte(c)}))
 		t[c] = r
 	}
 	t[0x7f] = 0

@@ -33,7 +33,7 @@ func decodeText(b []byte) string {
 	case utf8.Valid(b):
 		return string(b)
 	}
-	return decodeCP1252(b)
+	return mail.DecodeCP1252(b)
 }
 
 // decodeUTF16 decodes UTF-16 without its BOM; an odd last byte is dropped
@@ -48,31 +48,6 @@ func decodeUTF16(b []byte, bigEndian bool) string {
 		}
 	}
 	return string(utf16.Decode(units))
-}
-
-// cp1252High maps bytes 0x80-0x9F of Windows-1252; the five it leaves
-// undefined map to the same C1 code points. Bytes 0xA0-0xFF are Latin-1.
-var cp1252High = [32]rune{
-	0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
-	0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
-	0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
-	0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
-}
-
-// decodeCP1252 decodes Windows-1252 into UTF-8.
-func decodeCP1252(b []byte) string {
-	out := make([]byte, 0, len(b)+len(b)/4)
-	for _, c := range b {
-		switch {
-		case c < 0x80:
-			out = append(out, c)
-		case c < 0xA0:
-			out = utf8.AppendRune(out, cp1252High[c-0x80])
-		default:
-			out = utf8.AppendRune(out, rune(c))
-		}
-	}
-	return string(out)
 }
 
 // plain writes a txt or md file as it is, keeping its spacing.
@@ -183,7 +158,7 @@ func htmlText(data []byte, out *textBuf) error {
 	case "utf-8":
 		s = string(data)
 	case "windows-1252":
-		s = decodeCP1252(data)
+		s = mail.DecodeCP1252(data)
 	default:
 		s = decodeText(data)
 	}

@@ -42,7 +42,7 @@ func charsetReader(label string, r io.Reader) (io.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strings.NewReader(decodeCP1252(b)), nil
+	return strings.NewReader(DecodeCP1252(b)), nil
 }
 
 // decodeText turns the bytes of a text part in charset label into valid
@@ -54,9 +54,9 @@ func decodeText(b []byte, label string) string {
 		if utf8.Valid(b) {
 			return string(b)
 		}
-		return decodeCP1252(b)
+		return DecodeCP1252(b)
 	case charsetCP1252:
-		return decodeCP1252(b)
+		return DecodeCP1252(b)
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
@@ -71,8 +71,9 @@ var cp1252High = [32]rune{
 	0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
 }
 
-// decodeCP1252 decodes Windows-1252 into UTF-8.
-func decodeCP1252(b []byte) string {
+// DecodeCP1252 decodes Windows-1252 (and so Latin-1, which it contains
+// but for 0x80-0x9F) into UTF-8; the file extractors use it too.
+func DecodeCP1252(b []byte) string {
 	out := make([]byte, 0, len(b)+len(b)/4)
 	for _, c := range b {
 		switch {

@@ -109,7 +109,7 @@ func skipMboxLine(raw []byte) []byte {
 func decodeHeader(s string) string {
 	s = clip(s, maxRawHeader)
 	if !utf8.ValidString(s) {
-		s = decodeCP1252([]byte(s))
+		s = DecodeCP1252([]byte(s))
 	}
 	if d, err := headerDecoder.DecodeHeader(s); err == nil {
 		s = d
@@ -150,7 +150,7 @@ func appendRecipients(to []string, v string) []string {
 func parseAddresses(v string) ([]string, error) {
 	v = clip(v, maxRawHeader)
 	if !utf8.ValidString(v) {
-		v = decodeCP1252([]byte(v))
+		v = DecodeCP1252([]byte(v))
 	}
 	list, err := addressParser.ParseList(v)
 	if err != nil {
