@@ -1,10 +1,10 @@
 package extract
 
 import (
-	"searchsvc/integrations/mail"
-
 	"strings"
 	"unicode/utf8"
+
+	"searchsvc/integrations/mail"
 )
 
 // pdfFont turns a font's character codes into text.
