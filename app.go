@@ -108,7 +108,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	a.records = records.New(a.mainStore, v, nil)
 	// The search index follows the item store: the indexer is the
 	// syncer's Indexer, completed once the index is open.
-	x := &indexer{kinds: make(map[string]string), damaged: make(chan string, 64)}
+	x := newIndexer()
 	client := &http.Client{Timeout: outboundTimeout}
 	a.syncer, err = isync.New(isync.Config{
 		Records:      a.records,
@@ -182,7 +182,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		a.sessionStore.Close()
 		return nil, fmt.Errorf("open the search index: %w", err)
 	}
-	a.indexer = newIndexer(x, a.index, a.syncer.Items(), reg, log.With("component", "search"))
+	a.indexer = x.connect(a.index, a.syncer.Items(), reg, log.With("component", "search"))
 	a.auth = auth.NewHandlers(auth.Config{
 		Sessions:      a.sessions,
 		Users:         a.users,

@@ -332,8 +332,10 @@ func reindexCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	x := newIndexer(&indexer{kinds: make(map[string]string)}, ix, syncer.Items(), reg, log)
-	err = x.CatchUp(context.Background(), nil)
+	x := newIndexer().connect(ix, syncer.Items(), reg, log)
+	if failed := x.CatchUp(context.Background(), nil); len(failed) > 0 {
+		err = fmt.Errorf("%d users could not be indexed (logged above)", len(failed))
+	}
 	if err == nil {
 		ix.SetCheckpoint(checkpoint(st.Position()))
 	}

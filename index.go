@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/items"
@@ -64,24 +65,39 @@ func checkpoint(p storage.Position) uint64 {
 // syncer's Indexer (every stored, removed or disconnected item reaches the
 // index right after its commit), and it catches up on what the index
 // missed: at start when the index's checkpoint is not the store's
-// position (a crash, a restore, a first start), and for a user whose
-// index was found damaged.
+// position (a crash, a restore, a first start), for a user whose index
+// was found damaged or lost, and for a user whose change the index
+// refused (a full disk).
+//
+// A user's changes and catch-up are serialized by a lock of that user's:
+// the syncer commits before it calls Index or Remove, so a catch-up that
+// reads the store under the lock sees every change whose call it holds
+// back, and a call it held back applies after it, on top.
 type indexer struct {
 	ix    *search.Index
 	items *items.Store
 	kinds map[string]string // integration domain → item kind
 	log   *slog.Logger
 
-	damaged  chan string  // users whose index lost documents to damage
-	behind   atomic.Int64 // users the catch-up has still to compare
-	caughtUp atomic.Bool  // the catch-up at start is done (or was not needed)
-	mu       sync.Mutex   // one catch-up at a time
+	locks sync.Map // user id → *sync.Mutex
+
+	mu      sync.Mutex
+	pending map[string]bool // users to catch up
+	all     bool            // every user is to be caught up
+	started bool            // the start's comparison is done
+	wake    chan struct{}   // a catch-up is pending
+
+	behind atomic.Int64 // users the running catch-up has still to compare
 }
 
-// newIndexer completes x, made before the index and the item store it
+func newIndexer() *indexer {
+	return &indexer{kinds: make(map[string]string), pending: make(map[string]bool), wake: make(chan struct{}, 1)}
+}
+
+// connect completes x, made before the index and the item store it
 // connects because each of them is given x (as OnDamage, as Indexer)
 // when it is made.
-func newIndexer(x *indexer, ix *search.Index, st *items.Store, reg *integrations.Registry, log *slog.Logger) *indexer {
+func (x *indexer) connect(ix *search.Index, st *items.Store, reg *integrations.Registry, log *slog.Logger) *indexer {
 	x.ix, x.items, x.log = ix, st, log
 	for _, m := range reg.List() {
 		x.kinds[m.Domain] = integrations.ItemKind(m.Kind)
@@ -89,13 +105,33 @@ func newIndexer(x *indexer, ix *search.Index, st *items.Store, reg *integrations
 	return x
 }
 
+// lock holds the user's changes and catch-up apart; it returns the unlock.
+func (x *indexer) lock(userID string) func() {
+	m, _ := x.locks.LoadOrStore(userID, new(sync.Mutex))
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// mark schedules a catch-up of the user (Run does it).
+func (x *indexer) mark(userID string) {
+	x.mu.Lock()
+	x.pending[userID] = true
+	x.mu.Unlock()
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+}
+
 // onDamage is the index's OnDamage: the user is caught up in the
 // background (Run), never in the goroutine that found the damage.
-func (x *indexer) onDamage(userID string) {
-	select {
-	case x.damaged <- userID:
-	default: // full: NeedsRebuild still lists the user for the next pass
-	}
+func (x *indexer) onDamage(userID string) { x.mark(userID) }
+
+// failed notes a change the index refused: the user is caught up later.
+func (x *indexer) failed(what, userID string, n int, err error) {
+	x.log.Error(what, "user_id", userID, "items", n, "err", err)
+	x.mark(userID)
 }
 
 func (x *indexer) doc(it isync.IndexedItem) search.Doc {
@@ -111,65 +147,125 @@ func (x *indexer) Index(userID string, its []isync.IndexedItem) {
 	for i := range its {
 		docs[i] = x.doc(its[i])
 	}
+	defer x.lock(userID)()
 	if err := x.ix.Add(userID, docs...); err != nil {
-		x.log.Error("index items", "user_id", userID, "items", len(docs), "err", err)
+		x.failed("index items", userID, len(docs), err)
 	}
 }
 
 // Remove removes the items a provider reported deleted.
 func (x *indexer) Remove(userID string, ids []string) {
+	defer x.lock(userID)()
 	if err := x.ix.Delete(userID, ids...); err != nil {
-		x.log.Error("remove items from the index", "user_id", userID, "items", len(ids), "err", err)
+		x.failed("remove items from the index", userID, len(ids), err)
 	}
 }
 
 // RemoveRecord removes a disconnected record's items.
 func (x *indexer) RemoveRecord(userID, recordID string) {
+	defer x.lock(userID)()
 	if err := x.ix.DeleteRecord(userID, recordID); err != nil {
-		x.log.Error("remove a record from the index", "user_id", userID, "record_id", recordID, "err", err)
+		x.failed("remove a record from the index", userID, 0, err)
 	}
 }
 
 // RemoveUser removes a deleted user's index.
 func (x *indexer) RemoveUser(userID string) {
+	defer x.lock(userID)()
 	if err := x.ix.DeleteUser(userID); err != nil {
-		x.log.Error("remove a user's index", "user_id", userID, "err", err)
+		x.failed("remove a user's index", userID, 0, err)
 	}
 }
 
-// Run catches up at start if the index is behind the store at pos, then
-// catches up each user whose index is found damaged, until ctx is done.
+// Run compares the index with the store at start: every user when the
+// index's checkpoint is not the store's position pos, else only the users
+// with items and no index (a user's folder removed by hand). Then it
+// catches up each user marked (damage, a refused change) until ctx is
+// done; a catch-up that fails is tried again, waiting longer each time up
+// to catchUpRetryMax.
 func (x *indexer) Run(ctx context.Context, pos storage.Position) {
 	if x.ix.Checkpoint() != checkpoint(pos) {
 		x.log.Info("search index catching up with the store")
-		if err := x.CatchUp(ctx, nil); err != nil {
-			if ctx.Err() == nil {
-				x.log.Error("search index catch-up", "err", err)
+		x.mu.Lock()
+		x.all = true
+		x.mu.Unlock()
+	} else {
+		indexed := make(map[string]bool)
+		for _, u := range x.ix.Users() {
+			indexed[u] = true
+		}
+		for _, u := range x.items.Users() {
+			if !indexed[u] {
+				x.mark(u)
 			}
-			return
 		}
 	}
-	x.caughtUp.Store(true)
 	for _, u := range x.ix.NeedsRebuild() {
-		x.onDamage(u)
+		x.mark(u)
 	}
-	for {
+	wait := catchUpRetry
+	for ctx.Err() == nil {
+		x.mu.Lock()
+		all, users := x.all, make([]string, 0, len(x.pending))
+		for u := range x.pending {
+			users = append(users, u)
+		}
+		x.all, x.pending = false, make(map[string]bool)
+		x.mu.Unlock()
+		if all {
+			users = nil
+		}
+		if all || len(users) > 0 {
+			failed := x.CatchUp(ctx, users)
+			if ctx.Err() != nil {
+				return
+			}
+			x.mu.Lock()
+			if failed == nil {
+				x.started = true
+			}
+			for _, u := range failed {
+				x.pending[u] = true
+			}
+			x.mu.Unlock()
+			if len(failed) > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				wait = min(2*wait, catchUpRetryMax)
+				continue
+			}
+			wait = catchUpRetry
+		} else {
+			x.mu.Lock()
+			x.started = true
+			x.mu.Unlock()
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case u := <-x.damaged:
-			if err := x.CatchUp(ctx, []string{u}); err != nil && ctx.Err() == nil {
-				x.log.Error("search index rebuild", "user_id", u, "err", err)
-			}
+		case <-x.wake:
 		}
 	}
 }
 
+// The wait before a failed catch-up is tried again, doubling up to the
+// maximum.
+const (
+	catchUpRetry    = 5 * time.Second
+	catchUpRetryMax = 10 * time.Minute
+)
+
 // CaughtUp reports whether the index holds every item of the store, as
-// far as the syncer has told it: the catch-up at start is done and no
-// user's index waits to be rebuilt after damage.
+// far as the syncer has told it: the comparison at start is done, no
+// user waits for a catch-up, and none waits to be rebuilt after damage.
 func (x *indexer) CaughtUp() bool {
-	return x.caughtUp.Load() && len(x.ix.NeedsRebuild()) == 0
+	x.mu.Lock()
+	ok := x.started && !x.all && len(x.pending) == 0
+	x.mu.Unlock()
+	return ok && len(x.ix.NeedsRebuild()) == 0
 }
 
 // Behind is the number of users the running catch-up has still to
@@ -178,59 +274,49 @@ func (x *indexer) Behind() int64 { return x.behind.Load() }
 
 // CatchUp compares the index of the given users (nil: every user of the
 // store or the index) with the item store: live items the index lacks
-// are added, documents the store no longer has are deleted, and so are
-// the indexes of users the store has no items for. The service serves
-// meanwhile; an item stored or removed during the catch-up reaches the
-// index through the syncer as usual, and adding one twice is harmless.
-func (x *indexer) CatchUp(ctx context.Context, users []string) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	want := users != nil
-	only := make(map[string]bool, len(users))
-	for _, u := range users {
-		only[u] = true
-	}
-	live := make(map[string]map[string]struct{})
-	x.items.Scan(func(it items.ItemRecord) bool {
-		if !it.Live() || (want && !only[it.UserID]) {
-			return true
-		}
-		ids := live[it.UserID]
-		if ids == nil {
-			ids = make(map[string]struct{})
-			live[it.UserID] = ids
-		}
-		ids[it.ID] = struct{}{}
-		return true
-	})
-	if !want {
-		for _, u := range x.ix.Users() {
-			if live[u] == nil {
+// are added, documents the store no longer has are deleted, and so is the
+// index of a user the store has no live items for. The service serves
+// meanwhile. It returns the users it could not catch up (their errors are
+// logged), nil when all went well.
+func (x *indexer) CatchUp(ctx context.Context, users []string) []string {
+	if users == nil {
+		seen := make(map[string]bool)
+		for _, u := range append(x.ix.Users(), x.items.Users()...) {
+			if !seen[u] {
+				seen[u] = true
 				users = append(users, u)
 			}
-		}
-		for u := range live {
-			users = append(users, u)
 		}
 	}
 	x.behind.Store(int64(len(users)))
 	defer x.behind.Store(0)
-	var errs []error
-	for _, u := range users {
-		if err := ctx.Err(); err != nil {
-			return err
+	var failed []string
+	for i, u := range users {
+		if ctx.Err() != nil {
+			return append(failed, users[i:]...)
 		}
-		if err := x.catchUpUser(ctx, u, live[u]); err != nil {
-			errs = append(errs, err)
+		if err := x.catchUpUser(ctx, u); err != nil {
+			if ctx.Err() == nil {
+				x.log.Error("search index catch-up", "user_id", u, "err", err)
+			}
+			failed = append(failed, u)
 		}
 		x.behind.Add(-1)
 	}
-	return errors.Join(errs...)
+	return failed
 }
 
-func (x *indexer) catchUpUser(ctx context.Context, userID string, live map[string]struct{}) error {
-	if len(live) == 0 {
+// catchUpUser brings one user's index level with the store, holding the
+// user's changes back meanwhile (see indexer).
+func (x *indexer) catchUpUser(ctx context.Context, userID string) error {
+	defer x.lock(userID)()
+	ids := x.items.LiveIDs(userID)
+	if len(ids) == 0 {
 		return x.ix.DeleteUser(userID)
+	}
+	missing := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		missing[id] = struct{}{}
 	}
 	have, err := x.ix.IDs(userID)
 	if err != nil {
@@ -238,8 +324,8 @@ func (x *indexer) catchUpUser(ctx context.Context, userID string, live map[strin
 	}
 	var extra []string
 	for _, id := range have {
-		if _, ok := live[id]; ok {
-			delete(live, id) // indexed already: what stays is missing
+		if _, ok := missing[id]; ok {
+			delete(missing, id) // indexed already: what stays is missing
 		} else {
 			extra = append(extra, id)
 		}
@@ -261,7 +347,7 @@ func (x *indexer) catchUpUser(ctx context.Context, userID string, live map[strin
 		docs = docs[:0]
 		return err
 	}
-	for id := range live {
+	for id := range missing {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -288,7 +374,8 @@ func (x *indexer) catchUpUser(ctx context.Context, userID string, live map[strin
 }
 
 // load reads a stored item as the index wants it; an item removed
-// meanwhile, or whose sealed parts do not open, is left out (logged).
+// meanwhile, or whose sealed parts do not open, is left out (logged): no
+// catch-up could index it either.
 func (x *indexer) load(userID, id string) (search.Doc, bool) {
 	it, err := x.items.Get(userID, id)
 	if err != nil || !it.Live() {

@@ -153,3 +153,30 @@ func cut(page []ItemRecord, limit int) ([]ItemRecord, bool) {
 func (s *Store) ascendUser(userID string, from func(*ItemRecord) bool, fn func(ItemRecord) bool) {
 	s.t.Ascend(indexPage, userID, from, fn)
 }
+
+// LiveIDs returns the ids of the user's live items, newest first: what
+// an index of the user's items must hold.
+func (s *Store) LiveIDs(userID string) []string {
+	var out []string
+	s.ascendUser(userID, nil, func(it ItemRecord) bool {
+		out = append(out, it.ID)
+		return true
+	})
+	return out
+}
+
+// Users returns the ids of the users that have live items, in no order.
+func (s *Store) Users() []string {
+	seen := make(map[string]struct{})
+	s.t.Scan(func(it ItemRecord) bool {
+		if it.Live() {
+			seen[it.UserID] = struct{}{}
+		}
+		return true
+	})
+	out := make([]string, 0, len(seen))
+	for u := range seen {
+		out = append(out, u)
+	}
+	return out
+}
