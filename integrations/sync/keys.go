@@ -11,8 +11,8 @@ import (
 )
 
 // CheckKeys reports whether the vault holds the keys of everything the
-// store holds sealed: the records' credentials, the items' metadata and
-// the tasks' payloads. Start-up calls it, so that a CREDENTIALS_KEY that
+// store holds sealed: the records' credentials, the items' metadata, the
+// tasks' payloads and the records' kept sync state. Start-up calls it, so that a CREDENTIALS_KEY that
 // cannot open the stored data (a restore under another key, a mistyped
 // key) stops the service with a message that says so, instead of a start
 // that answers 500 on every item. The error wraps vault.ErrUnknownKey and
@@ -42,6 +42,10 @@ func (s *Syncer) CheckKeys() error {
 	})
 	s.tasks.Scan(func(t QueuedTask) bool {
 		check(t.Payload)
+		return true
+	})
+	s.state.Scan(func(r stateRow) bool {
+		check(r.Value)
 		return true
 	})
 	if len(unknown) == 0 {

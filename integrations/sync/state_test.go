@@ -2,6 +2,8 @@ package sync
 
 import (
 	"bytes"
+	"errors"
+	"strings"
 	"testing"
 
 	"searchsvc/integrations/vault"
@@ -54,5 +56,29 @@ func TestSyncState(t *testing.T) {
 	}
 	if _, ok := f.syncer.state.Get(rec.ID); ok {
 		t.Error("the kept state outlived the disconnect")
+	}
+}
+
+// TestCheckKeysSeesSyncState: a kept state sealed under a key the vault
+// does not hold stops the start, as credentials sealed so do, rather than
+// a start whose every sync reads an empty state and lists everything.
+func TestCheckKeysSeesSyncState(t *testing.T) {
+	f := newSyncFixture(t, 1)
+	rec := f.connectManual("u1", "lee")
+	if err := f.syncer.CheckKeys(); err != nil {
+		t.Fatalf("before: %v", err)
+	}
+	other := testVaultOf(t, bytes.Repeat([]byte{7}, vault.KeySize))
+	row := stateRow{ID: rec.ID, UserID: rec.UserID, Integration: rec.Integration}
+	sealed, err := other.Seal(row.aad(), []byte(`{"cursor":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row.Value = sealed
+	if err := f.syncer.st.Commit(f.syncer.state.Put(row)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.syncer.CheckKeys(); !errors.Is(err, vault.ErrUnknownKey) || !strings.Contains(err.Error(), "1 sealed values") {
+		t.Errorf("a state under another key: got %v, want vault.ErrUnknownKey counting 1 sealed value", err)
 	}
 }
