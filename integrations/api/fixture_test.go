@@ -55,6 +55,7 @@ type syncFixture struct {
 	st      *storage.Store
 	records *records.Records
 	syncer  *isync.Syncer
+	indexer isync.Indexer // nil: none
 }
 
 func newSyncFixture(t *testing.T) *syncFixture {
@@ -84,7 +85,7 @@ func (f *syncFixture) open() {
 		Records: f.records, Registry: f.reg, DataDir: f.dir,
 		Getenv: func(k string) string { return f.env[k] }, Client: f.srv.Client(),
 		PollInterval: 15 * time.Minute, Workers: 2, ShutdownGrace: 50 * time.Millisecond,
-		Now: f.clock.Now, Rand: func(int64) int64 { return 0 },
+		Now: f.clock.Now, Rand: func(int64) int64 { return 0 }, Indexer: f.indexer,
 	})
 	if err != nil {
 		f.t.Fatal(err)

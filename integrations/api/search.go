@@ -57,7 +57,11 @@ func fragments(fs []search.Fragment) []Fragment {
 // a snippet of its text around the best matching passage. integrationId
 // keeps one record's items, inIds and ninIds filter by item id, limit
 // (1 to 100, default 20) and cursor page. A query that does not parse is
-// 400 invalid_query with a detail saying what and where.
+// 400 invalid_query with a detail saying what and where. A hit the item
+// store no longer has (a removal the index has not caught up on), or whose
+// record is being disconnected, or whose metadata does not open, is left
+// out of the page and of total; a page can then hold fewer than limit
+// results while nextCursor says more follow.
 func (h *Handlers) Search() http.Handler { return endpoint(opSearch, h.search) }
 
 func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
@@ -85,22 +89,30 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	results := make([]SearchResult, 0, len(res.Hits))
 	var ghosts []string
+	dropped := 0 // hits left out: not counted in total either
 	for _, hit := range res.Hits {
 		it, err := store.Get(userID, hit.ID)
 		if err != nil {
 			ghosts = append(ghosts, hit.ID)
+			dropped++
 			continue
 		}
 		if _, err := h.cfg.Records.Get(userID, it.RecordID); err != nil {
-			continue // a record being disconnected: its items are going
+			dropped++ // a record being disconnected: its items are going
+			continue
 		}
 		m, err := store.OpenMeta(&it)
 		if err != nil {
-			return httpx.Internal(err)
+			// One item that does not open (damage the key check did not
+			// see) must not fail the whole search: leave it out.
+			h.log.Error("open a search result's metadata", "item_id", it.ID, "err", err)
+			dropped++
+			continue
 		}
 		text, err := store.Text(&it)
 		if err != nil && !errors.Is(err, items.ErrContentMissing) {
-			return httpx.Internal(err)
+			h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
+			text = "" // the result without its snippet
 		}
 		results = append(results, SearchResult{
 			ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
@@ -118,7 +130,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	fields := []httpx.Field{
 		httpx.F("results", results), httpx.F("count", len(results)),
-		httpx.F("total", res.Total), httpx.F("totalIsLowerBound", res.TotalIsLowerBound),
+		httpx.F("total", max(res.Total-dropped, len(results))), httpx.F("totalIsLowerBound", res.TotalIsLowerBound),
 	}
 	if res.NextCursor != "" {
 		fields = append(fields, httpx.F("nextCursor", res.NextCursor))

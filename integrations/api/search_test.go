@@ -1,0 +1,220 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"searchsvc/httpx"
+	"searchsvc/integrations/api"
+	"searchsvc/integrations/search"
+	isync "searchsvc/integrations/sync"
+)
+
+// testIndexer feeds the syncer's changes to a search index, as main's
+// indexer does (without its catch-up).
+type testIndexer struct{ ix *search.Index }
+
+func (x testIndexer) Index(user string, its []isync.IndexedItem) {
+	docs := make([]search.Doc, len(its))
+	for i, it := range its {
+		docs[i] = search.Doc{ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: "email",
+			Title: it.Title, From: it.From, To: it.To, Text: it.Text, Date: it.Date}
+	}
+	x.ix.Add(user, docs...)
+}
+func (x testIndexer) Remove(user string, ids []string)    { x.ix.Delete(user, ids...) }
+func (x testIndexer) RemoveRecord(user, recordID string) { x.ix.DeleteRecord(user, recordID) }
+func (x testIndexer) RemoveUser(user string)             { x.ix.DeleteUser(user) }
+
+// searchFixture is the sync fixture with a real search index as the
+// syncer's Indexer and the search route served.
+type searchFixture struct {
+	*syncFixture
+	ix  *search.Index
+	srv http.Handler
+}
+
+func newSearchFixture(t *testing.T) *searchFixture {
+	t.Helper()
+	ix, err := search.Open(search.Config{Dir: t.TempDir(), Key: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	f := newSyncFixture(t)
+	f.indexer = testIndexer{ix}
+	f.reopen()
+	h := api.New(api.Config{
+		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Search: ix, Sync: f.syncer,
+		Getenv: func(k string) string { return f.env[k] },
+		UserID: func(r *http.Request) (string, bool) {
+			id := r.Header.Get("X-Test-User")
+			return id, id != ""
+		},
+	})
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/search", h.Search())
+	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
+	return &searchFixture{syncFixture: f, ix: ix, srv: httpx.Handler(mux, httpx.Config{})}
+}
+
+// search asks GET /v1/search?query as user.
+func (f *searchFixture) search(user, query string) (int, map[string]any) {
+	f.t.Helper()
+	r := httptest.NewRequest("GET", "/v1/search?"+query, nil)
+	r.Header.Set("X-Test-User", user)
+	w := httptest.NewRecorder()
+	f.srv.ServeHTTP(w, r)
+	var out map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+		f.t.Fatalf("GET /v1/search?%s: %d, not JSON: %s", query, w.Code, w.Body)
+	}
+	return w.Code, out
+}
+
+func resultIDs(body map[string]any) []string {
+	var ids []string
+	rs, _ := body["results"].([]any)
+	for _, r := range rs {
+		ids = append(ids, r.(map[string]any)["id"].(string))
+	}
+	return ids
+}
+
+// TestSearchRoute: the answer's shape, users apart, paging, and a hit the
+// item store no longer has left out of the page and of total, and dropped
+// from the index.
+func TestSearchRoute(t *testing.T) {
+	f := newSearchFixture(t)
+	start := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	f.mail.Fill("ann", 5, start)
+	f.mail.Fill("bob", 2, start)
+	ann := f.connectManual("u1", "ann")
+	f.connectManual("u2", "bob")
+	f.runOnce()
+
+	code, body := f.search("u1", "q=confidential&sort=date")
+	if code != 200 || body["operation"] != "item.search" || body["count"] != 5.0 || body["total"] != 5.0 ||
+		body["totalIsLowerBound"] != false || body["nextCursor"] != nil {
+		t.Fatalf("q=confidential: %d %v", code, body)
+	}
+	first := body["results"].([]any)[0].(map[string]any)
+	if first["title"] != "Subject ann number 4" || first["from"] != "sender4@private.example" || first["recordId"] != ann.ID ||
+		first["kind"] != "email" || first["date"] != start.Add(4*time.Minute).Format(time.RFC3339) || first["score"] != 0.0 {
+		t.Errorf("newest result: %v", first)
+	}
+	var marked []string
+	for _, fr := range first["snippet"].([]any) {
+		if m := fr.(map[string]any); m["match"] == true {
+			marked = append(marked, m["text"].(string))
+		}
+	}
+	if !slices.Equal(marked, []string{"Confidential"}) {
+		t.Errorf("snippet marks %q, want [Confidential]", marked)
+	}
+	if _, body := f.search("u1", "q="+url.QueryEscape(`"body 3"`)); body["total"] != 1.0 {
+		t.Errorf(`q="body 3": %v`, body)
+	}
+	// Users apart: each finds its own, and only its own.
+	if _, body := f.search("u1", "q=bob"); body["total"] != 0.0 {
+		t.Errorf("u1 q=bob: %v, want nothing", body)
+	}
+	if _, body := f.search("u2", "q=bob"); body["total"] != 2.0 {
+		t.Errorf("u2 q=bob: %v, want its 2 items", body)
+	}
+
+	// Paging: 2, 2, 1, every id once.
+	var seen []string
+	cursor := ""
+	for page := 0; page < 3; page++ {
+		q := "q=confidential&sort=date&limit=2"
+		if cursor != "" {
+			q += "&cursor=" + url.QueryEscape(cursor)
+		}
+		_, body := f.search("u1", q)
+		seen = append(seen, resultIDs(body)...)
+		cursor, _ = body["nextCursor"].(string)
+		if (page < 2) != (cursor != "") {
+			t.Errorf("page %d: nextCursor %q", page, cursor)
+		}
+	}
+	slices.Sort(seen)
+	if len(slices.Compact(seen)) != 5 {
+		t.Errorf("pages gave %d distinct ids, want 5: %v", len(seen), seen)
+	}
+
+	// An item removed from the store without the index hearing of it.
+	live := f.liveItems(ann.ID)
+	m, err := f.items().OpenMeta(&live[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, _ := f.items().RemoveProviderOps(ann.ID, []string{m.ProviderID}, f.clock.Now())
+	if err := f.st.Commit(ops...); err != nil {
+		t.Fatal(err)
+	}
+	_, body = f.search("u1", "q=confidential")
+	if body["count"] != 4.0 || body["total"] != 4.0 || slices.Contains(resultIDs(body), live[0].ID) {
+		t.Errorf("after a removal the index missed: %v", body)
+	}
+	if res, _ := f.ix.Search("u1", search.Request{Query: search.Term{Field: search.FieldAny, Text: "confidenti"}}); res.Total != 4 {
+		t.Errorf("the index still holds the removed item: total %d, want 4", res.Total)
+	}
+
+	// A disconnect removes the record's items from the index at once.
+	if code, body := f.delete("u1", ann.ID); code != 200 {
+		t.Fatalf("disconnect: %d %v", code, body)
+	}
+	if res, _ := f.ix.Search("u1", search.Request{Query: search.Term{Field: search.FieldAny, Text: "confidenti"}}); res.Total != 0 {
+		t.Errorf("after the disconnect the index holds %d items, want 0", res.Total)
+	}
+}
+
+func (f *searchFixture) delete(user, recordID string) (int, map[string]any) {
+	r := httptest.NewRequest("DELETE", "/v1/user-integrations/"+recordID, nil)
+	r.Header.Set("X-Test-User", user)
+	w := httptest.NewRecorder()
+	f.srv.ServeHTTP(w, r)
+	var out map[string]any
+	json.Unmarshal(w.Body.Bytes(), &out)
+	return w.Code, out
+}
+
+// TestSearchRouteRefuses: every bad parameter is a 400 that says which and
+// why; a query is never a 500.
+func TestSearchRouteRefuses(t *testing.T) {
+	f := newSearchFixture(t)
+	long := strings.Repeat("a ", 501)
+	for _, tc := range []struct{ query, code, detail string }{
+		{"q=", "invalid_query", "empty query"},
+		{"q=+++", "invalid_query", "empty query"},
+		{"q=" + url.QueryEscape(`"unclosed`), "invalid_query", "unclosed quote at 0"},
+		{"q=" + url.QueryEscape("after:2026-13-01"), "invalid_query", `bad date "2026-13-01"`},
+		{"q=" + url.QueryEscape("foo:bar"), "invalid_query", `unknown field "foo:" at 0`},
+		{"q=" + url.QueryEscape("a OR"), "invalid_query", "OR needs a term on both sides"},
+		{"q=" + url.QueryEscape(long), "invalid_query", "longer than 1000 bytes"},
+		{"q=a&limit=0", "validation_failed", "limit"},
+		{"q=a&limit=101", "validation_failed", "limit"},
+		{"q=a&sort=oldest", "validation_failed", "must be relevance or date"},
+		{"q=a&integrationId=nope", "validation_failed", "is not a user-integration id"},
+		{"q=a&cursor=garbage", "validation_failed", "is not a cursor this service made"},
+	} {
+		code, body := f.search("u1", tc.query)
+		e, _ := body["error"].(map[string]any)
+		var details []string
+		ds, _ := e["details"].([]any)
+		for _, d := range ds {
+			d := d.(map[string]any)
+			details = append(details, d["field"].(string)+": "+d["message"].(string))
+		}
+		if code != 400 || e["code"] != tc.code || !strings.Contains(strings.Join(details, "; "), tc.detail) {
+			t.Errorf("%s: got %d %v, want 400 %s with %q", tc.query, code, body, tc.code, tc.detail)
+		}
+	}
+}
