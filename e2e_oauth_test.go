@@ -62,7 +62,7 @@ func TestEndToEndConnectGmail(t *testing.T) {
 	}
 	userID := body["user"].(map[string]any)["id"].(string)
 
-	// Endpoint 11 with another user's id is refused.
+	// The authorize route with another user's id is refused.
 	if status, body, _ := browser.do("GET", "/v1/user-integration/oauth/gmail/authorize?userId=someone-else", nil); status != 403 || errMessage(body) != "forbidden" {
 		t.Errorf("authorize for another user: got %d %v, want 403 forbidden", status, body)
 	}

@@ -38,7 +38,7 @@ func newMetrics(a *app) *metrics {
 	return m
 }
 
-// searchVar reports the search index: its size, what is not yet written
+// searchVar reports the search index: its size, what waits in memory to be written
 // to a segment, the catch-up under way, and the queries answered with
 // their total and mean time.
 func searchVar(a *app) expvar.Func {

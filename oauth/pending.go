@@ -33,7 +33,7 @@ const (
 // errFull is returned by put when MaxPending authorizations are in flight.
 var errFull = errors.New("oauth: too many authorizations in flight")
 
-// pending is an authorization started at the authorize route and not yet finished:
+// pending is an authorization started at the authorize route and still unfinished:
 // everything the callback needs, found by the state the provider hands
 // back, since the callback arrives without the session cookie.
 type pending struct {

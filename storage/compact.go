@@ -26,7 +26,7 @@ func (s *Store) shouldCompact() bool {
 //  3. switch appends to it, then remove the old log.
 //
 // Open removes temp files (step 1 unfinished) and generations older than
-// the newest (step 3 unfinished or not yet durable), so the old log's
+// the newest (step 3 unfinished or still not durable), so the old log's
 // removal needs no directory fsync of its own.
 func (s *Store) compact() error {
 	now := s.now()

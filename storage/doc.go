@@ -28,7 +28,7 @@
 // of it, and writes every commit that passed as ONE line with one write and
 // one fsync; only then does it apply them to memory and acknowledge them.
 // Making the line, not the commit, the unit of the log means the only bytes
-// ever written but not yet fsynced are the last line: a power cut that
+// ever written but still unsynced are the last line: a power cut that
 // persists a later page of a write but not an earlier one cannot leave
 // valid records behind damage, so anything valid after a bad line really is
 // damage. Each Commit is still atomic: its ops are in one line.

@@ -138,7 +138,7 @@ type Store struct {
 	noCompactUntil time.Time
 }
 
-// New returns a store for dir, not yet open.
+// New returns a store for dir, still closed: call Open.
 func New(dir string, opts Options) *Store {
 	if opts.FS == nil {
 		opts.FS = osFS{}

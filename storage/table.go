@@ -51,7 +51,7 @@ type Table[T any] struct {
 	ord    map[string]*orderedIndex[T]
 	ords   []*orderedIndex[T]
 
-	// pend is the writer's overlay of accepted but not yet durable changes
+	// pend is the writer's overlay of accepted but still undurable changes
 	// of the current batch. Only the writer goroutine touches it.
 	pend map[string]pendingRec[T]
 

@@ -28,7 +28,7 @@ func (x testIndexer) Index(user string, its []isync.IndexedItem) {
 	}
 	x.ix.Add(user, docs...)
 }
-func (x testIndexer) Remove(user string, ids []string)    { x.ix.Delete(user, ids...) }
+func (x testIndexer) Remove(user string, ids []string)   { x.ix.Delete(user, ids...) }
 func (x testIndexer) RemoveRecord(user, recordID string) { x.ix.DeleteRecord(user, recordID) }
 func (x testIndexer) RemoveUser(user string)             { x.ix.DeleteUser(user) }
 

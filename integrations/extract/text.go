@@ -64,7 +64,7 @@ func plain(data []byte, out *textBuf) error {
 func csvText(data []byte, out *textBuf) error {
 	text := decodeText(data)
 	quoted := false
-	start := 0 // of the run of plain characters not yet written
+	start := 0 // of the run of plain characters still to write
 	flush := func(end int) error {
 		err := out.WriteString(text[start:end])
 		start = end + 1

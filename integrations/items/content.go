@@ -49,7 +49,7 @@ const contentVersion = 1
 // maxContentFile bounds what is read back from one content file (bytes).
 const maxContentFile = 256 << 20
 
-// tmpPrefix starts the name of a content file not yet renamed into place.
+// tmpPrefix starts the name of a content file before its rename into place.
 const tmpPrefix = ".tmp-"
 
 // contentStore reads and writes item content files under dir.
@@ -131,7 +131,7 @@ func (b *byteReader) ReadByte() (byte, error) {
 }
 
 // Staged is an item's content file written under its temporary name,
-// still open (at most a batch's worth of files is), not yet fsynced;
+// still open (at most a batch's worth of files is), still unsynced;
 // Store.Publish makes it durable.
 type Staged struct {
 	f          *os.File
