@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -194,6 +195,10 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Logger:        log.With("component", "auth"),
 		OnUserDelete:  a.syncer.DeleteUserOps,
 		OnUserDeleted: a.syncer.DeletedUser,
+		// Each Argon2 hash allocates 19 MiB; once a burst of logins is
+		// over, that memory goes back to the system at once instead of
+		// staying resident until the scavenger gets to it minutes later.
+		AfterHashes: debug.FreeOSMemory,
 	})
 	a.integrations = api.New(api.Config{
 		Registry:     reg,

@@ -163,6 +163,11 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		return err
 	}
 	defer a.close(log)
+	// Replaying the logs read each whole file and decoded every record:
+	// garbage several times the size of what the stores keep. Give it
+	// back now, or the process stays that large for minutes, until the
+	// scavenger returns it page by page.
+	debug.FreeOSMemory()
 	bg, stopBackground := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(3)
