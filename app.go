@@ -162,6 +162,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	}
 	// Data an older version stored in clear, or under a previous
 	// CREDENTIALS_KEY, is sealed under the current keys before serving.
+	a.sessions.LoadSeen()
 	nSessions, err := a.sessions.ConvertLegacy()
 	var nUsers int
 	if err == nil {

@@ -150,6 +150,7 @@ type Manager struct {
 	tab    *storage.Table[record]
 	legacy *storage.Table[Session] // sessions in clear, from before they were sealed
 	ended  *storage.Table[Ended]   // per user: sessions ended by MaxPerUser
+	seen   *storage.Table[seenRecord]
 	keys   keys
 	cfg    Config
 	log    *slog.Logger
@@ -175,7 +176,7 @@ type Manager struct {
 
 // New returns a Manager keeping its sessions in st. It registers its
 // tables on st, so it must be called before st.Open; after st.Open, call
-// ConvertLegacy once. It panics without cfg.Secret.
+// ConvertLegacy and LoadSeen once. It panics without cfg.Secret.
 func New(st *storage.Store, cfg Config) *Manager {
 	cfg = cfg.withDefaults()
 	m := &Manager{
@@ -201,6 +202,9 @@ func New(st *storage.Store, cfg Config) *Manager {
 	})
 	m.ended = storage.Register(st, "sessions_ended", storage.TableConfig[Ended]{
 		ID: func(e *Ended) string { return e.UserID },
+	})
+	m.seen = storage.Register(st, seenTable, storage.TableConfig[seenRecord]{
+		ID: func(r *seenRecord) string { return r.ID },
 	})
 	return m
 }

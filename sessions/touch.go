@@ -17,6 +17,9 @@ import (
 type entry struct {
 	last     atomic.Int64 // Unix ns of the latest access seen since start; 0: none
 	renewing atomic.Bool  // a sliding renewal of this session is being written
+	// logged is the last access (Unix ns) the seen records hold for this
+	// session, when newer than its record's; 0: none.
+	logged atomic.Int64
 	// opened is the record's sealed part once opened: it never changes for
 	// a session, so a request opens it once, not every time.
 	opened atomic.Pointer[secretFields]
@@ -97,10 +100,35 @@ func (m *Manager) Touch(id string) error {
 	return nil
 }
 
-// Flush writes every in-memory lastAccessedAt that is newer than the stored
-// one, in one Commit (one per 4096 sessions). main calls it at shutdown, and
-// Run on exit.
-func (m *Manager) Flush() error { return m.flush(0) }
+// Flush writes every in-memory lastAccessedAt that is newer than the
+// stored one, to the second, packed in seen records (16 bytes a session,
+// see LoadSeen) in one Commit, and nothing if none is. main calls it at
+// shutdown, and Run on exit.
+func (m *Manager) Flush() error {
+	m.flushMu.Lock()
+	defer m.flushMu.Unlock()
+	snap := m.snapshot()
+	defer m.release(snap)
+	return m.writeSeen(snap)
+}
+
+// snapshot copies the entries, so that the store's lock is never taken
+// under m.mu (see Manager.mu). The caller holds flushMu, and gives the
+// snapshot back with release.
+func (m *Manager) snapshot() []idEntry {
+	m.mu.RLock()
+	snap := m.scratch[:0]
+	for id, e := range m.entries {
+		snap = append(snap, idEntry{id, e})
+	}
+	m.mu.RUnlock()
+	return snap
+}
+
+func (m *Manager) release(snap []idEntry) {
+	clear(snap)
+	m.scratch = snap[:0]
+}
 
 // idEntry is one row of flush's snapshot of the entries.
 type idEntry struct {
@@ -122,19 +150,8 @@ type flushUpdate struct {
 func (m *Manager) flush(lag time.Duration) error {
 	m.flushMu.Lock()
 	defer m.flushMu.Unlock()
-
-	// Snapshot the entries, so that the store's lock is never taken under
-	// m.mu (see Manager.mu).
-	m.mu.RLock()
-	snap := m.scratch[:0]
-	for id, e := range m.entries {
-		snap = append(snap, idEntry{id, e})
-	}
-	m.mu.RUnlock()
-	defer func() {
-		clear(snap)
-		m.scratch = snap[:0]
-	}()
+	snap := m.snapshot()
+	defer m.release(snap)
 
 	var todo []flushUpdate
 	var gone []string
@@ -145,7 +162,7 @@ func (m *Manager) flush(lag time.Duration) error {
 			continue
 		}
 		at := r.e.last.Load()
-		if ahead := at - s.LastAccessedAt.UnixNano(); ahead > 0 && ahead >= int64(lag) {
+		if ahead := at - max(s.LastAccessedAt.UnixNano(), r.e.logged.Load()); ahead > 0 && ahead >= int64(lag) {
 			todo = append(todo, flushUpdate{r.id, at})
 		}
 	}
