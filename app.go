@@ -59,6 +59,10 @@ func registry(control func(network, address string, c syscall.RawConn) error) (*
 	)
 }
 
+// sessionLoneWindow is the session store's storage.Options.LoneWindow:
+// below the cost of an fsync on an SD card, small beside a login's hash.
+const sessionLoneWindow = 10 * time.Millisecond
+
 // outboundTimeout bounds every request to a provider.
 const outboundTimeout = 30 * time.Second
 
@@ -99,8 +103,11 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	a := &app{
 		mainStore: storage.New(filepath.Join(c.DataDir, mainStoreDir), storage.Options{
 			Sync: mode, Logger: log.With("component", "storage", "store", mainStoreDir)}),
+		// Logins commit one by one, spaced by the limit on concurrent
+		// password hashes: a short wait lets two of them share an fsync.
 		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
-			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
+			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir),
+			LoneWindow: sessionLoneWindow}),
 	}
 	a.web = webApp
 	if a.users, err = auth.NewUsers(a.mainStore, c.CredentialsKey, c.CredentialsKeyPrevious...); err != nil {
