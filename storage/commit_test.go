@@ -344,7 +344,7 @@ func TestLoneWindow(t *testing.T) {
 
 		time.Sleep(time.Second)
 		mustCommit(t, db.s, db.users.Insert(user{ID: "d0", Email: "d0@x"})) // after a batch of two: CommitWindow's rule
-		time.Sleep(time.Second) // quiet
+		time.Sleep(time.Second)                                             // quiet
 		t0 := time.Now()
 		mustCommit(t, db.s, db.users.Insert(user{ID: "d", Email: "d@x"}))
 		if d := time.Since(t0); d != 0 {
