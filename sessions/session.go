@@ -7,6 +7,7 @@
 package sessions
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -194,7 +195,7 @@ func New(st *storage.Store, cfg Config) *Manager {
 		ID: func(r *record) string { return r.ID },
 		// Only absolute expiry: the idle check needs the in-memory
 		// lastAccessedAt, which the store does not see.
-		Expired: func(r *record, now time.Time) bool { return now.After(r.ExpiresAt) },
+		Expired: func(r *record, now time.Time) bool { return now.UnixNano() > r.Expires },
 		Index:   map[string]func(*record) string{"user": func(r *record) string { return r.UserID }},
 	})
 	m.legacy = storage.Register(st, legacyTable, storage.TableConfig[Session]{
@@ -241,7 +242,7 @@ func (m *Manager) capOps(userID string, now time.Time) ([]storage.Op, []string) 
 		return nil, nil
 	}
 	slices.SortFunc(held, func(a, b record) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		if c := cmp.Compare(a.Created, b.Created); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
@@ -321,7 +322,7 @@ func (m *Manager) Get(id string) (Session, bool) {
 	if err != nil {
 		return Session{}, false
 	}
-	s.LastAccessedAt = m.lastAccess(r.ID, r.LastAccessedAt)
+	s.LastAccessedAt = m.lastAccess(r.ID, fromNanos(r.Accessed))
 	return s, true
 }
 
@@ -378,8 +379,8 @@ func (m *Manager) List(userID string) []Session {
 	now := m.cfg.Now()
 	var out []Session
 	for _, r := range m.tab.Find("user", userID) {
-		r.LastAccessedAt = m.lastAccess(r.ID, r.LastAccessedAt)
-		if !m.active(r.ExpiresAt, r.LastAccessedAt, now) {
+		last := m.lastAccess(r.ID, fromNanos(r.Accessed))
+		if !m.active(fromNanos(r.Expires), last, now) {
 			continue
 		}
 		s, err := m.open(r)
@@ -387,7 +388,7 @@ func (m *Manager) List(userID string) []Session {
 			m.log.Error("session record does not open", "user_id", userID, "err", err)
 			continue
 		}
-		s.CSRFToken = ""
+		s.CSRFToken, s.LastAccessedAt = "", last
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Session) int {

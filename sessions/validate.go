@@ -92,10 +92,10 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	}
 	defer e.renewing.Store(false)
 	err = m.store.Commit(m.tab.Update(key, func(r *record) error {
-		r.ExpiresAt = exp
+		r.Expires = exp.UnixNano()
 		// The write is made anyway: let lastAccessedAt ride along.
-		if now.After(r.LastAccessedAt) {
-			r.LastAccessedAt = now.UTC()
+		if n := now.UnixNano(); n > r.Accessed {
+			r.Accessed = n
 		}
 		return nil
 	}))
