@@ -162,6 +162,11 @@ type Manager struct {
 	// back, so the two locks never nest.
 	mu      sync.RWMutex
 	entries map[string]*entry
+	// keyOf caches the record key (an HMAC) of the session ids met by
+	// Validate, by id, so that a request of a known session computes no
+	// HMAC. Only ids whose record was found go in, so its size is bounded
+	// by the sessions met, not by what clients send; forget drops them.
+	keyOf map[string]string
 
 	// flushMu serialises Flush and Run's flushes and owns scratch.
 	flushMu sync.Mutex
@@ -186,6 +191,7 @@ func New(st *storage.Store, cfg Config) *Manager {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		entries: make(map[string]*entry),
+		keyOf:   make(map[string]string),
 		tick: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTicker(d)
 			return t.C, t.Stop

@@ -72,7 +72,30 @@ func (m *Manager) entry(id string) *entry {
 func (m *Manager) forget(ids ...string) {
 	m.mu.Lock()
 	for _, id := range ids {
+		if e := m.entries[id]; e != nil {
+			if f := e.opened.Load(); f != nil {
+				delete(m.keyOf, f.ID)
+			}
+		}
 		delete(m.entries, id)
+	}
+	m.mu.Unlock()
+}
+
+// cachedKey returns the record key of session id if Validate met it.
+func (m *Manager) cachedKey(id string) (string, bool) {
+	m.mu.RLock()
+	k, ok := m.keyOf[id]
+	m.mu.RUnlock()
+	return k, ok
+}
+
+// remember caches key as the record key of f.ID, for the entry of key.
+// f.ID is the opened record's own string, never a slice of a header.
+func (m *Manager) remember(key string, f *secretFields) {
+	m.mu.Lock()
+	if _, live := m.entries[key]; live {
+		m.keyOf[f.ID] = key
 	}
 	m.mu.Unlock()
 }
