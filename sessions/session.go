@@ -203,6 +203,7 @@ func New(st *storage.Store, cfg Config) *Manager {
 		// lastAccessedAt, which the store does not see.
 		Expired: func(r *record, now time.Time) bool { return now.UnixNano() > r.Expires },
 		Index:   map[string]func(*record) string{"user": func(r *record) string { return r.UserID }},
+		Pack:    pack,
 	})
 	m.legacy = storage.Register(st, legacyTable, storage.TableConfig[Session]{
 		ID: func(s *Session) string { return s.ID },

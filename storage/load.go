@@ -60,6 +60,14 @@ func (t *Table[T]) finishReplay(path string, now time.Time) error {
 			keep = append(keep, i)
 		}
 	}
+	if t.cfg.Pack != nil {
+		// The kept records first, in place, so that Pack sees those only.
+		for j, i := range keep {
+			vals[j], keep[j] = vals[i], j
+		}
+		clear(vals[len(keep):])
+		t.cfg.Pack(vals[:len(keep)])
+	}
 
 	// The records map and each index are separate maps: build them side
 	// by side. Keys are the values' own id strings, so they share memory.
