@@ -85,6 +85,7 @@ func NewUsers(st *storage.Store, key []byte, previous ...[]byte) (*Users, error)
 			ID:     func(u *userRecord) string { return u.ID },
 			Live:   (*userRecord).live,
 			Unique: map[string]func(*userRecord) string{"email": func(u *userRecord) string { return u.EmailIndex }},
+			Pack:   packUsers,
 		}),
 		legacy: storage.Register(st, legacyUsersTable, storage.TableConfig[User]{
 			ID: func(u *User) string { return u.ID },
