@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -58,6 +59,10 @@ func registry(control func(network, address string, c syscall.RawConn) error) (*
 	)
 }
 
+// sessionLoneWindow is the session store's storage.Options.LoneWindow:
+// below the cost of an fsync on an SD card, small beside a login's hash.
+const sessionLoneWindow = 10 * time.Millisecond
+
 // outboundTimeout bounds every request to a provider.
 const outboundTimeout = 30 * time.Second
 
@@ -98,8 +103,11 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	a := &app{
 		mainStore: storage.New(filepath.Join(c.DataDir, mainStoreDir), storage.Options{
 			Sync: mode, Logger: log.With("component", "storage", "store", mainStoreDir)}),
+		// Logins commit one by one, spaced by the limit on concurrent
+		// password hashes: a short wait lets two of them share an fsync.
 		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
-			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir)}),
+			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir),
+			LoneWindow: sessionLoneWindow}),
 	}
 	a.web = webApp
 	if a.users, err = auth.NewUsers(a.mainStore, c.CredentialsKey, c.CredentialsKeyPrevious...); err != nil {
@@ -161,6 +169,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	}
 	// Data an older version stored in clear, or under a previous
 	// CREDENTIALS_KEY, is sealed under the current keys before serving.
+	a.sessions.LoadSeen()
 	nSessions, err := a.sessions.ConvertLegacy()
 	var nUsers int
 	if err == nil {
@@ -194,6 +203,10 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Logger:        log.With("component", "auth"),
 		OnUserDelete:  a.syncer.DeleteUserOps,
 		OnUserDeleted: a.syncer.DeletedUser,
+		// Each Argon2 hash allocates 19 MiB; once a burst of logins is
+		// over, that memory goes back to the system at once instead of
+		// staying resident until the scavenger gets to it minutes later.
+		AfterHashes: debug.FreeOSMemory,
 	})
 	a.integrations = api.New(api.Config{
 		Registry:     reg,

@@ -58,6 +58,8 @@ type config struct {
 
 	LogLevel  slog.Level
 	LogFormat string
+	// AccessLog says which requests get an access line (ACCESS_LOG).
+	AccessLog httpx.AccessLogMode
 
 	// AllowPrivateTargets lets users point manual integrations (a feed
 	// URL, an IMAP host) at loopback and private-network addresses.
@@ -120,6 +122,7 @@ var envVars = [][2]string{
 	{"TLS_KEY_FILE", "the certificate's private key (PEM) (none)"},
 	{"LOG_LEVEL", "debug, info, warn, error (info)"},
 	{"LOG_FORMAT", "text or json (text)"},
+	{"ACCESS_LOG", "summary (errors, requests over 1 s, and a line of counts per minute), all or off (summary)"},
 }
 
 // trustedOrigins are the origins besides the request's own host whose
@@ -214,6 +217,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		p.fail("LISTEN_ADDR", "must be host:port, got %q", c.ListenAddr)
 	}
+	c.AccessLog, _ = httpx.ParseAccessLogMode(p.oneOf("ACCESS_LOG", "summary", "summary", "all", "off"))
 	switch lvl := strings.ToLower(p.str("LOG_LEVEL", "info")); lvl {
 	case "debug", "info", "warn", "error":
 		c.LogLevel.UnmarshalText([]byte(lvl))

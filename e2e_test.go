@@ -55,6 +55,7 @@ func testEnv(dir string) map[string]string {
 		"STORE_SYNC":     "none",
 		"LOG_FORMAT":     "json",
 		"LOG_LEVEL":      "debug",
+		"ACCESS_LOG":     "all", // the tests read the access lines
 	}
 }
 

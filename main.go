@@ -163,6 +163,11 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		return err
 	}
 	defer a.close(log)
+	// Replaying the logs read each whole file and decoded every record:
+	// garbage several times the size of what the stores keep. Give it
+	// back now, or the process stays that large for minutes, until the
+	// scavenger returns it page by page.
+	debug.FreeOSMemory()
 	bg, stopBackground := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(3)
@@ -280,11 +285,17 @@ const accessLogDelay = 250 * time.Millisecond
 // apiHandler is the whole HTTP stack as the service serves it, for run and
 // for the benchmark that measures it.
 func apiHandler(a *app, c *config, log *slog.Logger) *httpx.Stack {
+	return apiHandlerClock(a, c, log, time.Now)
+}
+
+// apiHandlerClock is apiHandler with the access log's clock given, for the
+// benchmark that counts what a day of requests logs.
+func apiHandlerClock(a *app, c *config, log *slog.Logger, now func() time.Time) *httpx.Stack {
 	mux := http.NewServeMux()
 	addRoutes(mux, a)
-	return httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies,
+	return httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies, Now: now,
 		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay, TrustedOrigins: c.trustedOrigins(),
-		BodyBytesInFlight: c.BodyMemory})
+		BodyBytesInFlight: c.BodyMemory, AccessLog: c.AccessLog})
 }
 
 // router is what addRoutes registers on: the http.ServeMux, or a recorder

@@ -15,6 +15,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/sessions"
+	"searchsvc/storage"
 )
 
 // nullWriter is a ResponseWriter that keeps nothing, so benchmarks measure
@@ -271,4 +272,60 @@ func runtimeBytes() int64 {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64())
+}
+
+// BenchmarkLoginFsyncs: 4 clients log in over and over with the default
+// Argon2 parameters and the real hash limit (CPUs at once), the session
+// store fsyncing each commit; it reports the session store's fsyncs per
+// 1,000 logins and its bytes written per login, without the lone-commit
+// window (as before) and with the one main gives the session store.
+func BenchmarkLoginFsyncs(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		window time.Duration
+	}{{"no-window", 0}, {"lone-window-10ms", 10 * time.Millisecond}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEnv(b, func(s *setup) {
+				s.params = DefaultParams()
+				s.sync = storage.SyncFsync
+				s.loneWindow = c.window
+				s.cfg.RateLimit = 1 << 20
+			})
+			e.register("ada@example.com", "Ada")
+			body := `{"email":"ada@example.com","password":"` + testPassword + `"}`
+			const logins = 200
+			var failed atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			before := e.sessStore.Stats()
+			for range b.N {
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				for w := range 4 {
+					wg.Go(func() {
+						wr := &nullWriter{h: http.Header{}}
+						for next.Add(1) <= logins {
+							r := httptest.NewRequest("POST", "/v1/auth/login", strings.NewReader(body))
+							r.RemoteAddr = fmt.Sprintf("10.0.0.%d:40000", w+1)
+							r.Header.Set("Content-Type", "application/json")
+							wr.reset()
+							e.handler.ServeHTTP(wr, r)
+							if wr.status != http.StatusOK {
+								failed.Add(1)
+							}
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.StopTimer()
+			after := e.sessStore.Stats()
+			if n := failed.Load(); n > 0 {
+				b.Fatalf("%d logins failed", n)
+			}
+			n := float64(b.N * logins)
+			b.ReportMetric(float64(after.Fsyncs-before.Fsyncs)/n*1000, "fsyncs/1000-logins")
+			b.ReportMetric(float64(after.BytesWritten-before.BytesWritten)/n, "bytes/login")
+		})
+	}
 }

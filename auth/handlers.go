@@ -41,6 +41,11 @@ type Config struct {
 	SignupRateLimit int
 	// Hasher hashes passwords. nil: DefaultParams, runtime.NumCPU() at once.
 	Hasher *Hasher
+	// AfterHashes, if set, is called in a goroutine of its own when the
+	// last running password hash ends and none waits (never two at once):
+	// main returns the hashes' memory to the system there
+	// (debug.FreeOSMemory). It is set on Hasher.
+	AfterHashes func()
 	// Now is the clock. nil: time.Now.
 	Now func() time.Time
 	// Logger receives security events; the caller names the component.
@@ -97,6 +102,7 @@ func NewHandlers(cfg Config) *Handlers {
 		}
 		cfg.Hasher = h
 	}
+	cfg.Hasher.idle = cfg.AfterHashes
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

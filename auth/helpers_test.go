@@ -43,6 +43,8 @@ type setup struct {
 	params   Params
 	sync     storage.SyncMode
 	hashJobs int
+	// loneWindow is the session store's storage.Options.LoneWindow.
+	loneWindow time.Duration
 	// beforeOpen registers a test's own tables on the main store.
 	beforeOpen func(main *storage.Store)
 }
@@ -75,7 +77,7 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	}
 	dir := t.TempDir()
 	mainStore := storage.New(dir+"/main", storage.Options{Sync: s.sync, Now: clock.Now})
-	sessStore := storage.New(dir+"/sessions", storage.Options{Sync: s.sync, Now: clock.Now})
+	sessStore := storage.New(dir+"/sessions", storage.Options{Sync: s.sync, Now: clock.Now, LoneWindow: s.loneWindow})
 	users, err := NewUsers(mainStore, testKey)
 	if err != nil {
 		t.Fatal(err)

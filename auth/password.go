@@ -77,6 +77,12 @@ type Hasher struct {
 	slots  *fifo
 	dummy  string                                       // a hash of nothing, for unknown emails
 	argon  func(password, salt []byte, p Params) []byte // argon2.IDKey; tests hold it
+	// idle, if set, runs in a goroutine of its own when the last running
+	// hash ends and none waits, at most one at a time: main gives the
+	// memory of the finished hashes back to the system there, so a burst
+	// of logins does not leave its peak resident for minutes.
+	idle     func()
+	idleBusy atomic.Bool
 
 	// For tests: Argon2 runs so far, and the most that ran at once.
 	derivations atomic.Int64
@@ -152,7 +158,7 @@ func (h *Hasher) derive(ctx context.Context, password string, salt []byte, p Par
 	if err := h.slots.acquire(ctx); err != nil {
 		return nil, err
 	}
-	defer h.slots.release()
+	defer h.release()
 	h.derivations.Add(1)
 	n := h.running.Add(1)
 	defer h.running.Add(-1)
@@ -256,4 +262,16 @@ func cutParam(s, name string, sep byte, max uint64) (n uint64, rest string, ok b
 		return 0, "", false
 	}
 	return n, s[i+1:], true
+}
+
+// release frees the caller's slot and, if that leaves the hasher idle,
+// runs idle.
+func (h *Hasher) release() {
+	if !h.slots.release() || h.idle == nil || !h.idleBusy.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer h.idleBusy.Store(false)
+		h.idle()
+	}()
 }

@@ -28,12 +28,13 @@ const queuePerSlot = 8
 type fifo struct {
 	mu         sync.Mutex
 	free       int
+	slots      int
 	maxWaiting int
 	waiting    list.List // of chan struct{}, closed when the slot is handed over
 }
 
 func newFIFO(slots, maxWaiting int) *fifo {
-	return &fifo{free: slots, maxWaiting: maxWaiting}
+	return &fifo{free: slots, slots: slots, maxWaiting: maxWaiting}
 }
 
 // acquire takes a slot, waiting behind those who came first. It returns
@@ -70,14 +71,16 @@ func (q *fifo) acquire(ctx context.Context) error {
 	}
 }
 
-// release gives the slot to the longest waiter, or frees it.
-func (q *fifo) release() {
+// release gives the slot to the longest waiter, or frees it. It reports
+// whether every slot is now free and no one waits.
+func (q *fifo) release() (idle bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if e := q.waiting.Front(); e != nil {
 		q.waiting.Remove(e)
 		close(e.Value.(chan struct{}))
-		return
+		return false
 	}
 	q.free++
+	return q.free == q.slots
 }

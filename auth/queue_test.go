@@ -90,3 +90,42 @@ func TestFIFOCancelledWaiter(t *testing.T) {
 		}
 	})
 }
+
+// The hasher's idle func runs once each time the last running hash ends
+// with none waiting: after each of three hashes one after another, and
+// once after a burst of six on two slots, not after each of them.
+func TestHasherIdleAfterBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, err := NewHasher(Params{Memory: 8, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 16}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idles int
+		h.idle = func() { idles++ }
+		for range 3 {
+			if _, err := h.Hash(t.Context(), "password"); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+		}
+		if idles != 3 {
+			t.Fatalf("after three hashes one after another: got %d idle calls, want 3", idles)
+		}
+		gate := make(chan struct{})
+		h.argon = func(password, salt []byte, p Params) []byte { <-gate; return idKey(password, salt, p) }
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() { h.Hash(t.Context(), "password") })
+		}
+		synctest.Wait() // two hashing, four waiting
+		if got := h.running.Load(); got != 2 {
+			t.Fatalf("running: got %d, want 2", got)
+		}
+		close(gate)
+		wg.Wait()
+		synctest.Wait()
+		if idles != 4 {
+			t.Fatalf("after a burst of six: got %d idle calls in all, want 4", idles)
+		}
+	})
+}

@@ -85,6 +85,7 @@ func NewUsers(st *storage.Store, key []byte, previous ...[]byte) (*Users, error)
 			ID:     func(u *userRecord) string { return u.ID },
 			Live:   (*userRecord).live,
 			Unique: map[string]func(*userRecord) string{"email": func(u *userRecord) string { return u.EmailIndex }},
+			Pack:   packUsers,
 		}),
 		legacy: storage.Register(st, legacyUsersTable, storage.TableConfig[User]{
 			ID: func(u *User) string { return u.ID },
@@ -117,6 +118,12 @@ func (u *Users) byEmail(email string) (User, bool) {
 
 // insertOp adds u, sealed.
 func (u *Users) insertOp(usr User) storage.Op { return u.users.Insert(u.seal(usr)) }
+
+// InsertOp returns the op that adds usr, sealed, to commit on the main
+// store: for tools that build a store without a registration (and its
+// Argon2 hash) per user, such as the memory benchmarks. usr.PasswordHash
+// must be a PHC string Verify accepts, usr.Email lower case.
+func (u *Users) InsertOp(usr User) storage.Op { return u.insertOp(usr) }
 
 // firstUserExists reports whether a user was ever registered.
 func (u *Users) firstUserExists() bool {

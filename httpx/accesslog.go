@@ -36,6 +36,9 @@ type timer interface {
 type accessLog struct {
 	h     slog.Handler
 	delay time.Duration
+	mode  AccessLogMode
+	slow  time.Duration // AccessLogSummary: a request at least this long gets its line
+	sum   *summary      // AccessLogSummary only
 	// afterFunc is time.AfterFunc, or a test's stand-in.
 	afterFunc func(d time.Duration, f func()) timer
 
@@ -53,13 +56,19 @@ type accessLog struct {
 // source position the line never shows. Its time is end, the end of the
 // request, which gives the duration as well.
 func (l *accessLog) request(ctx context.Context, info *Info, end time.Time, method, pattern string, status int) {
-	if !l.h.Enabled(ctx, slog.LevelInfo) {
+	if l.mode == AccessLogOff || !l.h.Enabled(ctx, slog.LevelInfo) {
 		return
+	}
+	if l.mode == AccessLogSummary {
+		l.sum.count(end, pattern, status)
+		if status < 500 && end.Sub(info.Start) < l.slow {
+			return
+		}
 	}
 	rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 	rec.AddAttrs(slog.String("request_id", info.ID), slog.String("method", method), slog.String("pattern", pattern),
 		slog.Int("status", status), slog.Float64("duration_ms", float64(end.Sub(info.Start))/float64(time.Millisecond)))
-	if l.delay <= 0 {
+	if l.delay <= 0 || l.mode == AccessLogSummary {
 		l.h.Handle(ctx, rec) // a handler that cannot write has nowhere to report it either
 		return
 	}
@@ -84,8 +93,12 @@ func (l *accessLog) request(ctx context.Context, info *Info, end time.Time, meth
 	}
 }
 
-// flush writes the waiting lines, in the order their requests ended.
+// flush writes the waiting lines, in the order their requests ended, and
+// the summary of the requests counted so far.
 func (l *accessLog) flush() {
+	if l.sum != nil {
+		defer l.sum.write(l.sum.now(), true)
+	}
 	l.out.Lock()
 	defer l.out.Unlock()
 	l.mu.Lock()

@@ -19,7 +19,8 @@ func serve(t *testing.T, mux *http.ServeMux, req *http.Request) (*httptest.Respo
 	var logs bytes.Buffer
 	clock := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	h := Handler(mux, Config{
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
+		AccessLog: AccessLogAll,
 		Now: func() time.Time {
 			clock = clock.Add(1500 * time.Microsecond)
 			return clock

@@ -81,6 +81,11 @@ type Config struct {
 	// to be written together (see Stack.FlushAccessLog); zero writes each
 	// as its request ends.
 	AccessLogDelay time.Duration
+	// AccessLog says which requests get a line (ACCESS_LOG); the zero
+	// value is AccessLogSummary. SlowRequest is the duration from which a
+	// request gets its line in that mode; 0: DefaultSlowRequest.
+	AccessLog   AccessLogMode
+	SlowRequest time.Duration
 }
 
 // Handler wraps the service's mux in what every request needs: a request
@@ -111,7 +116,11 @@ func Handler(mux *http.ServeMux, cfg Config) *Stack {
 			panic("httpx: TrustedOrigins: " + err.Error()) // config validates them first
 		}
 	}
-	s := &Stack{mux: mux, cfg: cfg, cop: cop, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay}}
+	s := &Stack{mux: mux, cfg: cfg, cop: cop, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay,
+		mode: cfg.AccessLog, slow: cmp.Or(cfg.SlowRequest, DefaultSlowRequest)}}
+	if cfg.AccessLog == AccessLogSummary {
+		s.log.sum = &summary{h: s.log.h, now: cfg.Now}
+	}
 	if cfg.BodyBytesInFlight > 0 {
 		s.bodies = newBodyBudget(cfg.BodyBytesInFlight, cmp.Or(cfg.BodyBytesPerClient, cfg.BodyBytesInFlight/4))
 	}

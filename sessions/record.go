@@ -3,7 +3,9 @@ package sessions
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+	"unique"
 
 	"searchsvc/seal"
 	"searchsvc/storage"
@@ -15,14 +17,102 @@ import (
 // id itself, the CSRF token, the client address, the user agent and the
 // device are sealed, bound to that key. What stays in clear is what
 // expiry, the per-user index and the idle clock need.
+//
+// A Pi may hold a hundred thousand of them, so in memory a record is 80
+// bytes plus its key and sealed part: times as Unix nanoseconds, not
+// time.Time (24 bytes each); the user id interned (one copy per user, not
+// per session); the login method a number; the sealed part a string. Its
+// JSON is unchanged (recordJSON).
 type record struct {
-	ID             string    `json:"key"` // index.Sum(session id)
+	ID       string // index.Sum(session id)
+	UserID   string // interned
+	Created  int64  // Unix ns
+	Accessed int64  // Unix ns: lastAccessedAt as the log holds it
+	Expires  int64  // Unix ns
+	Method   uint8  // index in loginMethods
+	Sealed   string // secretFields, sealed
+}
+
+// loginMethods are the values of Metadata.LoginMethod a record can hold,
+// by record.Method.
+var loginMethods = [...]string{LoginPassword, LoginOAuth}
+
+func methodIndex(m string) uint8 {
+	if m == LoginOAuth {
+		return 1
+	}
+	return 0
+}
+
+// recordJSON is a record as the log holds it.
+type recordJSON struct {
+	ID             string    `json:"key"`
 	UserID         string    `json:"userId"`
 	CreatedAt      time.Time `json:"createdAt"`
 	LastAccessedAt time.Time `json:"lastAccessedAt"`
 	ExpiresAt      time.Time `json:"expiresAt"`
 	LoginMethod    string    `json:"loginMethod"`
-	Sealed         []byte    `json:"sealed"` // secretFields, sealed
+	Sealed         []byte    `json:"sealed"`
+}
+
+func (r record) MarshalJSON() ([]byte, error) {
+	return json.Marshal(recordJSON{ID: r.ID, UserID: r.UserID, CreatedAt: fromNanos(r.Created),
+		LastAccessedAt: fromNanos(r.Accessed), ExpiresAt: fromNanos(r.Expires),
+		LoginMethod: loginMethods[r.Method%uint8(len(loginMethods))], Sealed: []byte(r.Sealed)})
+}
+
+func (r *record) UnmarshalJSON(b []byte) error {
+	var j recordJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if j.LoginMethod != LoginPassword && j.LoginMethod != LoginOAuth {
+		return fmt.Errorf("unknown login method %q", j.LoginMethod)
+	}
+	*r = record{ID: j.ID, UserID: unique.Make(j.UserID).Value(), Created: nanos(j.CreatedAt),
+		Accessed: nanos(j.LastAccessedAt), Expires: nanos(j.ExpiresAt), Method: methodIndex(j.LoginMethod),
+		Sealed: string(j.Sealed)}
+	return nil
+}
+
+// pack moves the keys and sealed parts of the records a replay keeps into
+// one allocation (storage.TableConfig.Pack): a hundred thousand sessions
+// then leave no small strings scattered among the replay's garbage, and
+// the start-up's memory goes back to the system. The block lives until
+// the last of those sessions is gone; new sessions are allocated apart.
+func pack(rs []record) {
+	n := 0
+	for i := range rs {
+		n += len(rs[i].ID) + len(rs[i].Sealed)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range rs {
+		b.WriteString(rs[i].ID)
+		b.WriteString(rs[i].Sealed)
+	}
+	block, off := b.String(), 0
+	for i := range rs {
+		r := &rs[i]
+		r.ID, off = block[off:off+len(r.ID)], off+len(r.ID)
+		r.Sealed, off = block[off:off+len(r.Sealed)], off+len(r.Sealed)
+	}
+}
+
+// nanos is t in Unix nanoseconds; the zero time is 0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the UTC time of Unix nanoseconds n; 0 is the zero time.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }
 
 // secretFields are the sealed part of a record.
@@ -57,11 +147,11 @@ func (m *Manager) key(id string) string { return m.keys.index.Sum(id) }
 
 // seal is s as stored.
 func (m *Manager) seal(s Session) record {
-	r := record{ID: m.key(s.ID), UserID: s.UserID, CreatedAt: s.CreatedAt, LastAccessedAt: s.LastAccessedAt,
-		ExpiresAt: s.ExpiresAt, LoginMethod: s.Metadata.LoginMethod}
+	r := record{ID: m.key(s.ID), UserID: s.UserID, Created: nanos(s.CreatedAt), Accessed: nanos(s.LastAccessedAt),
+		Expires: nanos(s.ExpiresAt), Method: methodIndex(s.Metadata.LoginMethod)}
 	b, _ := json.Marshal(secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
 		DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location})
-	r.Sealed = m.keys.box.Seal(b, []byte(r.ID))
+	r.Sealed = string(m.keys.box.Seal(b, []byte(r.ID)))
 	return r
 }
 
@@ -94,7 +184,7 @@ func (m *Manager) openCached(r record, e *entry) (Session, error) {
 }
 
 func (m *Manager) openFields(r record) (*secretFields, error) {
-	b, _, err := m.keys.box.Open(r.Sealed, []byte(r.ID))
+	b, _, err := m.keys.box.Open([]byte(r.Sealed), []byte(r.ID))
 	if err != nil {
 		return nil, fmt.Errorf("open session record: %w", err)
 	}
@@ -107,9 +197,9 @@ func (m *Manager) openFields(r record) (*secretFields, error) {
 
 // session is the Session of r and its opened fields.
 func (m *Manager) session(r record, f *secretFields) Session {
-	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: r.CreatedAt, LastAccessedAt: r.LastAccessedAt,
-		ExpiresAt: r.ExpiresAt, IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
-		Metadata: Metadata{LoginMethod: r.LoginMethod, DeviceName: f.DeviceName, Location: f.Location}}
+	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: fromNanos(r.Created), LastAccessedAt: fromNanos(r.Accessed),
+		ExpiresAt: fromNanos(r.Expires), IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
+		Metadata: Metadata{LoginMethod: loginMethods[r.Method%uint8(len(loginMethods))], DeviceName: f.DeviceName, Location: f.Location}}
 }
 
 // legacyTable is where sessions were kept, in clear, before they were

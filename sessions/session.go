@@ -7,6 +7,7 @@
 package sessions
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -150,6 +151,7 @@ type Manager struct {
 	tab    *storage.Table[record]
 	legacy *storage.Table[Session] // sessions in clear, from before they were sealed
 	ended  *storage.Table[Ended]   // per user: sessions ended by MaxPerUser
+	seen   *storage.Table[seenRecord]
 	keys   keys
 	cfg    Config
 	log    *slog.Logger
@@ -160,6 +162,11 @@ type Manager struct {
 	// back, so the two locks never nest.
 	mu      sync.RWMutex
 	entries map[string]*entry
+	// keyOf caches the record key (an HMAC) of the session ids met by
+	// Validate, by id, so that a request of a known session computes no
+	// HMAC. Only ids whose record was found go in, so its size is bounded
+	// by the sessions met, not by what clients send; forget drops them.
+	keyOf map[string]string
 
 	// flushMu serialises Flush and Run's flushes and owns scratch.
 	flushMu sync.Mutex
@@ -175,7 +182,7 @@ type Manager struct {
 
 // New returns a Manager keeping its sessions in st. It registers its
 // tables on st, so it must be called before st.Open; after st.Open, call
-// ConvertLegacy once. It panics without cfg.Secret.
+// ConvertLegacy and LoadSeen once. It panics without cfg.Secret.
 func New(st *storage.Store, cfg Config) *Manager {
 	cfg = cfg.withDefaults()
 	m := &Manager{
@@ -184,6 +191,7 @@ func New(st *storage.Store, cfg Config) *Manager {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		entries: make(map[string]*entry),
+		keyOf:   make(map[string]string),
 		tick: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTicker(d)
 			return t.C, t.Stop
@@ -193,14 +201,18 @@ func New(st *storage.Store, cfg Config) *Manager {
 		ID: func(r *record) string { return r.ID },
 		// Only absolute expiry: the idle check needs the in-memory
 		// lastAccessedAt, which the store does not see.
-		Expired: func(r *record, now time.Time) bool { return now.After(r.ExpiresAt) },
+		Expired: func(r *record, now time.Time) bool { return now.UnixNano() > r.Expires },
 		Index:   map[string]func(*record) string{"user": func(r *record) string { return r.UserID }},
+		Pack:    pack,
 	})
 	m.legacy = storage.Register(st, legacyTable, storage.TableConfig[Session]{
 		ID: func(s *Session) string { return s.ID },
 	})
 	m.ended = storage.Register(st, "sessions_ended", storage.TableConfig[Ended]{
 		ID: func(e *Ended) string { return e.UserID },
+	})
+	m.seen = storage.Register(st, seenTable, storage.TableConfig[seenRecord]{
+		ID: func(r *seenRecord) string { return r.ID },
 	})
 	return m
 }
@@ -237,7 +249,7 @@ func (m *Manager) capOps(userID string, now time.Time) ([]storage.Op, []string) 
 		return nil, nil
 	}
 	slices.SortFunc(held, func(a, b record) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		if c := cmp.Compare(a.Created, b.Created); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
@@ -317,7 +329,7 @@ func (m *Manager) Get(id string) (Session, bool) {
 	if err != nil {
 		return Session{}, false
 	}
-	s.LastAccessedAt = m.lastAccess(r.ID, r.LastAccessedAt)
+	s.LastAccessedAt = m.lastAccess(r.ID, fromNanos(r.Accessed))
 	return s, true
 }
 
@@ -374,8 +386,8 @@ func (m *Manager) List(userID string) []Session {
 	now := m.cfg.Now()
 	var out []Session
 	for _, r := range m.tab.Find("user", userID) {
-		r.LastAccessedAt = m.lastAccess(r.ID, r.LastAccessedAt)
-		if !m.active(r.ExpiresAt, r.LastAccessedAt, now) {
+		last := m.lastAccess(r.ID, fromNanos(r.Accessed))
+		if !m.active(fromNanos(r.Expires), last, now) {
 			continue
 		}
 		s, err := m.open(r)
@@ -383,7 +395,7 @@ func (m *Manager) List(userID string) []Session {
 			m.log.Error("session record does not open", "user_id", userID, "err", err)
 			continue
 		}
-		s.CSRFToken = ""
+		s.CSRFToken, s.LastAccessedAt = "", last
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Session) int {

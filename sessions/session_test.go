@@ -101,6 +101,7 @@ func (e *env) open() {
 		e.t.Fatalf("open store: %v", err)
 	}
 	e.t.Cleanup(func() { st.Close() })
+	m.LoadSeen()
 	e.m, e.store = m, st
 }
 

@@ -17,6 +17,9 @@ import (
 type entry struct {
 	last     atomic.Int64 // Unix ns of the latest access seen since start; 0: none
 	renewing atomic.Bool  // a sliding renewal of this session is being written
+	// logged is the last access (Unix ns) the seen records hold for this
+	// session, when newer than its record's; 0: none.
+	logged atomic.Int64
 	// opened is the record's sealed part once opened: it never changes for
 	// a session, so a request opens it once, not every time.
 	opened atomic.Pointer[secretFields]
@@ -69,7 +72,30 @@ func (m *Manager) entry(id string) *entry {
 func (m *Manager) forget(ids ...string) {
 	m.mu.Lock()
 	for _, id := range ids {
+		if e := m.entries[id]; e != nil {
+			if f := e.opened.Load(); f != nil {
+				delete(m.keyOf, f.ID)
+			}
+		}
 		delete(m.entries, id)
+	}
+	m.mu.Unlock()
+}
+
+// cachedKey returns the record key of session id if Validate met it.
+func (m *Manager) cachedKey(id string) (string, bool) {
+	m.mu.RLock()
+	k, ok := m.keyOf[id]
+	m.mu.RUnlock()
+	return k, ok
+}
+
+// remember caches key as the record key of f.ID, for the entry of key.
+// f.ID is the opened record's own string, never a slice of a header.
+func (m *Manager) remember(key string, f *secretFields) {
+	m.mu.Lock()
+	if _, live := m.entries[key]; live {
+		m.keyOf[f.ID] = key
 	}
 	m.mu.Unlock()
 }
@@ -97,10 +123,35 @@ func (m *Manager) Touch(id string) error {
 	return nil
 }
 
-// Flush writes every in-memory lastAccessedAt that is newer than the stored
-// one, in one Commit (one per 4096 sessions). main calls it at shutdown, and
-// Run on exit.
-func (m *Manager) Flush() error { return m.flush(0) }
+// Flush writes every in-memory lastAccessedAt that is newer than the
+// stored one, to the second, packed in seen records (16 bytes a session,
+// see LoadSeen) in one Commit, and nothing if none is. main calls it at
+// shutdown, and Run on exit.
+func (m *Manager) Flush() error {
+	m.flushMu.Lock()
+	defer m.flushMu.Unlock()
+	snap := m.snapshot()
+	defer m.release(snap)
+	return m.writeSeen(snap)
+}
+
+// snapshot copies the entries, so that the store's lock is never taken
+// under m.mu (see Manager.mu). The caller holds flushMu, and gives the
+// snapshot back with release.
+func (m *Manager) snapshot() []idEntry {
+	m.mu.RLock()
+	snap := m.scratch[:0]
+	for id, e := range m.entries {
+		snap = append(snap, idEntry{id, e})
+	}
+	m.mu.RUnlock()
+	return snap
+}
+
+func (m *Manager) release(snap []idEntry) {
+	clear(snap)
+	m.scratch = snap[:0]
+}
 
 // idEntry is one row of flush's snapshot of the entries.
 type idEntry struct {
@@ -122,19 +173,8 @@ type flushUpdate struct {
 func (m *Manager) flush(lag time.Duration) error {
 	m.flushMu.Lock()
 	defer m.flushMu.Unlock()
-
-	// Snapshot the entries, so that the store's lock is never taken under
-	// m.mu (see Manager.mu).
-	m.mu.RLock()
-	snap := m.scratch[:0]
-	for id, e := range m.entries {
-		snap = append(snap, idEntry{id, e})
-	}
-	m.mu.RUnlock()
-	defer func() {
-		clear(snap)
-		m.scratch = snap[:0]
-	}()
+	snap := m.snapshot()
+	defer m.release(snap)
 
 	var todo []flushUpdate
 	var gone []string
@@ -145,7 +185,7 @@ func (m *Manager) flush(lag time.Duration) error {
 			continue
 		}
 		at := r.e.last.Load()
-		if ahead := at - s.LastAccessedAt.UnixNano(); ahead > 0 && ahead >= int64(lag) {
+		if ahead := at - max(s.Accessed, r.e.logged.Load()); ahead > 0 && ahead >= int64(lag) {
 			todo = append(todo, flushUpdate{r.id, at})
 		}
 	}
@@ -169,8 +209,8 @@ func (m *Manager) writeAccess(todo []flushUpdate) error {
 	ops := make([]storage.Op, 0, len(todo))
 	for _, u := range todo {
 		ops = append(ops, m.tab.UpdateIfExists(u.id, func(s *record) error {
-			if t := time.Unix(0, u.at).UTC(); t.After(s.LastAccessedAt) {
-				s.LastAccessedAt = t
+			if u.at > s.Accessed {
+				s.Accessed = u.at
 			}
 			return nil
 		}))

@@ -26,16 +26,22 @@ import (
 // skipped, so a threshold above MaxAge cannot cost a write per request). The
 // common case, a valid session that needs no renewal, writes nothing; it
 // computes the HMAC that finds the record (the id is never stored) and
-// opens the record's sealed part only the first time the session is met.
+// opens the record's sealed part only the first time the session is met,
+// and then keeps the HMAC by id (keyOf), so that later requests of the
+// session compute none.
 func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, err error) {
 	if !httpx.IsUUID(id) {
 		return Session{}, false, ErrInvalid
 	}
-	r, ok := m.tab.Get(m.key(id))
+	key, cached := m.cachedKey(id)
+	if !cached {
+		key = m.key(id)
+	}
+	r, ok := m.tab.Get(key)
 	if !ok {
 		return Session{}, false, ErrInvalid
 	}
-	key := r.ID
+	key = r.ID // the record's own string, which entries share
 	e := m.lookup(key)
 	s, err = m.openCached(r, e)
 	if err != nil {
@@ -62,8 +68,14 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	}
 	if e == nil {
 		e = m.entry(key)
-		e.opened.Store(&secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
-			DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location})
+		f := &secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
+			DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location}
+		e.opened.Store(f)
+		m.remember(key, f)
+	} else if !cached {
+		if f := e.opened.Load(); f != nil {
+			m.remember(key, f)
+		}
 	}
 	e.touch(now)
 	if now.After(last) {
@@ -92,10 +104,10 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	}
 	defer e.renewing.Store(false)
 	err = m.store.Commit(m.tab.Update(key, func(r *record) error {
-		r.ExpiresAt = exp
+		r.Expires = exp.UnixNano()
 		// The write is made anyway: let lastAccessedAt ride along.
-		if now.After(r.LastAccessedAt) {
-			r.LastAccessedAt = now.UTC()
+		if n := now.UnixNano(); n > r.Accessed {
+			r.Accessed = n
 		}
 		return nil
 	}))

@@ -449,3 +449,36 @@ func BenchmarkValidateParallel(b *testing.B) {
 		}
 	})
 }
+
+// The HMAC of a session id is cached once the session is met, and only
+// then: ids of no session never enter the cache, and a deleted session's
+// id leaves it, so a request with its cookie finds nothing.
+func TestValidateKeyCache(t *testing.T) {
+	e := newEnv(t, Config{})
+	s := e.create("u")
+	for range 3 {
+		if _, _, err := e.m.Validate(httpx.NewUUID(), homeIP); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("unknown id: got %v, want ErrInvalid", err)
+		}
+	}
+	if n := len(e.m.keyOf); n != 0 {
+		t.Fatalf("unknown ids cached: got %d entries, want 0", n)
+	}
+	for range 2 {
+		if _, _, err := e.m.Validate(s.ID, homeIP); err != nil {
+			t.Fatalf("Validate: %v", err)
+		}
+	}
+	if k, ok := e.m.cachedKey(s.ID); !ok || k != e.m.key(s.ID) {
+		t.Fatalf("cached key: got %q %v, want %q", k, ok, e.m.key(s.ID))
+	}
+	if err := e.m.Delete(s.ID); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if _, ok := e.m.cachedKey(s.ID); ok {
+		t.Fatal("a deleted session's id is still cached")
+	}
+	if _, _, err := e.m.Validate(s.ID, homeIP); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("deleted session: got %v, want ErrInvalid", err)
+	}
+}

@@ -115,12 +115,21 @@ drain:
 			break drain
 		}
 	}
-	if last <= 1 || len(reqs) >= last {
+	want, window := last, s.opts.CommitWindow
+	if len(reqs) == 1 && last <= 1 && s.opts.LoneWindow > 0 {
+		now := time.Now()
+		recent := now.Sub(s.lastLone) < 10*s.opts.LoneWindow
+		s.lastLone = now
+		if !recent {
+			return reqs, true
+		}
+		want, window = 2, s.opts.LoneWindow
+	} else if last <= 1 || len(reqs) >= last {
 		return reqs, true
 	}
-	timer.Reset(s.opts.CommitWindow)
+	timer.Reset(window)
 	defer timer.Stop()
-	for len(reqs) < last && len(reqs) < maxBatch {
+	for len(reqs) < want && len(reqs) < maxBatch {
 		select {
 		case r, ok := <-s.reqs:
 			if !ok {

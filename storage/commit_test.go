@@ -303,3 +303,58 @@ func TestStatsCountNoopCommits(t *testing.T) {
 		t.Errorf("Commits = %d after 2 acknowledged commits, want 2", st.Commits)
 	}
 }
+
+// With LoneWindow, a commit that comes alone shortly after another waits
+// for company: two logins a few milliseconds apart share one line and one
+// fsync, and each is acknowledged only after it. A commit after a quiet
+// spell is written at once. The clock is synctest's.
+func TestLoneWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := newDB(t.TempDir(), Options{LoneWindow: 5 * time.Millisecond})
+		if err := db.s.Open(); err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		defer db.s.Close()
+		start := time.Now()
+		mustCommit(t, db.s, db.users.Insert(user{ID: "a", Email: "a@x"})) // the first: nothing recent
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("a first commit waited %v, want 0", d)
+		}
+		before := db.s.Stats()
+		var wg sync.WaitGroup
+		var waited time.Duration
+		wg.Go(func() {
+			t0 := time.Now()
+			mustCommit(t, db.s, db.users.Insert(user{ID: "b", Email: "b@x"}))
+			waited = time.Since(t0)
+		})
+		time.Sleep(2 * time.Millisecond)
+		wg.Go(func() { mustCommit(t, db.s, db.users.Insert(user{ID: "c", Email: "c@x"})) })
+		wg.Wait()
+		after := db.s.Stats()
+		if got := after.Batches - before.Batches; got != 1 {
+			t.Errorf("two commits 2 ms apart: got %d lines, want 1", got)
+		}
+		if got := after.Fsyncs - before.Fsyncs; got != 1 {
+			t.Errorf("two commits 2 ms apart: got %d fsyncs, want 1", got)
+		}
+		if waited != 2*time.Millisecond {
+			t.Errorf("the first of them waited %v, want 2ms (until the second came)", waited)
+		}
+
+		time.Sleep(time.Second)
+		mustCommit(t, db.s, db.users.Insert(user{ID: "d0", Email: "d0@x"})) // after a batch of two: CommitWindow's rule
+		time.Sleep(time.Second)                                             // quiet
+		t0 := time.Now()
+		mustCommit(t, db.s, db.users.Insert(user{ID: "d", Email: "d@x"}))
+		if d := time.Since(t0); d != 0 {
+			t.Errorf("a commit after a quiet second waited %v, want 0", d)
+		}
+		// One right after it, alone: waits the window for nobody.
+		t0 = time.Now()
+		mustCommit(t, db.s, db.users.Insert(user{ID: "e", Email: "e@x"}))
+		if d := time.Since(t0); d != 5*time.Millisecond {
+			t.Errorf("a lone commit right after another waited %v, want the window, 5ms", d)
+		}
+	})
+}

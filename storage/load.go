@@ -60,6 +60,14 @@ func (t *Table[T]) finishReplay(path string, now time.Time) error {
 			keep = append(keep, i)
 		}
 	}
+	if t.cfg.Pack != nil {
+		// The kept records first, in place, so that Pack sees those only.
+		for j, i := range keep {
+			vals[j], keep[j] = vals[i], j
+		}
+		clear(vals[len(keep):])
+		t.cfg.Pack(vals[:len(keep)])
+	}
 
 	// The records map and each index are separate maps: build them side
 	// by side. Keys are the values' own id strings, so they share memory.
@@ -91,10 +99,22 @@ func (t *Table[T]) finishReplay(path string, now time.Time) error {
 	}
 	for _, m := range t.mult {
 		wg.Go(func() {
+			// Counted first, so that each key's slice is allocated once at
+			// its size: appending would leave a third of it unused.
+			n := make(map[string]int)
+			for _, i := range keep {
+				if k := m.key(&vals[i]); k != "" {
+					n[k]++
+				}
+			}
 			for _, i := range keep {
 				v := &vals[i]
 				if k := m.key(v); k != "" {
-					m.m[k] = append(m.m[k], t.cfg.ID(v))
+					ids := m.m[k]
+					if ids == nil {
+						ids = make([]string, 0, n[k])
+					}
+					m.m[k] = append(ids, t.cfg.ID(v))
 				}
 			}
 		})

@@ -73,6 +73,13 @@ type Options struct {
 	// negative value turns group commit off: every Commit gets its own write
 	// and fsync, which is only useful as a baseline in benchmarks.
 	CommitWindow time.Duration
+	// LoneWindow is how long a commit that arrives alone waits for another
+	// to share its fsync, when the one before it came less than
+	// 10 × LoneWindow earlier: commits that arrive one by one but close
+	// together, such as logins spaced by the limit on concurrent password
+	// hashes. A commit after a quiet spell never waits, and every commit
+	// is still acknowledged only once it is on disk. 0: never wait.
+	LoneWindow time.Duration
 }
 
 // Stats are a store's counters since Open, and the state of its log.
@@ -130,6 +137,7 @@ type Store struct {
 	b       batch
 
 	lastProbe time.Time // owned by the writer: when probeSpace last wrote
+	lastLone  time.Time // owned by the writer: when the last lone commit was taken
 	fullSeen  bool      // owned by the writer: full may be set
 
 	// noCompactUntil postpones automatic compaction after one ran out of

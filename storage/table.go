@@ -33,6 +33,13 @@ type TableConfig[T any] struct {
 	// Ordered maps an index name to an ordered index over live records,
 	// read with Ascend.
 	Ordered map[string]Ordered[T]
+	// Pack, if set, is called once at Open with the records the replay
+	// keeps, before they go into the table, and may move what they point
+	// to into a few large allocations (keeping every value equal). The
+	// replay leaves each record's strings scattered among its own garbage,
+	// so pages stay partly used and cannot be given back to the system;
+	// packed, they can. For tables of very many records.
+	Pack func([]T)
 }
 
 // Table is a typed table of records of type T keyed by id, registered with
