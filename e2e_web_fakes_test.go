@@ -33,11 +33,11 @@ type feedEntry struct {
 	html                            bool
 }
 
-// feedEntries are the fake feed's entries: the zeppelin, the hostile one,
+// feedEntries are the fake feed's entries: the zeppelin (whose link, not its guid, is its address),
 // two about the regatta and the harbour logs.
 func feedEntries(base string) []feedEntry {
 	es := []feedEntry{
-		{title: "Zeppelin over the lake", link: base + "/zeppelin", guid: base + "/zeppelin", author: "pilot@example.org (Pilot)",
+		{title: "Zeppelin over the lake", link: base + "/zeppelin", guid: "zeppelin-entry-1", author: "pilot@example.org (Pilot)",
 			date: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC), text: "The zeppelin crossed the lake at dawn."},
 		{title: hostileTitle, guid: "javascript:window.__pwned=5", date: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC), text: hostileText, html: true},
 		{title: "Autumn regatta: the results", link: base + "/autumn-regatta", guid: base + "/autumn-regatta", author: "commodore@example.org (Commodore)",

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -44,7 +45,14 @@ const TaskGetFeed = "getFeed"
 func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integrations.TaskResult, error) {
 	switch {
 	case task.Type == integrations.TaskStart && len(f.urls) == 1:
-		return f.fetch(ctx, f.urls[0])
+		res, err := f.fetch(ctx, f.urls[0])
+		var ae *integrations.APIError
+		if errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusGone) {
+			// The feed gone from its address is not an item gone at the
+			// provider, which a sync skips in silence: the record says it.
+			return res, explain(ctx, err)
+		}
+		return res, err
 	case task.Type == integrations.TaskStart:
 		var res integrations.TaskResult
 		for _, u := range f.urls {

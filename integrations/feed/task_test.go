@@ -173,6 +173,14 @@ func TestStartFailures(t *testing.T) {
 			if ae.Status != tt.status || ae.RetryAfter != tt.wait || ae.Temporary() != tt.temporary {
 				t.Errorf("got %+v (temporary %v), want %d after %v (temporary %v)", ae, ae.Temporary(), tt.status, tt.wait, tt.temporary)
 			}
+			// A feed gone from its address says so in words, which the
+			// record shows: it is not an item gone at the provider,
+			// which a sync skips in silence.
+			var ve *integrations.ValidationError
+			if gone := tt.status == http.StatusNotFound; gone != errors.As(err, &ve) ||
+				gone && ve.Message != "the server answered 404 Not Found" {
+				t.Errorf("got %v; want a sentence for a 404 only", err)
+			}
 		})
 	}
 

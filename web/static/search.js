@@ -198,9 +198,12 @@ function backLink() {
 }
 
 // originalLink is where the item lives at its provider, if it has an
-// address: a feed entry's id is often its web address; a Gmail message
-// opens by its id. Only http(s) addresses become links.
+// address: the item's link (a feed entry's, a Gmail message's), else a
+// feed entry's id, which is often its web address, else a Gmail message's
+// id. Only http(s) addresses become links.
 function originalLink(item) {
+  const link = safeURL(item.link);
+  if (link) return link;
   const direct = safeURL(item.providerId);
   if (direct) return direct;
   if (item.integration === 'gmail' && /^[0-9a-zA-Z]+$/.test(item.providerId || '')) {
