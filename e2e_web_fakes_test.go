@@ -33,8 +33,9 @@ type feedEntry struct {
 	html                            bool
 }
 
-// feedEntries are the fake feed's entries: the zeppelin (whose link, not its guid, is its address),
-// two about the regatta and the harbour logs.
+// feedEntries are the fake feed's entries: the zeppelin (whose link, not
+// its guid, is its address), the hostile one, two about the regatta and
+// the harbour logs.
 func feedEntries(base string) []feedEntry {
 	es := []feedEntry{
 		{title: "Zeppelin over the lake", link: base + "/zeppelin", guid: "zeppelin-entry-1", author: "pilot@example.org (Pilot)",
