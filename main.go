@@ -295,7 +295,7 @@ func apiHandlerClock(a *app, c *config, log *slog.Logger, now func() time.Time) 
 	addRoutes(mux, a)
 	return httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies, Now: now,
 		Observe: a.metrics.observe, AccessLogDelay: accessLogDelay, TrustedOrigins: c.trustedOrigins(),
-		BodyBytesInFlight: c.BodyMemory, AccessLog: c.AccessLog})
+		BodyBytesInFlight: c.BodyMemory, AccessLog: c.AccessLog, NotFound: http.HandlerFunc(a.web.NotFound)})
 }
 
 // router is what addRoutes registers on: the http.ServeMux, or a recorder

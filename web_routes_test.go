@@ -121,4 +121,23 @@ func TestWebRoutes(t *testing.T) {
 			}
 		})
 	}
+
+	// A person who mistypes an address: the browser asks for HTML, and
+	// gets the app's document with 404, whose script says there is no
+	// page here; under /v1/ the API's JSON all the same.
+	browser := map[string]string{"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+	for _, p := range []string{"/nothing-here", "/items/a/b", "/search/x"} {
+		resp, body := fetch("GET", p, browser)
+		if resp.StatusCode != 404 || string(body) != string(doc) || resp.Header.Get("Content-Security-Policy") != web.CSP ||
+			resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("browser GET %s: got %d %q, %d bytes; want 404 and the document", p, resp.StatusCode, resp.Header, len(body))
+		}
+	}
+	for _, p := range []string{"/v1/nothing-here", "/v1/"} {
+		resp, body := fetch("GET", p, browser)
+		var e struct{ Error struct{ Message string } }
+		if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != 404 || e.Error.Message != "not found" {
+			t.Errorf("browser GET %s: got %d %s, want the API's JSON 404", p, resp.StatusCode, body)
+		}
+	}
 }

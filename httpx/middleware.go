@@ -86,6 +86,12 @@ type Config struct {
 	// request gets its line in that mode; 0: DefaultSlowRequest.
 	AccessLog   AccessLogMode
 	SlowRequest time.Duration
+	// NotFound, when set, answers a GET or HEAD that no route matches in
+	// place of the JSON 404: the web app's page for a person who mistyped
+	// an address. It answers a request that is no browser's page load
+	// (one under /v1/, or one that does not accept HTML) itself, as the
+	// API does.
+	NotFound http.Handler
 }
 
 // Handler wraps the service's mux in what every request needs: a request
@@ -207,6 +213,12 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(sw, r.Body, n) // no one reads past what was reserved
 	}
 	s.mux.ServeHTTP(sw, r)
+	if sw.fallback == http.StatusNotFound && s.cfg.NotFound != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		sw.fallback, sw.direct = 0, true
+		sw.ResponseWriter.Header().Del("Content-Type")
+		s.cfg.NotFound.ServeHTTP(sw, r)
+		return
+	}
 	if sw.fallback != 0 {
 		// The mux found no route: answer in JSON, keeping its Allow header.
 		sw.ResponseWriter.Header().Del("Content-Type")
@@ -251,13 +263,14 @@ type statusWriter struct {
 	status   int
 	wrote    bool
 	fallback int
+	direct   bool // the NotFound handler answers: its 404 is not the mux's
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.wrote || w.fallback != 0 {
 		return
 	}
-	if w.req.Pattern == "" && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) {
+	if w.req.Pattern == "" && !w.direct && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) {
 		w.fallback = code
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -209,4 +210,32 @@ func acceptsGzip(header string) bool {
 		return true
 	}
 	return false
+}
+
+// NotFound answers a path no route matches: a browser loading a page (a
+// GET that accepts HTML, outside /v1/) gets the app's document with status
+// 404, whose script shows its "no page here" page; anything else gets the
+// API's JSON 404.
+func (a *App) NotFound(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/v1/") || !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		httpx.WriteError(w, r, "route.match", httpx.NotFound("not found"))
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Content-Type", a.index.ctype)
+	h.Set("Vary", "Accept-Encoding")
+	body := a.index.body
+	if a.index.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		body = a.index.gz
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
 }
