@@ -43,7 +43,7 @@ func (c *syncClock) Advance(d time.Duration) {
 // with the fake mail provider behind a real fake OAuth server, and the
 // handlers on them.
 type syncFixture struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	clock *syncClock
 	srv   *oauthtest.Server
@@ -58,7 +58,7 @@ type syncFixture struct {
 	indexer isync.Indexer // nil: none
 }
 
-func newSyncFixture(t *testing.T) *syncFixture {
+func newSyncFixture(t testing.TB) *syncFixture {
 	t.Helper()
 	v, err := vault.NewVault(bytes.Repeat([]byte{9}, vault.KeySize))
 	if err != nil {

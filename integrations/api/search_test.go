@@ -40,7 +40,7 @@ type searchFixture struct {
 	srv http.Handler
 }
 
-func newSearchFixture(t *testing.T) *searchFixture {
+func newSearchFixture(t testing.TB) *searchFixture {
 	t.Helper()
 	ix, err := search.Open(search.Config{Dir: t.TempDir(), Key: make([]byte, 32)})
 	if err != nil {
