@@ -8,10 +8,47 @@ import (
 
 // maxExpansions bounds the words the prefixes of one query expand to,
 // all prefixes and all parts together: each (word, part) pair is one
-// postings list read. Prefixes past the budget match the words already
-// found only; a segment is walked in dictionary order, so what a prefix
-// loses to the budget is its last words.
+// postings list read. Each prefix gets an equal share in each part
+// (maxExpansions over prefixes times parts); a part is walked in
+// dictionary order, so what a prefix loses to its share is its last
+// words, the same ones in every part.
 const maxExpansions = 50_000
+
+// prefixes counts the prefix terms of a query tree, for their shares of
+// maxExpansions.
+func prefixes(n Node, depth int) int {
+	if depth > 100 {
+		return 0
+	}
+	var kids []Node
+	switch n := n.(type) {
+	case And:
+		kids = n.Children
+	case *And:
+		kids = n.Children
+	case Or:
+		kids = n.Children
+	case *Or:
+		kids = n.Children
+	case Not:
+		kids = []Node{n.Child}
+	case *Not:
+		kids = []Node{n.Child}
+	case Term:
+		if n.Prefix {
+			return 1
+		}
+	case *Term:
+		if n.Prefix {
+			return 1
+		}
+	}
+	c := 0
+	for _, k := range kids {
+		c += prefixes(k, depth+1)
+	}
+	return c
+}
 
 // Plan operators.
 const (
@@ -62,7 +99,11 @@ type planner struct {
 	r      *ranker
 	dfs    []int
 	frozen []int
-	budget int // prefix expansions left for the whole query
+	share  int // the expansions one prefix may have in one part
+}
+
+func newPlanner(parts []*part, r *ranker, q Node) *planner {
+	return &planner{parts: parts, r: r, share: maxExpansions / max(1, prefixes(q, 0)*len(parts))}
 }
 
 // weight returns the idf of a query term found in df documents now, or
@@ -180,18 +221,14 @@ func (pl *planner) term(t Term) (*plan, error) {
 			continue
 		}
 		for _, pre := range []string{t.Text, wordMark + t.Text} {
-			if pl.budget <= 0 {
+			if len(p.refs[i]) >= pl.share {
 				break
 			}
-			n := len(p.refs[i])
-			err := part.prefix(pre, func(ref termRef) bool {
+			err := part.prefix(pre, pl.share-len(p.refs[i]), func(ref termRef) {
 				p.refs[i] = append(p.refs[i], weighted{ref: ref})
-				pl.budget--
-				return pl.budget > 0
 			})
 			if err != nil {
 				part.bad.Store(true)
-				pl.budget += len(p.refs[i]) - n
 				p.refs[i] = nil
 				break
 			}

@@ -192,7 +192,7 @@ func (ix *Index) Search(userID string, req Request) (Result, error) {
 		return Result{}, err
 	}
 	if u == nil {
-		if _, err := (&planner{r: &ranker{}}).build(req.Query, 0); err != nil {
+		if _, err := newPlanner(nil, &ranker{}, req.Query).build(req.Query, 0); err != nil {
 			return Result{}, err
 		}
 		return Result{Hits: []Hit{}}, nil
@@ -214,7 +214,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		}
 	}
 	r := newRanker(parts)
-	pl := &planner{parts: parts, r: &r, budget: maxExpansions}
+	pl := newPlanner(parts, &r, req.Query)
 	if after != nil && after.stats {
 		r.n, r.invAvg = after.n, after.inv
 		pl.frozen = after.dfs
