@@ -122,6 +122,7 @@ func (ix *Index) DeleteUser(userID string) error {
 		u.mu.Lock()
 		u.gone = true
 		u.flushed.Broadcast()
+		u.mergeDone.Broadcast()
 		u.mu.Unlock()
 		u.manMu.Lock() // no manifest write is under way, and none will be
 		defer u.manMu.Unlock()
