@@ -3,7 +3,9 @@ package search
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestPrefixBudget: the prefixes of one query together expand to at most
@@ -57,5 +59,21 @@ func TestPrefixBudget(t *testing.T) {
 		if res.Total != 2 {
 			t.Errorf("%d prefixes: total %d, want 2", tc.prefixes, res.Total)
 		}
+	}
+}
+
+// TestQueryTimeUsesClock: the time queries took comes from Config.Now.
+func TestQueryTimeUsesClock(t *testing.T) {
+	var mu sync.Mutex
+	now := day("2026-01-01")
+	ix := openTest(t, t.TempDir(), func(c *Config) {
+		c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Millisecond); return now }
+	})
+	ix.Add(userA, handDocs()...)
+	for range 3 {
+		search(t, ix, userA, Request{Query: qterm("budget")})
+	}
+	if st := ix.Stats(); st.Queries != 3 || st.QueryNanos != int64(3*time.Millisecond) {
+		t.Errorf("queries %d taking %d ns, want 3 taking %d", st.Queries, st.QueryNanos, 3*time.Millisecond)
 	}
 }

@@ -160,10 +160,10 @@ type candidate struct {
 // written to answer it. A part found damaged on the way is left out of
 // the answer and dropped afterwards (see NeedsRebuild).
 func (ix *Index) Search(userID string, req Request) (Result, error) {
-	start := time.Now()
+	start := ix.cfg.Now()
 	defer func() {
 		ix.stats.queries.Add(1)
-		ix.stats.queryNanos.Add(int64(time.Since(start)))
+		ix.stats.queryNanos.Add(int64(ix.cfg.Now().Sub(start)))
 	}()
 	if req.Query == nil {
 		return Result{}, ErrBadQuery

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"searchsvc/storage"
 )
 
 // Add indexes documents for a user; a document whose id is already
@@ -144,7 +146,7 @@ func (ix *Index) DeleteUser(userID string) error {
 	if err := os.Rename(dir, tomb); err != nil {
 		return err
 	}
-	if err := syncDir(ix.cfg.Dir); err != nil {
+	if err := storage.SyncDir(ix.cfg.Dir); err != nil {
 		return err
 	}
 	return os.RemoveAll(tomb)
