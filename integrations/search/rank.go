@@ -10,7 +10,8 @@ import "math"
 //	title 3, from 2, to 1.5, text 1;  k1 1.2;  b 0.75 in every field
 //
 // A query's score is the sum over its matched terms; a prefix adds each
-// term it matched. Ties go to the newer item, then to the smaller id.
+// word it matched, all weighted by the idf of the prefix as a whole (see
+// planner.term). Ties go to the newer item, then to the smaller id.
 var fieldWeight = [numFields]float64{FieldTitle: 3, FieldFrom: 2, FieldTo: 1.5, FieldText: 1}
 
 const (
