@@ -77,6 +77,7 @@ type word struct {
 type analyzer struct {
 	text  string
 	emit  func(Token)
+	done  func() bool // if set, reading stops once it returns true
 	pos   int
 	runs  [maxRuns]run
 	words [maxRuns]word
@@ -87,6 +88,9 @@ type analyzer struct {
 func (a *analyzer) run() {
 	text := a.text
 	for i := 0; i < len(text); {
+		if a.done != nil && a.done() {
+			return
+		}
 		c := text[i]
 		if c < utf8.RuneSelf {
 			if isASCIIWord(c) {

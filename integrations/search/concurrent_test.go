@@ -80,3 +80,65 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("NeedsRebuild %v", got)
 	}
 }
+
+// TestVerifyConcurrent runs Verify over and over beside queries, adds,
+// flushes and merges (which close the segments they replace): nothing is
+// reported damaged, and every document is still found.
+func TestVerifyConcurrent(t *testing.T) {
+	var mu sync.Mutex
+	var reported []string
+	ix := openTest(t, t.TempDir(), func(c *Config) {
+		c.FlushBytes, c.MergeFactor = 8<<10, 2
+		c.OnDamage = func(u string) { mu.Lock(); reported = append(reported, u); mu.Unlock() }
+	})
+	const n = 300
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := ix.Verify(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := ix.Search(userA, Request{Query: qterm("common"), Limit: 5}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	for i := range n {
+		ix.Add(userA, Doc{ID: fmt.Sprintf("d%03d", i), Kind: "email", Text: fmt.Sprintf("common zq%sx", letters(i))})
+		if i%20 == 0 {
+			ix.Flush()
+		}
+	}
+	ix.Flush()
+	waitMerged(t, ix)
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 0 {
+		t.Errorf("OnDamage %v, want none", reported)
+	}
+	if got := ix.NeedsRebuild(); len(got) != 0 {
+		t.Errorf("NeedsRebuild %v", got)
+	}
+	if res := search(t, ix, userA, Request{Query: qterm("common")}); res.Total != n {
+		t.Errorf("total %d, want %d", res.Total, n)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"searchsvc/storage"
 )
 
 // flusher writes buffers to segments: a full buffer at once, everything
@@ -177,7 +179,7 @@ func (ix *Index) finishSegment(w *segWriter, u *user, seq uint64, path string, c
 		err = os.Rename(path+".tmp", path)
 	}
 	if err == nil {
-		err = syncDir(u.dir)
+		err = storage.SyncDir(u.dir)
 	}
 	if err != nil {
 		os.Remove(path + ".tmp")
@@ -210,7 +212,7 @@ func (ix *Index) writeManifest(u *user) error {
 	b := sealFile(ix.s, manMagic, encodeManifest(m), blockID{user: u.id, kind: kindManifest})
 	err := os.MkdirAll(u.dir, 0o700)
 	if err == nil {
-		err = writeAtomic(filepath.Join(u.dir, manifestName), b)
+		err = storage.ReplaceFile(filepath.Join(u.dir, manifestName), ".tmp", b, 0o600)
 	}
 	if err != nil {
 		u.mu.Lock()
@@ -260,7 +262,8 @@ func (ix *Index) dropBad(u *user) {
 // Verify opens every block of every segment, so damage a query has not
 // come across yet is found (and dropped and reported as a query would).
 // It reads without the cache and writes nothing unless damage is found;
-// run it in the background after Open.
+// run it in the background after Open. It is safe beside queries, adds,
+// flushes and merges: it holds no lock while it reads.
 func (ix *Index) Verify() error {
 	for _, u := range ix.userList() {
 		u.mu.RLock()
@@ -276,8 +279,15 @@ func (ix *Index) Verify() error {
 			memo := &blockMemo{}
 			for n := range p.seg.offs {
 				if _, err := p.seg.block(uint32(n), memo); err != nil {
-					p.bad.Store(true)
-					damaged = true
+					// A merge may have replaced and closed the segment
+					// meanwhile: only one still listed is damaged.
+					u.mu.RLock()
+					listed := !u.gone && slices.Contains(u.parts, p)
+					u.mu.RUnlock()
+					if listed {
+						p.bad.Store(true)
+						damaged = true
+					}
 					break
 				}
 			}

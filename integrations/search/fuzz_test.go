@@ -159,3 +159,22 @@ func FuzzManifest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCursor decodes hostile cursors: an error or a cursor that encodes
+// back to itself, never a panic.
+func FuzzCursor(f *testing.F) {
+	f.Add(encodeCursor('r', cursor{k: key{score: 1.5, date: 7, id: "d1"}, stats: true, n: 40, dfs: []int{3, 40}}), byte('r'))
+	f.Add(encodeCursor('d', cursor{k: key{date: 7, id: "d1"}}), byte('d'))
+	f.Fuzz(func(t *testing.T, s string, sort byte) {
+		c, err := decodeCursor(s, sort)
+		if err != nil {
+			return
+		}
+		if len(c.dfs) > MaxTerms {
+			t.Fatalf("%d dfs", len(c.dfs))
+		}
+		if c2, err := decodeCursor(encodeCursor(sort, c), sort); err != nil || c2.k != c.k || c2.n != c.n {
+			t.Fatalf("round trip: %+v, %v; want %+v", c2, err, c)
+		}
+	})
+}

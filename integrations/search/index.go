@@ -81,15 +81,17 @@ type user struct {
 	dir     string
 	mu      sync.RWMutex
 	flushed *sync.Cond // signalled when a frozen buffer became a segment
-	parts   []*part    // segments oldest first, then frozen buffers, then buf
-	buf     *part
-	frozen  int // frozen buffers waiting for the flusher
-	nextSeq uint64
-	rebuild bool
-	dirty   bool // deletions or changes the manifest lacks
-	gone    bool
-	merging bool
-	manMu   sync.Mutex // orders manifest writes
+	// mergeDone is signalled when a merge ends (merging is false).
+	mergeDone *sync.Cond
+	parts     []*part // segments oldest first, then frozen buffers, then buf
+	buf       *part
+	frozen    int // frozen buffers waiting for the flusher
+	nextSeq   uint64
+	rebuild   bool
+	dirty     bool // deletions or changes the manifest lacks
+	gone      bool
+	merging   bool
+	manMu     sync.Mutex // orders manifest writes
 }
 
 func validUser(id string) bool {
@@ -179,6 +181,7 @@ func Open(cfg Config) (*Index, error) {
 func newUser(dir, id string) *user {
 	u := &user{id: id, dir: filepath.Join(dir, id), nextSeq: 1}
 	u.flushed = sync.NewCond(&u.mu)
+	u.mergeDone = sync.NewCond(&u.mu)
 	u.buf = &part{buf: newBuffer()}
 	u.parts = []*part{u.buf}
 	return u
@@ -280,6 +283,7 @@ func (ix *Index) Close() error {
 		}
 		u.gone = true
 		u.flushed.Broadcast()
+		u.mergeDone.Broadcast()
 		u.mu.Unlock()
 	}
 	return err

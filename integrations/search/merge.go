@@ -89,27 +89,30 @@ func (ix *Index) pickMerge(u *user) []*part {
 
 // Reseal rewrites every user's segments, manifest and the checkpoint
 // under the current Key, so previous keys are no longer needed. Each
-// user's segments become one.
+// user's segments become one. A merge the background merger is running
+// on a user is waited for first. Reseal fails, naming the users, when a
+// segment is still sealed under a previous key at the end.
 func (ix *Index) Reseal() error {
 	if err := ix.Flush(); err != nil {
 		return err
 	}
+	var errs []error
+	for _, u := range ix.userList() {
+		if err := ix.resealUser(u); err != nil {
+			errs = append(errs, fmt.Errorf("reseal user %s: %w", u.id, err))
+		}
+	}
 	for _, u := range ix.userList() {
 		u.mu.RLock()
-		var in []*part
 		for _, p := range u.parts {
-			if p.seg != nil {
-				in = append(in, p)
+			if p.seg != nil && p.seg.key != 0 && !u.gone {
+				errs = append(errs, fmt.Errorf("reseal user %s: segment %d is still under a previous key", u.id, p.seg.seq))
 			}
 		}
 		u.mu.RUnlock()
-		if len(in) > 0 {
-			if err := ix.merge(u, in); err != nil {
-				return fmt.Errorf("reseal: %w", err)
-			}
-		} else if err := ix.writeManifest(u); err != nil {
-			return err
-		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	ix.mu.Lock()
 	cp := ix.cpDone
@@ -117,17 +120,57 @@ func (ix *Index) Reseal() error {
 	return ix.writeCheckpoint(cp)
 }
 
+// resealUser merges all of u's segments into one under the current key.
+// A damaged segment is dropped on the way (the user is then rebuilt,
+// under the current key); an attempt whose inputs changed is retried.
+func (ix *Index) resealUser(u *user) error {
+	for range 3 {
+		u.mu.Lock()
+		for u.merging && !u.gone {
+			u.mergeDone.Wait()
+		}
+		var in []*part
+		old := false
+		for _, p := range u.parts {
+			if p.seg != nil && !p.bad.Load() {
+				in = append(in, p)
+				old = old || p.seg.key != 0
+			}
+		}
+		if u.gone {
+			u.mu.Unlock()
+			return nil
+		}
+		if len(in) == 0 || len(in) == 1 && !old {
+			u.mu.Unlock()
+			return ix.writeManifest(u)
+		}
+		err := ix.mergeLocked(u, in)
+		var bp *badPart
+		if err == nil || !errors.Is(err, errMergeLost) && !errors.As(err, &bp) {
+			return err
+		}
+	}
+	return errors.New("segments changed under every attempt")
+}
+
 // errMergeLost is a merge whose inputs changed under it; it is dropped.
 var errMergeLost = errors.New("search: merge inputs changed")
 
 // merge writes the live documents of in as one segment and puts it in
-// their place.
+// their place; it does nothing when a merge of u is under way.
 func (ix *Index) merge(u *user, in []*part) error {
 	u.mu.Lock()
 	if u.merging || u.gone {
 		u.mu.Unlock()
 		return nil
 	}
+	return ix.mergeLocked(u, in)
+}
+
+// mergeLocked is merge with u.mu held and no merge of u under way; it
+// unlocks u.mu.
+func (ix *Index) mergeLocked(u *user, in []*part) error {
 	u.merging = true
 	seq := u.nextSeq
 	u.nextSeq++
@@ -139,6 +182,7 @@ func (ix *Index) merge(u *user, in []*part) error {
 	defer func() {
 		u.mu.Lock()
 		u.merging = false
+		u.mergeDone.Broadcast()
 		u.mu.Unlock()
 	}()
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -107,17 +108,32 @@ func (p *part) lookup(term string) (termRef, bool, error) {
 	return termRef{term: term, df: e.df, e: e}, ok, err
 }
 
-// prefix calls fn for every term starting with pre.
-func (p *part) prefix(pre string, fn func(termRef) bool) error {
+// prefix calls fn for the first max terms starting with pre, in
+// dictionary order.
+func (p *part) prefix(pre string, max int, fn func(termRef)) error {
+	if max <= 0 {
+		return nil
+	}
 	if p.buf != nil {
-		for t, bt := range p.buf.terms {
-			if strings.HasPrefix(t, pre) && !fn(termRef{term: t, df: bt.df, bt: bt}) {
-				return nil
+		var terms []string
+		for t := range p.buf.terms {
+			if strings.HasPrefix(t, pre) {
+				terms = append(terms, t)
 			}
+		}
+		slices.Sort(terms)
+		for _, t := range terms[:min(max, len(terms))] {
+			bt := p.buf.terms[t]
+			fn(termRef{term: t, df: bt.df, bt: bt})
 		}
 		return nil
 	}
-	return p.seg.prefix(pre, func(e dictEntry) bool { return fn(termRef{term: e.term, df: e.df, e: e}) })
+	n := 0
+	return p.seg.prefix(pre, func(e dictEntry) bool {
+		fn(termRef{term: e.term, df: e.df, e: e})
+		n++
+		return n < max
+	})
 }
 
 // postings returns a term's doc stream and position stream. bufs hold

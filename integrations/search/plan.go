@@ -3,10 +3,52 @@ package search
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
-// maxExpansions bounds the terms one prefix expands to in one part.
+// maxExpansions bounds the words the prefixes of one query expand to,
+// all prefixes and all parts together: each (word, part) pair is one
+// postings list read. Each prefix gets an equal share in each part
+// (maxExpansions over prefixes times parts); a part is walked in
+// dictionary order, so what a prefix loses to its share is its last
+// words, the same ones in every part.
 const maxExpansions = 50_000
+
+// prefixes counts the prefix terms of a query tree, for their shares of
+// maxExpansions.
+func prefixes(n Node, depth int) int {
+	if depth > 100 {
+		return 0
+	}
+	var kids []Node
+	switch n := n.(type) {
+	case And:
+		kids = n.Children
+	case *And:
+		kids = n.Children
+	case Or:
+		kids = n.Children
+	case *Or:
+		kids = n.Children
+	case Not:
+		kids = []Node{n.Child}
+	case *Not:
+		kids = []Node{n.Child}
+	case Term:
+		if n.Prefix {
+			return 1
+		}
+	case *Term:
+		if n.Prefix {
+			return 1
+		}
+	}
+	c := 0
+	for _, k := range kids {
+		c += prefixes(k, depth+1)
+	}
+	return c
+}
 
 // Plan operators.
 const (
@@ -45,10 +87,40 @@ type weighted struct {
 var ErrBadQuery = errors.New("search: bad query")
 
 // planner builds a plan; lookups that fail mark the part bad.
+//
+// Each Term and each word of a Phrase is weighted by its document
+// frequency over the whole user index. The frequencies are recorded in
+// dfs, in the order the tree is walked: a relevance cursor carries them
+// (and the ranker's figures) so that later pages are scored as the first
+// was, whatever was added, merged or deleted since. When frozen is set
+// (a later page), its frequencies are used instead of the index's.
 type planner struct {
-	parts []*part
-	r     *ranker
-	df    map[string]int
+	parts  []*part
+	r      *ranker
+	dfs    []int
+	frozen []int
+	share  int // the expansions one prefix may have in one part
+}
+
+func newPlanner(parts []*part, r *ranker, q Node) *planner {
+	return &planner{parts: parts, r: r, share: maxExpansions / max(1, prefixes(q, 0)*len(parts))}
+}
+
+// weight returns the idf of a query term found in df documents now, or
+// the one the cursor recorded for it.
+func (pl *planner) weight(df int) (float64, error) {
+	i := len(pl.dfs)
+	if i >= MaxTerms {
+		return 0, fmt.Errorf("%w: more than %d terms", ErrBadQuery, MaxTerms)
+	}
+	if pl.frozen != nil {
+		if i >= len(pl.frozen) {
+			return 0, ErrBadCursor
+		}
+		df = pl.frozen[i]
+	}
+	pl.dfs = append(pl.dfs, df)
+	return idf(min(df, pl.r.n), pl.r.n), nil
 }
 
 func (pl *planner) lookup(i int, term string) (termRef, bool) {
@@ -86,9 +158,9 @@ func (pl *planner) build(n Node, depth int) (*plan, error) {
 	case *Term:
 		return pl.checkedTerm(*n)
 	case Phrase:
-		return pl.phrase(n), nil
+		return pl.phrase(n)
 	case *Phrase:
-		return pl.phrase(*n), nil
+		return pl.phrase(*n)
 	case Kind:
 		return &plan{op: opKind, value: n.Kind}, nil
 	case Integration:
@@ -129,10 +201,14 @@ func (pl *planner) checkedTerm(t Term) (*plan, error) {
 	if t.Text == "" || t.Prefix && len(t.Text) < minPrefix {
 		return nil, fmt.Errorf("%w: term too short", ErrBadQuery)
 	}
-	return pl.term(t), nil
+	return pl.term(t)
 }
 
-func (pl *planner) term(t Term) *plan {
+// term looks a term up in every part. A prefix is weighted as one term
+// found in the documents of all its words (their frequencies summed, at
+// most every document): each word it matched in a document adds to the
+// score with that one weight.
+func (pl *planner) term(t Term) (*plan, error) {
 	p := &plan{op: opTerm, field: t.Field, refs: make([][]weighted, len(pl.parts))}
 	for i, part := range pl.parts {
 		if part.bad.Load() {
@@ -145,9 +221,11 @@ func (pl *planner) term(t Term) *plan {
 			continue
 		}
 		for _, pre := range []string{t.Text, wordMark + t.Text} {
-			err := part.prefix(pre, func(ref termRef) bool {
+			if len(p.refs[i]) >= pl.share {
+				break
+			}
+			err := part.prefix(pre, pl.share-len(p.refs[i]), func(ref termRef) {
 				p.refs[i] = append(p.refs[i], weighted{ref: ref})
-				return len(p.refs[i]) < maxExpansions
 			})
 			if err != nil {
 				part.bad.Store(true)
@@ -156,53 +234,56 @@ func (pl *planner) term(t Term) *plan {
 			}
 		}
 	}
+	var df uint64
 	for i := range p.refs {
 		for _, w := range p.refs[i] {
-			pl.df[w.ref.term] += int(w.ref.df)
+			df += uint64(w.ref.df)
 		}
 	}
-	return p
+	w, err := pl.weight(int(min(df, math.MaxInt32)))
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.refs {
+		for j := range p.refs[i] {
+			p.refs[i][j].idf = w
+		}
+	}
+	return p, nil
 }
 
-func (pl *planner) phrase(ph Phrase) *plan {
+func (pl *planner) phrase(ph Phrase) (*plan, error) {
 	if len(ph.Terms) == 1 {
 		return pl.term(Term{Field: ph.Field, Text: ph.Terms[0]})
 	}
+	if len(ph.Terms) == 0 {
+		return nil, fmt.Errorf("%w: empty phrase", ErrBadQuery)
+	}
 	p := &plan{op: opPhrase, field: ph.Field, phrase: make([][]termRef, len(pl.parts)), idfs: make([]float64, len(ph.Terms))}
+	dfs := make([]uint64, len(ph.Terms))
 	for i := range pl.parts {
 		refs := make([]termRef, len(ph.Terms))
 		for j, t := range ph.Terms {
 			ref, ok := pl.lookup(i, t)
-			if !ok {
-				refs = nil
-				break
+			if ok {
+				dfs[j] += uint64(ref.df)
 			}
-			refs[j] = ref
-			pl.df[t] += int(ref.df)
+			if !ok && refs != nil {
+				refs = nil
+			}
+			if refs != nil {
+				refs[j] = ref
+			}
 		}
 		p.phrase[i] = refs
 	}
+	for j := range ph.Terms {
+		w, err := pl.weight(int(min(dfs[j], math.MaxInt32)))
+		if err != nil {
+			return nil, err
+		}
+		p.idfs[j] = w
+	}
 	p.words = ph.Terms
-	return p
-}
-
-// finish turns document frequencies into weights, once every part has
-// been looked up.
-func (pl *planner) finish(p *plan) {
-	for _, k := range p.kids {
-		pl.finish(k)
-	}
-	switch p.op {
-	case opTerm:
-		for i := range p.refs {
-			for j := range p.refs[i] {
-				w := &p.refs[i][j]
-				w.idf = idf(pl.df[w.ref.term], pl.r.n)
-			}
-		}
-	case opPhrase:
-		for j, t := range p.words {
-			p.idfs[j] = idf(pl.df[t], pl.r.n)
-		}
-	}
+	return p, nil
 }

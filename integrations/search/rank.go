@@ -10,7 +10,8 @@ import "math"
 //	title 3, from 2, to 1.5, text 1;  k1 1.2;  b 0.75 in every field
 //
 // A query's score is the sum over its matched terms; a prefix adds each
-// term it matched. Ties go to the newer item, then to the smaller id.
+// word it matched, all weighted by the idf of the prefix as a whole (see
+// planner.term). Ties go to the newer item, then to the smaller id.
 var fieldWeight = [numFields]float64{FieldTitle: 3, FieldFrom: 2, FieldTo: 1.5, FieldText: 1}
 
 const (
@@ -65,5 +66,16 @@ func (r *ranker) score(w float64, tf *[numFields]uint32, lens *[numFields]uint32
 		norm := 1 - bm25B + bm25B*float64(lens[g])*r.invAvg[g]
 		t += fieldWeight[g] * float64(tf[g]) / norm
 	}
-	return w * t * (bm25K1 + 1) / (bm25K1 + t)
+	return quantize(w * t * (bm25K1 + 1) / (bm25K1 + t))
 }
+
+// scoreQuantum is the grain of a term's score. Scores of terms are
+// rounded to it, so adding them is exact whatever the order: the
+// evaluator adds a document's terms in an order that depends on its part
+// (the rarest first), and a cursor compares a later page's scores with
+// the first page's to the last bit. A term scores below 2^6 (an idf of
+// at most about 22 times k1+1), and a sum of multiples of 2^-32 is exact
+// below 2^21: 2^15 terms of that weight matched in one document.
+const scoreQuantum = 1.0 / (1 << 32)
+
+func quantize(s float64) float64 { return math.Round(s/scoreQuantum) * scoreQuantum }

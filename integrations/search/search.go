@@ -73,28 +73,81 @@ func (a key) before(b key) bool {
 	return a.id < b.id
 }
 
-func encodeCursor(sort byte, k key) string {
-	b := []byte{1, sort}
-	b = binary.BigEndian.AppendUint64(b, math.Float64bits(k.score))
-	b = binary.BigEndian.AppendUint64(b, uint64(k.date))
-	b = append(b, k.id...)
+// cursor is where the next page starts, and under SortRelevance the
+// figures the first page was scored with: the number of documents, the
+// fields' average lengths and each query term's document frequency.
+// Later pages score with them, so a document keeps its score, and its
+// place in the order, whatever was added, merged or deleted between
+// pages: each document the first page could rank is on one page only.
+type cursor struct {
+	k     key
+	n     int
+	inv   [numFields]float64
+	dfs   []int
+	stats bool
+}
+
+// maxCursor bounds a decoded cursor: the key, the figures and a df for
+// each of MaxTerms terms.
+const maxCursor = 2 + 16 + 10 + 8*int(numFields) + 2 + 10*MaxTerms + 2 + maxTerm
+
+func encodeCursor(sort byte, c cursor) string {
+	b := []byte{2, sort}
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.k.score))
+	b = binary.BigEndian.AppendUint64(b, uint64(c.k.date))
+	b = binary.AppendUvarint(b, uint64(len(c.k.id)))
+	b = append(b, c.k.id...)
+	if c.stats {
+		b = binary.AppendUvarint(b, uint64(c.n))
+		for _, v := range c.inv {
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v))
+		}
+		b = binary.AppendUvarint(b, uint64(len(c.dfs)))
+		for _, df := range c.dfs {
+			b = binary.AppendUvarint(b, uint64(df))
+		}
+	}
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(s string, sort byte) (key, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 18 || b[0] != 1 || b[1] != sort || len(b) > 18+maxTerm {
-		return key{}, ErrBadCursor
+func decodeCursor(s string, sort byte) (cursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(raw) < 18 || raw[0] != 2 || raw[1] != sort || len(raw) > maxCursor {
+		return cursor{}, ErrBadCursor
 	}
-	k := key{
-		score: math.Float64frombits(binary.BigEndian.Uint64(b[2:])),
-		date:  int64(binary.BigEndian.Uint64(b[10:])),
-		id:    string(b[18:]),
+	var c cursor
+	r := &reader{b: raw[2:]}
+	u64 := func() uint64 {
+		if b := r.bytes(8); b != nil {
+			return binary.BigEndian.Uint64(b)
+		}
+		return 0
 	}
-	if math.IsNaN(k.score) {
-		return key{}, ErrBadCursor
+	c.k.score = math.Float64frombits(u64())
+	c.k.date = int64(u64())
+	c.k.id = r.string(maxTerm)
+	if sort == 'r' {
+		c.stats = true
+		c.n = int(min(r.uvarint(), math.MaxInt32))
+		for f := range c.inv {
+			c.inv[f] = math.Float64frombits(u64())
+			if v := c.inv[f]; r.err == nil && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
+				return cursor{}, ErrBadCursor
+			}
+		}
+		n := r.count(1)
+		if n > MaxTerms {
+			return cursor{}, ErrBadCursor
+		}
+		c.dfs = make([]int, 0, n)
+		for range n {
+			c.dfs = append(c.dfs, int(min(r.uvarint(), uint64(c.n))))
+		}
 	}
-	return k, nil
+	if r.err != nil || len(r.b) != 0 || math.IsNaN(c.k.score) {
+		return cursor{}, ErrBadCursor
+	}
+	return c, nil
 }
 
 type candidate struct {
@@ -107,10 +160,10 @@ type candidate struct {
 // written to answer it. A part found damaged on the way is left out of
 // the answer and dropped afterwards (see NeedsRebuild).
 func (ix *Index) Search(userID string, req Request) (Result, error) {
-	start := time.Now()
+	start := ix.cfg.Now()
 	defer func() {
 		ix.stats.queries.Add(1)
-		ix.stats.queryNanos.Add(int64(time.Since(start)))
+		ix.stats.queryNanos.Add(int64(ix.cfg.Now().Sub(start)))
 	}()
 	if req.Query == nil {
 		return Result{}, ErrBadQuery
@@ -126,20 +179,20 @@ func (ix *Index) Search(userID string, req Request) (Result, error) {
 	} else if req.Sort != "" && req.Sort != SortRelevance {
 		return Result{}, ErrBadQuery
 	}
-	var after *key
+	var after *cursor
 	if req.Cursor != "" {
-		k, err := decodeCursor(req.Cursor, sortByte)
+		c, err := decodeCursor(req.Cursor, sortByte)
 		if err != nil {
 			return Result{}, err
 		}
-		after = &k
+		after = &c
 	}
 	u, err := ix.getUser(userID, false)
 	if err != nil {
 		return Result{}, err
 	}
 	if u == nil {
-		if _, err := (&planner{df: map[string]int{}, r: &ranker{}}).build(req.Query, 0); err != nil {
+		if _, err := newPlanner(nil, &ranker{}, req.Query).build(req.Query, 0); err != nil {
 			return Result{}, err
 		}
 		return Result{Hits: []Hit{}}, nil
@@ -151,7 +204,7 @@ func (ix *Index) Search(userID string, req Request) (Result, error) {
 	return res, err
 }
 
-func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *key) (Result, bool, error) {
+func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *cursor) (Result, bool, error) {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	var parts []*part
@@ -161,12 +214,18 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *k
 		}
 	}
 	r := newRanker(parts)
-	pl := &planner{parts: parts, r: &r, df: map[string]int{}}
+	pl := newPlanner(parts, &r, req.Query)
+	if after != nil && after.stats {
+		r.n, r.invAvg = after.n, after.inv
+		pl.frozen = after.dfs
+	}
 	root, err := pl.build(req.Query, 0)
 	if err != nil {
 		return Result{}, false, err
 	}
-	pl.finish(root)
+	if pl.frozen != nil && len(pl.dfs) != len(pl.frozen) {
+		return Result{}, false, ErrBadCursor // a cursor of another query
+	}
 
 	var in, nin map[string]bool
 	if len(req.InIDs) > 0 {
@@ -222,7 +281,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *k
 			if sortByte == 'r' {
 				k.score = scoreAt(s, j)
 			}
-			if after != nil && !after.before(k) {
+			if after != nil && !after.k.before(k) {
 				continue
 			}
 			if len(top) == limit+1 && !k.before(top[limit].k) {
@@ -247,8 +306,11 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *k
 	res := Result{Hits: make([]Hit, 0, min(len(top), limit)), Total: min(total, MaxTotal), TotalIsLowerBound: total > MaxTotal}
 	for j, cd := range top {
 		if j == limit {
-			last := top[limit-1].k
-			res.NextCursor = encodeCursor(sortByte, last)
+			next := cursor{k: top[limit-1].k}
+			if sortByte == 'r' {
+				next.stats, next.n, next.inv, next.dfs = true, r.n, r.invAvg, pl.dfs
+			}
+			res.NextCursor = encodeCursor(sortByte, next)
 			break
 		}
 		c := cd.p.cols()

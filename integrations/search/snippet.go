@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,65 +14,187 @@ type Fragment struct {
 }
 
 // Snippet limits: about SnippetChars characters around the best passage;
-// only the first snippetScan bytes of a text are looked at, which bounds
-// its cost on a very long text.
+// only the first snippetScan bytes of a text are looked at and only the
+// first maxSnippetHits matches in them kept, which bounds the cost of a
+// snippet on any text: one pass of the analyzer, then a pass over the
+// matches.
 const (
-	SnippetChars = 240
-	snippetScan  = 256 << 10
-	ellipsis     = "…"
+	SnippetChars   = 240
+	snippetScan    = 256 << 10
+	maxSnippetHits = 1024
+	ellipsis       = "…"
 )
 
-// matcher is one word of a query as a snippet looks for it.
-type matcher struct {
-	text   string
-	prefix bool
+// snippetQuery is what a snippet looks for in the text: single words
+// (terms and prefixes) and phrases, whose words are marked only where the
+// whole phrase is. Each has a kind: the best passage has the most kinds.
+type snippetQuery struct {
+	exact    map[string]int // term to its kind
+	prefixes []matcher
+	phrases  []snippetPhrase
+	kinds    int
+	longest  int // words of the longest phrase
 }
 
-// snippetTerms collects the words a query looks for in the text, leaving
-// out what it excludes.
-func snippetTerms(n Node, out []matcher) []matcher {
+// matcher is a prefix of a query as a snippet looks for it.
+type matcher struct {
+	text string
+	kind int
+}
+
+type snippetPhrase struct {
+	terms []string
+	kind  int
+}
+
+// collect adds the words a query looks for in the text, leaving out what
+// it excludes and what it looks for in other fields.
+func (sq *snippetQuery) collect(n Node, depth int) {
+	if depth > 100 {
+		return
+	}
 	switch n := n.(type) {
 	case And:
 		for _, c := range n.Children {
-			out = snippetTerms(c, out)
+			sq.collect(c, depth+1)
 		}
 	case *And:
-		return snippetTerms(*n, out)
+		sq.collect(*n, depth)
 	case Or:
 		for _, c := range n.Children {
-			out = snippetTerms(c, out)
+			sq.collect(c, depth+1)
 		}
 	case *Or:
-		return snippetTerms(*n, out)
+		sq.collect(*n, depth)
 	case Term:
-		if n.Field == FieldAny || n.Field == FieldText {
-			out = append(out, matcher{text: n.Text, prefix: n.Prefix})
+		if n.Field != FieldAny && n.Field != FieldText || n.Text == "" {
+			return
 		}
+		if n.Prefix {
+			sq.prefixes = append(sq.prefixes, matcher{text: n.Text, kind: sq.kinds})
+		} else if _, ok := sq.exact[n.Text]; !ok {
+			sq.exact[n.Text] = sq.kinds
+		}
+		sq.kinds++
 	case *Term:
-		return snippetTerms(*n, out)
+		sq.collect(*n, depth)
 	case Phrase:
-		if n.Field == FieldAny || n.Field == FieldText {
-			for _, t := range n.Terms {
-				out = append(out, matcher{text: t})
-			}
+		if n.Field != FieldAny && n.Field != FieldText || len(n.Terms) == 0 {
+			return
 		}
+		if len(n.Terms) == 1 {
+			sq.collect(Term{Field: n.Field, Text: n.Terms[0]}, depth)
+			return
+		}
+		sq.phrases = append(sq.phrases, snippetPhrase{terms: n.Terms, kind: sq.kinds})
+		sq.longest = max(sq.longest, len(n.Terms))
+		sq.kinds++
 	case *Phrase:
-		return snippetTerms(*n, out)
+		sq.collect(*n, depth)
 	}
-	return out
+}
+
+// word returns the kind of a single word of the query t matches, or -1.
+func (sq *snippetQuery) word(t Token) int {
+	if k, ok := sq.exact[t.Term]; ok {
+		return k
+	}
+	for _, m := range sq.prefixes {
+		if strings.HasPrefix(t.Term, m.text) || strings.HasPrefix(t.Word, m.text) {
+			return m.kind
+		}
+	}
+	return -1
 }
 
 type snippetHit struct {
 	start, end int
-	term       int
+	kind       int
+}
+
+// hitCollector gathers the matches of a text as Analyze goes: single
+// words at once; phrases when a position ends, against the last words of
+// the positions before (of the tokens at one position the last is the
+// part a phrase matches, as in the index).
+type hitCollector struct {
+	sq   *snippetQuery
+	hits []snippetHit
+	// ring holds the phrase part of the last sq.longest positions.
+	ring []Token
+	seen int // positions ended
+	cur  Token
+	open bool
+}
+
+func (hc *hitCollector) add(h snippetHit) {
+	if len(hc.hits) < maxSnippetHits {
+		hc.hits = append(hc.hits, h)
+	}
+}
+
+func (hc *hitCollector) token(t Token) {
+	if k := hc.sq.word(t); k >= 0 {
+		hc.add(snippetHit{start: t.Start, end: t.End, kind: k})
+	}
+	if len(hc.sq.phrases) == 0 {
+		return
+	}
+	if hc.open && t.Pos != hc.cur.Pos {
+		hc.endPosition()
+	}
+	hc.cur, hc.open = t, true
+}
+
+// endPosition records the current position's phrase part and marks each
+// phrase that ends with it.
+func (hc *hitCollector) endPosition() {
+	if !hc.open {
+		return
+	}
+	hc.open = false
+	n := len(hc.ring)
+	hc.ring[hc.seen%n] = hc.cur
+	hc.seen++
+	for _, ph := range hc.sq.phrases {
+		k := len(ph.terms)
+		if k > hc.seen {
+			continue
+		}
+		match := true
+		for j := range k {
+			t := hc.ring[(hc.seen-k+j)%n]
+			last := hc.ring[(hc.seen-1)%n]
+			if t.Term != ph.terms[j] || t.Pos != last.Pos-(k-1-j) {
+				match = false
+				break
+			}
+		}
+		if match {
+			for j := range k {
+				t := hc.ring[(hc.seen-k+j)%n]
+				hc.add(snippetHit{start: t.Start, end: t.End, kind: ph.kind})
+			}
+		}
+	}
 }
 
 // Snippet cuts at most about SnippetChars characters of text around its
 // best passage, the one with the most different query words, as
-// fragments; "…" marks a cut, which never falls inside a character. When
-// no word of the text matches, it is the start of the text.
+// fragments; "…" marks a cut, which never falls inside a character. A
+// phrase's words are marked where the phrase is, and matches that
+// overlap (a joined word and its parts, overlapping CJK bigrams) are
+// marked as one. When no word of the text matches, it is the start of
+// the text.
 func Snippet(text string, q Node) []Fragment {
-	ms := snippetTerms(q, nil)
+	fs, _ := snippet(text, q)
+	return fs
+}
+
+// snippet is Snippet, also returning the steps of its best-window search,
+// which tests bound.
+func snippet(text string, q Node) ([]Fragment, int) {
+	sq := &snippetQuery{exact: map[string]int{}}
+	sq.collect(q, 0)
 	scan := text
 	if len(scan) > snippetScan {
 		scan = scan[:snippetScan]
@@ -79,35 +202,18 @@ func Snippet(text string, q Node) []Fragment {
 			scan = scan[:len(scan)-1]
 		}
 	}
-	var hits []snippetHit
-	if len(ms) > 0 {
-		Analyze(scan, func(t Token) {
-			for i, m := range ms {
-				if t.Term == m.text || m.prefix && (strings.HasPrefix(t.Term, m.text) || strings.HasPrefix(t.Word, m.text)) {
-					hits = append(hits, snippetHit{start: t.Start, end: t.End, term: i})
-					return
-				}
-			}
-		})
+	hc := &hitCollector{sq: sq, ring: make([]Token, max(sq.longest, 1))}
+	if sq.kinds > 0 {
+		// Past maxSnippetHits nothing more is kept: reading stops.
+		a := analyzer{text: scan, emit: hc.token, done: func() bool { return len(hc.hits) >= maxSnippetHits }}
+		a.run()
+		hc.endPosition()
 	}
+	hits := joinHits(hc.hits)
 	if len(hits) == 0 {
-		return cut(text, 0, nil)
+		return cut(text, 0, nil), 0
 	}
-	// The best window starts at a hit and holds the most different words,
-	// then the most hits.
-	best, bestKinds, bestCount := 0, 0, 0
-	budget := SnippetChars * 3 / 4 // bytes of hits a window may span, roughly
-	for i := range hits {
-		seen := map[int]bool{}
-		count := 0
-		for j := i; j < len(hits) && hits[j].end-hits[i].start <= budget; j++ {
-			seen[hits[j].term] = true
-			count++
-		}
-		if len(seen) > bestKinds || len(seen) == bestKinds && count > bestCount {
-			best, bestKinds, bestCount = i, len(seen), count
-		}
-	}
+	best, steps := bestWindow(hits, sq.kinds)
 	// Some context before the first hit, starting at a word.
 	start := hits[best].start
 	for back := 0; start > 0 && back < 40; back++ {
@@ -119,7 +225,54 @@ func Snippet(text string, q Node) []Fragment {
 			start += sp + 1
 		}
 	}
-	return cut(text, start, hits)
+	return cut(text, start, hits), steps
+}
+
+// joinHits sorts hits by where they start and makes overlapping ones one.
+func joinHits(hits []snippetHit) []snippetHit {
+	slices.SortStableFunc(hits, func(a, b snippetHit) int { return a.start - b.start })
+	out := hits[:0]
+	for _, h := range hits {
+		if n := len(out); n > 0 && h.start < out[n-1].end {
+			out[n-1].end = max(out[n-1].end, h.end)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// bestWindow returns the hit that starts the best window: the one whose
+// hits within about three quarters of SnippetChars hold the most
+// different kinds, then the most hits. It slides the window once over
+// the hits, with a count per kind, and returns its steps too.
+func bestWindow(hits []snippetHit, kinds int) (best, steps int) {
+	budget := SnippetChars * 3 / 4 // bytes of hits a window may span, roughly
+	count := make([]int, kinds)
+	distinct, bestKinds, bestCount := 0, 0, 0
+	j := 0 // the window is hits[i:j]
+	for i := range hits {
+		for j < len(hits) && hits[j].end-hits[i].start <= budget {
+			if count[hits[j].kind] == 0 {
+				distinct++
+			}
+			count[hits[j].kind]++
+			j++
+			steps++
+		}
+		if distinct > bestKinds || distinct == bestKinds && j-i > bestCount {
+			best, bestKinds, bestCount = i, distinct, j-i
+		}
+		if j > i {
+			if count[hits[i].kind]--; count[hits[i].kind] == 0 {
+				distinct--
+			}
+		} else {
+			j = i + 1 // a hit longer than the window: a window of its own
+		}
+		steps++
+	}
+	return best, steps
 }
 
 // cut returns about SnippetChars characters of text from start, ending at

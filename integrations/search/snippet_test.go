@@ -40,6 +40,26 @@ func TestSnippet(t *testing.T) {
 		{"nothing matches: the start", "Hello there, nothing to see.", qterm("zebra"), "Hello there, nothing to see."},
 		{"empty text", "", qterm("zebra"), ""},
 	}
+	parsed := []struct{ name, text, q, want string }{
+		{"a phrase's words only where the phrase is", "Out of the box: I am out of office, most of it.", `"out of office"`,
+			"Out of the box: I am [out] [of] [office], most of it."},
+		{"a hyphenated word, not its lone part", "Send an e-mail, or email, to e at home.", "e-mail",
+			"Send an [e-mail], or [email], to e at home."},
+		{"overlapping bigrams mark their whole run", "ようこそ東京都へ。京都も。", "東京都", "ようこそ[東京都]へ。京都も。"},
+		{"a word and a phrase of it", "report the quarterly report", `report "quarterly report"`, "[report] the [quarterly] [report]"},
+	}
+	for _, tc := range parsed {
+		q, err := Parse(tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, struct {
+			name string
+			text string
+			q    Node
+			want string
+		}{tc.name, tc.text, q, tc.want})
+	}
 	for _, tc := range cases {
 		if got := fragString(Snippet(tc.text, tc.q)); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
@@ -100,4 +120,43 @@ func FuzzSnippet(f *testing.F) {
 			}
 		}
 	})
+}
+
+// hostileText is the worst case of the old best-window search: a match
+// every two bytes over the whole scanned length.
+var hostileText = strings.Repeat("a ", snippetScan/2)
+
+// TestSnippetWorkIsBounded counts the best-window search's steps on a
+// text that matches everywhere: at most two per hit kept, and at most
+// maxSnippetHits hits kept, whatever the length of the text.
+func TestSnippetWorkIsBounded(t *testing.T) {
+	for _, q := range []string{"a", "a b", `"a a"`, "a*"} {
+		if q == "a*" {
+			q = "aa*"
+		}
+		node, err := Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{hostileText, strings.Repeat("aa ", snippetScan/3), hostileText + hostileText} {
+			fs, steps := snippet(text, node)
+			if steps > 2*maxSnippetHits {
+				t.Errorf("%q over %d bytes: %d steps, want at most %d", q, len(text), steps, 2*maxSnippetHits)
+			}
+			if len(fs) == 0 {
+				t.Errorf("%q: no fragments", q)
+			}
+		}
+	}
+}
+
+// BenchmarkSnippetHostile is one snippet of 256 KiB of "a " for the query
+// a (a match every two bytes).
+func BenchmarkSnippetHostile(b *testing.B) {
+	q, _ := Parse("a")
+	b.ReportAllocs()
+	for b.Loop() {
+		Snippet(hostileText, q)
+	}
+	b.ReportMetric(float64(len(hostileText)), "text-bytes")
 }

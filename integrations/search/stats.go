@@ -1,9 +1,12 @@
 package search
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
+
+	"searchsvc/storage"
 )
 
 // SetCheckpoint records that every Add and Delete the caller made before
@@ -50,9 +53,9 @@ func (ix *Index) readCheckpoint() error {
 
 func (ix *Index) writeCheckpoint(v uint64) error {
 	var plain [10]byte
-	n := putUvarint(plain[:], v)
+	n := binary.PutUvarint(plain[:], v)
 	b := sealFile(ix.s, manMagic, plain[:n], blockID{kind: kindCheckpoint})
-	if err := writeAtomic(filepath.Join(ix.cfg.Dir, checkpointName), b); err != nil {
+	if err := storage.ReplaceFile(filepath.Join(ix.cfg.Dir, checkpointName), ".tmp", b, 0o600); err != nil {
 		return err
 	}
 	ix.stats.written.Add(int64(len(b)))
@@ -103,15 +106,4 @@ func (ix *Index) Stats() Stats {
 	st.CacheHits, st.CacheMisses = ix.cache.hits, ix.cache.misses
 	ix.cache.mu.Unlock()
 	return st
-}
-
-func putUvarint(b []byte, v uint64) int {
-	i := 0
-	for v >= 0x80 {
-		b[i] = byte(v) | 0x80
-		v >>= 7
-		i++
-	}
-	b[i] = byte(v)
-	return i + 1
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"searchsvc/storage"
 )
 
 // Add indexes documents for a user; a document whose id is already
@@ -122,6 +124,7 @@ func (ix *Index) DeleteUser(userID string) error {
 		u.mu.Lock()
 		u.gone = true
 		u.flushed.Broadcast()
+		u.mergeDone.Broadcast()
 		u.mu.Unlock()
 		u.manMu.Lock() // no manifest write is under way, and none will be
 		defer u.manMu.Unlock()
@@ -143,7 +146,7 @@ func (ix *Index) DeleteUser(userID string) error {
 	if err := os.Rename(dir, tomb); err != nil {
 		return err
 	}
-	if err := syncDir(ix.cfg.Dir); err != nil {
+	if err := storage.SyncDir(ix.cfg.Dir); err != nil {
 		return err
 	}
 	return os.RemoveAll(tomb)

@@ -1,0 +1,130 @@
+package search
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Reading a segment's dictionary: its blocks of prefix-compressed terms,
+// walked in order from a block found by the first terms kept in memory.
+
+// dictIter walks dictionary entries in order from one dictionary block on.
+type dictIter struct {
+	s    *segment
+	blk  int
+	r    reader
+	off  uint64
+	prev []byte
+	memo *blockMemo
+	lazy bool // e.term is left empty: lookups compare prev
+	e    dictEntry
+	err  error
+}
+
+func (s *segment) dictFrom(blk int, memo *blockMemo) *dictIter {
+	it := &dictIter{s: s, blk: blk - 1, memo: memo}
+	it.load()
+	return it
+}
+
+func (it *dictIter) load() bool {
+	it.blk++
+	if it.blk >= len(it.s.dict) {
+		return false
+	}
+	b, err := it.s.block(it.s.dict[it.blk], it.memo)
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.r = reader{b: b}
+	it.off = it.s.dictBase[it.blk]
+	it.prev = it.prev[:0]
+	return true
+}
+
+// next decodes the next entry into it.e; false at the end or on error.
+func (it *dictIter) next() bool {
+	if it.err != nil || it.blk >= len(it.s.dict) {
+		return false
+	}
+	if len(it.r.b) == 0 && !it.load() {
+		return false
+	}
+	r := &it.r
+	shared := r.uvarint()
+	suffix := r.bytes(r.uvarint())
+	df := r.uvarint()
+	posLen, docLen := r.uvarint(), r.uvarint()
+	switch {
+	case r.err != nil:
+		it.err = r.err
+	case shared > uint64(len(it.prev)) || shared+uint64(len(suffix)) > maxTerm:
+		it.err = fmt.Errorf("%w: bad dictionary entry", ErrCorrupt)
+	case df == 0 || df > uint64(it.s.cols.len()) || posLen > it.s.postTotal || docLen > it.s.postTotal || it.off+posLen+docLen > it.s.postTotal:
+		it.err = fmt.Errorf("%w: dictionary entry out of range", ErrCorrupt)
+	}
+	if it.err != nil {
+		return false
+	}
+	term := append(it.prev[:shared:shared], suffix...)
+	if len(it.prev) > 0 && bytes.Compare(term, it.prev) <= 0 {
+		it.err = fmt.Errorf("%w: dictionary out of order", ErrCorrupt)
+		return false
+	}
+	it.prev = term
+	it.e = dictEntry{df: uint32(df), off: it.off, posLen: posLen, docLen: docLen}
+	if !it.lazy {
+		it.e.term = string(term)
+	}
+	it.off += posLen + docLen
+	return true
+}
+
+// seek returns a lazy iterator (see dictIter.lazy), through the cache,
+// positioned before the first entry that could be at or after term.
+func (s *segment) seek(term string) *dictIter {
+	i, _ := slices.BinarySearch(s.dictFirst, term)
+	if i == len(s.dictFirst) || s.dictFirst[i] != term {
+		i = max(i-1, 0)
+	}
+	it := &dictIter{s: s, blk: i - 1, lazy: true}
+	it.load()
+	return it
+}
+
+// lookup finds one term.
+func (s *segment) lookup(term string) (dictEntry, bool, error) {
+	it := s.seek(term)
+	for it.next() {
+		switch c := strings.Compare(string(it.prev), term); {
+		case c == 0:
+			it.e.term = term
+			return it.e, true, nil
+		case c > 0:
+			return dictEntry{}, false, nil
+		}
+	}
+	return dictEntry{}, false, it.err
+}
+
+// prefix calls fn for each term starting with p, in order, until fn
+// returns false.
+func (s *segment) prefix(p string, fn func(dictEntry) bool) error {
+	it := s.seek(p)
+	for it.next() {
+		if string(it.prev) < p {
+			continue
+		}
+		if !strings.HasPrefix(string(it.prev), p) {
+			return nil
+		}
+		it.e.term = string(it.prev)
+		if !fn(it.e) {
+			return nil
+		}
+	}
+	return it.err
+}
