@@ -83,7 +83,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	res, err := h.cfg.Search.Search(userID, req)
 	switch {
 	case errors.Is(err, search.ErrBadCursor):
-		return httpx.Invalid(httpx.FieldError{Field: "cursor", Message: "is not a cursor this service made for this sort"})
+		return httpx.Invalid(httpx.FieldError{Field: "cursor", Message: "is not a cursor this service made for this query and sort"})
 	case err != nil:
 		return httpx.Internal(err)
 	}
