@@ -2,7 +2,6 @@ package httpx
 
 import (
 	"bytes"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -104,30 +103,10 @@ func (b *bodyBudget) inUse() int64 {
 // client that declares a body and sends it slowly, or not at all, holds
 // its reservation no longer than this (the server's ReadTimeout is the
 // outer bound). It allows 128 KiB/s after five seconds: 13 s for 1 MiB.
+// net/http lifts the deadline once the body has been read to its end, so
+// a handler still working afterwards keeps its connection and context.
 func bodyReadTime(n int64) time.Duration {
 	return 5*time.Second + time.Duration(n)*time.Second/(128<<10)
-}
-
-// deadlineBody lifts the body's read deadline once the body has been read
-// to its end, so that a handler still working afterwards (a password
-// hash, a sync) keeps its connection and context.
-type deadlineBody struct {
-	io.ReadCloser
-	rc   *http.ResponseController
-	left int64
-	done bool
-}
-
-func (d *deadlineBody) Read(p []byte) (int, error) {
-	n, err := d.ReadCloser.Read(p)
-	d.left -= int64(n)
-	if !d.done && (err != nil || d.left <= 0) {
-		d.done = true
-		if err == nil || err == io.EOF {
-			d.rc.SetReadDeadline(time.Time{})
-		}
-	}
-	return n, err
 }
 
 // bodySize is what a request's body may take in memory: nothing without a

@@ -203,10 +203,7 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A client that declares a body and does not send it would hold
 		// its reservation: the body must arrive in bodyReadTime. A socket
 		// deadline is on the system clock, not cfg.Now.
-		rc := http.NewResponseController(sw)
-		if rc.SetReadDeadline(time.Now().Add(bodyReadTime(n))) == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, left: n}
-		}
+		http.NewResponseController(sw).SetReadDeadline(time.Now().Add(bodyReadTime(n)))
 		r.Body = http.MaxBytesReader(sw, r.Body, n) // no one reads past what was reserved
 	}
 	s.mux.ServeHTTP(sw, r)
