@@ -305,3 +305,51 @@ func TestBodyBudgetSlowBody(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitListenerPrefixes: at the default limits (512 connections, 64
+// per client), eight IPv4 addresses and a /64 walked through cannot take
+// every connection: a peer is counted by its prefix, and the last eighth
+// goes only to peers holding none, one each. The old listener counted
+// exact addresses: eight of them, or one /64, filled it.
+func TestLimitListenerPrefixes(t *testing.T) {
+	l := LimitListener(nopListener{}, 512, 64, nil, true).(*limitListener)
+	took := func(peer netip.Addr, tries int) int {
+		n := 0
+		for range tries {
+			if l.take(peer) {
+				n++
+			}
+		}
+		return n
+	}
+	for i := range 8 {
+		want := 64
+		if i == 7 {
+			want = 1 // only the reserve is left: one connection
+		}
+		if got := took(netip.AddrFrom4([4]byte{192, 0, 2, byte(i + 1)}), 100); got != want {
+			t.Errorf("IPv4 attacker %d: got %d connections, want %d", i+1, got, want)
+		}
+	}
+	v6 := 0
+	for i := range 1000 {
+		v6 += took(netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 14: byte(i >> 8), 15: byte(i)}), 1)
+	}
+	if v6 != 1 {
+		t.Errorf("a /64 walked through: got %d connections, want 1", v6)
+	}
+	for i := range 62 {
+		if !l.take(netip.AddrFrom4([4]byte{198, 51, 100, byte(i + 1)})) {
+			t.Fatalf("fresh client %d refused with %d connections open, want it served", i+1, l.open)
+		}
+	}
+	if l.take(netip.MustParseAddr("203.0.113.1")) {
+		t.Errorf("a connection over the total of 512 was taken")
+	}
+	l.give(netip.AddrFrom4([4]byte{192, 0, 2, 1}))
+	if !l.take(netip.MustParseAddr("203.0.113.1")) {
+		t.Errorf("a fresh client after a connection closed: refused, want served")
+	}
+}
+
+type nopListener struct{ net.Listener }
