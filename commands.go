@@ -69,6 +69,9 @@ func repairCmd(getenv func(string) string, args []string, stdout io.Writer) erro
 	}
 	for _, name := range []string{mainStoreDir, sessionStoreDir} {
 		dir := filepath.Join(dataDir(getenv), name)
+		// A session revived by a lost logout is worse than one lost: every
+		// session a damaged line names is ended.
+		opts := storage.RepairOptions{DeleteNamed: name == sessionStoreDir}
 		rep, err := storage.Verify(nil, dir)
 		var corrupt *storage.CorruptError
 		if errors.Is(err, fs.ErrNotExist) {
@@ -82,7 +85,7 @@ func repairCmd(getenv func(string) string, args []string, stdout io.Writer) erro
 			continue
 		}
 		if !yes {
-			if rep, err = storage.PlanRepair(nil, dir); err != nil {
+			if rep, err = storage.PlanRepair(nil, dir, opts); err != nil {
 				return fmt.Errorf("plan repair of %s: %w", dir, err)
 			}
 			fmt.Fprintf(stdout, "%s: would rewrite %s keeping %d valid lines; run `searchsvc repair --yes` to do it\n",
@@ -90,7 +93,7 @@ func repairCmd(getenv func(string) string, args []string, stdout io.Writer) erro
 			printLoss(stdout, name, rep)
 			continue
 		}
-		rep, err = storage.Repair(nil, dir)
+		rep, err = storage.Repair(nil, dir, opts)
 		if err != nil {
 			return fmt.Errorf("repair %s: %w", dir, err)
 		}
@@ -116,6 +119,12 @@ func printLoss(w io.Writer, name string, rep storage.Report) {
 				verb = "delete"
 			}
 			fmt.Fprintf(w, ", %s %s %s", o.Table, verb, o.ID)
+		}
+		if len(l.Ops) == 0 && !l.Torn {
+			fmt.Fprint(w, ", no table or id could be read")
+		}
+		for _, o := range l.Deleted {
+			fmt.Fprintf(w, "; deleted again: %s %s", o.Table, o.ID)
 		}
 		if l.Torn {
 			fmt.Fprint(w, " [never acknowledged]")

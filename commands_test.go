@@ -148,3 +148,38 @@ func TestVerifyLastLineDamage(t *testing.T) {
 		t.Fatalf("verify with an incomplete last line: got %v\n%s; want success, a torn tail", err, out)
 	}
 }
+
+// TestRepairEndsNamedSessions: repair --yes of the sessions store ends
+// every record a damaged line names, a put included (a session revived in
+// an older state is worse than one lost), and says so; the main store
+// keeps such a put's record as an earlier line had it.
+func TestRepairEndsNamedSessions(t *testing.T) {
+	for _, store := range []string{sessionStoreDir, mainStoreDir} {
+		t.Run(store, func(t *testing.T) {
+			data := t.TempDir()
+			env := map[string]string{"DATA_DIR": data}
+			logFile := writeStore(t, data, 3)
+			if store == sessionStoreDir {
+				if err := os.Rename(filepath.Join(data, mainStoreDir), filepath.Join(data, sessionStoreDir)); err != nil {
+					t.Fatal(err)
+				}
+				logFile = filepath.Join(data, sessionStoreDir, filepath.Base(logFile))
+			}
+			b, _ := os.ReadFile(logFile)
+			lines := bytes.SplitAfter(b, []byte("\n"))
+			b[len(lines[0])+len(framePrefixForTest)+2] ^= 0x04 // the checksum of line 2, which puts "xx"
+			os.WriteFile(logFile, b, 0o600)
+			out, err := runCmd(t, env, "repair", "--yes")
+			if err != nil {
+				t.Fatalf("repair --yes: %v\n%s", err, out)
+			}
+			ended := strings.Contains(out, store+": lost") && strings.Contains(out, "; deleted again: notes xx\n")
+			if want := store == sessionStoreDir; ended != want {
+				t.Errorf("%s: the record named ended: got %v, want %v\n%s", store, ended, want, out)
+			}
+		})
+	}
+}
+
+// framePrefixForTest is how every log line starts, up to its checksum.
+const framePrefixForTest = `{"crc":"`

@@ -66,9 +66,9 @@ type config struct {
 	AllowPrivateTargets bool
 
 	// MaxConnections bounds the connections open at once, and
-	// MaxClientConnections those from one peer address (a trusted proxy
-	// excepted); BodyMemory the request-body bytes held at once (a client
-	// gets a quarter). MemoryLimit is the Go runtime's soft memory limit
+	// MaxClientConnections those from one peer (an IPv4 address or IPv6
+	// /64; a trusted proxy excepted); BodyMemory the request-body bytes
+	// held at once (a client gets an eighth). MemoryLimit is the Go runtime's soft memory limit
 	// in bytes; 0 leaves the runtime's own (GOMEMLIMIT, or none).
 	MaxConnections       int
 	MaxClientConnections int
@@ -115,7 +115,7 @@ var envVars = [][2]string{
 	{"STORE_SYNC", "fsync or none (fsync)"},
 	{"MAX_CONNECTIONS", "connections open at once; more are answered 503 (512)"},
 	{"MAX_CLIENT_CONNECTIONS", "connections open at once from one address, a trusted proxy excepted (64)"},
-	{"BODY_MEMORY_MIB", "MiB of request bodies held at once, a quarter per client; more are answered 503 (16)"},
+	{"BODY_MEMORY_MIB", "MiB of request bodies held at once, an eighth per client (IPv4 address or IPv6 /64); more are answered 503 (16)"},
 	{"MEMORY_LIMIT_MIB", "the Go runtime's soft memory limit in MiB, 0 for none (64, or GOMEMLIMIT when set)"},
 	{"METRICS_ADDR", "separate address serving /metrics (none; admins: GET /v1/admin/metrics)"},
 	{"TLS_CERT_FILE", "serve HTTPS with this certificate (PEM), reloaded on SIGHUP (none)"},

@@ -69,9 +69,9 @@ type Handlers struct {
 	open         bool
 	csrf         bool
 	hasher       *Hasher
-	logins       *limiter[netip.Prefix] // login attempts per client address (addrKeys)
+	logins       *limiter[netip.Prefix] // login attempts per client address (httpx.AddrKeys)
 	pwChanges    *limiter[string]       // password change attempts per user
-	signups      *limiter[netip.Prefix] // registration attempts per client address (addrKeys)
+	signups      *limiter[netip.Prefix] // registration attempts per client address (httpx.AddrKeys)
 	failures     *limiter[string]       // failed logins per account, for accountDelay
 	sleep        func(ctx context.Context, d time.Duration) error
 	now          func() time.Time

@@ -44,7 +44,7 @@ func (h *Handlers) Register() http.Handler {
 func (h *Handlers) register(w http.ResponseWriter, r *http.Request) error {
 	// Each registration costs a hash, a user record and a session: limited
 	// per address like logins, before any of that is spent.
-	if ok, wait := h.signups.allow(h.now(), addrKeys(httpx.InfoFrom(r).ClientIP)...); !ok {
+	if ok, wait := h.signups.allow(h.now(), httpx.AddrKeys(httpx.InfoFrom(r).ClientIP)...); !ok {
 		return &RateLimitError{Message: "too many registration attempts", RetryAfter: wait}
 	}
 	var req registerRequest
@@ -185,7 +185,7 @@ func (h *Handlers) Login() http.Handler {
 
 func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	ip := httpx.InfoFrom(r).ClientIP
-	if ok, wait := h.logins.allow(h.now(), addrKeys(ip)...); !ok {
+	if ok, wait := h.logins.allow(h.now(), httpx.AddrKeys(ip)...); !ok {
 		h.log.Debug("login rate limited", "client_ip", ip.String())
 		return &RateLimitError{Message: "too many login attempts", RetryAfter: wait}
 	}

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -107,9 +108,12 @@ func TestRegisterConcurrentDuplicate(t *testing.T) {
 	const n = 8
 	statuses := make(chan int, n)
 	var wg sync.WaitGroup
-	for range n {
+	for i := range n {
 		wg.Go(func() {
-			r := e.send(request{method: "POST", path: "/v1/auth/register", body: regBody("race@example.com", "Racer", testPassword)})
+			// Each from its own address: the hash queue holds one waiter
+			// per client.
+			r := e.send(request{method: "POST", path: "/v1/auth/register", ip: fmt.Sprintf("192.0.2.%d", i+1),
+				body: regBody("race@example.com", "Racer", testPassword)})
 			if r.status == http.StatusConflict && r.errMessage() != "email already registered" {
 				t.Errorf("409 with %q", r.errMessage())
 			}
@@ -167,7 +171,9 @@ func TestFirstUserAdminUnderConcurrency(t *testing.T) {
 			roles := map[string]int{}
 			for i := range n {
 				wg.Go(func() {
-					r := e.send(request{method: "POST", path: "/v1/auth/register",
+					// Each from its own address: the hash queue holds one
+					// waiter per client.
+					r := e.send(request{method: "POST", path: "/v1/auth/register", ip: fmt.Sprintf("192.0.2.%d", i+1),
 						body: regBody("user"+string(rune('a'+i))+"@example.com", "User", testPassword)})
 					mu.Lock()
 					defer mu.Unlock()

@@ -129,3 +129,65 @@ func TestHasherIdleAfterBurst(t *testing.T) {
 		}
 	})
 }
+
+// TestHashQueuePerClient: 100 attacking addresses keeping the hashing
+// slots of a 2-core machine busy, each trying three logins at once, get
+// one waiter each in the queue (the rest refused 503 at once; an IPv6
+// attacker's addresses count as its /64), and a
+// client they have never seen still gets its place and is served, after
+// those before it. The old queue held 16 waiters, any of them from one
+// address, and refused the newcomer.
+func TestHashQueuePerClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, func(s *setup) { s.hashJobs = 2; s.cfg.RateLimit = 1000 })
+		e.register("victim@example.com", "Victim")
+		gate := make(chan struct{})
+		e.h.hasher.argon = func(password, salt []byte, p Params) []byte {
+			<-gate
+			return idKey(password, salt, p)
+		}
+		const attackers, tries = 100, 3
+		var wg sync.WaitGroup
+		statuses := make([]int, attackers*tries)
+		for i := range attackers * tries {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ip := fmt.Sprintf("203.0.113.%d", i/tries+1)
+				if i/tries%2 == 1 {
+					ip = fmt.Sprintf("2001:db8:%x:1::%x", i/tries, i%tries+1) // one /64 each, several addresses in it
+				}
+				statuses[i] = e.send(request{method: "POST", path: "/v1/auth/login", ip: ip,
+					body: map[string]string{"email": "nobody@example.com", "password": "wrong password"}}).status
+			}()
+			synctest.Wait()
+		}
+		fresh := make(chan int)
+		go func() {
+			fresh <- e.send(request{method: "POST", path: "/v1/auth/login", ip: "198.51.100.9",
+				body: map[string]string{"email": "victim@example.com", "password": testPassword}}).status
+		}()
+		synctest.Wait()
+		// The first two attackers hold the slots and have one more waiting.
+		if got := e.h.hasher.slots.waiting.Len(); got != attackers+1 {
+			t.Errorf("waiting: got %d, want %d (one per attacker and the newcomer)", got, attackers+1)
+		}
+		close(gate)
+		wg.Wait()
+		if got := <-fresh; got != http.StatusOK {
+			t.Errorf("the fresh client: got %d, want 200", got)
+		}
+		refused := 0
+		for i, s := range statuses {
+			switch {
+			case s == http.StatusServiceUnavailable:
+				refused++
+			case s != http.StatusUnauthorized:
+				t.Errorf("attacker login %d: got %d, want 401 or 503", i, s)
+			}
+		}
+		if want := attackers*tries - attackers - 2; refused != want {
+			t.Errorf("attacking logins refused: got %d, want %d (all but one waiting per address and the two hashing)", refused, want)
+		}
+	})
+}

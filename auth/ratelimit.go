@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"searchsvc/httpx"
 )
 
 // defaultMaxTracked caps the keys a limiter remembers in its table, and
@@ -250,41 +252,12 @@ func (l *limiter[K]) tracked() int {
 	return len(l.keys)
 }
 
-// addrKeys are the keys a client address is limited under: the address
-// itself for IPv4; for IPv6 its /64, since one IPv6 client usually holds a
-// whole /64 and could otherwise walk through it, and also its /56 and /48,
-// the blocks a provider delegates to one customer, so that holding a /48
-// buys an attacker no more than a household gets (see addrLimit).
-func addrKeys(a netip.Addr) []netip.Prefix {
-	a = a.Unmap().WithZone("")
-	if !a.Is6() {
-		p, _ := a.Prefix(a.BitLen()) // the zero Prefix for the zero Addr
-		return []netip.Prefix{p}
-	}
-	out := make([]netip.Prefix, 0, 3)
-	for _, bits := range []int{64, 56, 48} {
-		p, _ := a.Prefix(bits)
-		out = append(out, p)
-	}
-	return out
-}
-
-// addrLimit is the limit of an address key for a per-address limit of
-// limit: limit for an IPv4 address or IPv6 /64, twice that for a /56 and
-// four times for a /48, room for the several devices of one household.
+// addrLimit is httpx.AddrKeyLimit for a per-address limit of limit.
 func addrLimit(limit int) func(netip.Prefix) int {
-	return func(p netip.Prefix) int {
-		switch p.Bits() {
-		case 56:
-			return 2 * limit
-		case 48:
-			return 4 * limit
-		}
-		return limit
-	}
+	return func(p netip.Prefix) int { return httpx.AddrKeyLimit(p, limit) }
 }
 
-// newAddrLimiter is a limiter of client addresses with addrKeys' keys.
+// newAddrLimiter is a limiter of client addresses with httpx.AddrKeys' keys.
 func newAddrLimiter(limit int, window time.Duration, max int) *limiter[netip.Prefix] {
 	l := newLimiter[netip.Prefix](limit, window, max)
 	l.limitOf = addrLimit(limit)

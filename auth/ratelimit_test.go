@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"searchsvc/httpx"
 )
 
 func TestLimiterWindow(t *testing.T) {
@@ -73,26 +75,6 @@ func TestLimiterSweepsAndCaps(t *testing.T) {
 	}
 }
 
-func TestAddrKeys(t *testing.T) {
-	p := func(s string) netip.Prefix { return netip.MustParsePrefix(s) }
-	tests := []struct {
-		addr string
-		want []netip.Prefix
-	}{
-		{"192.0.2.1", []netip.Prefix{p("192.0.2.1/32")}},
-		{"::ffff:192.0.2.1", []netip.Prefix{p("192.0.2.1/32")}},
-		{"2001:db8:1:2:aaaa::1", []netip.Prefix{p("2001:db8:1:2::/64"), p("2001:db8:1::/56"), p("2001:db8:1::/48")}},
-		{"2001:db8:1:ff:bbbb::2", []netip.Prefix{p("2001:db8:1:ff::/64"), p("2001:db8:1::/56"), p("2001:db8:1::/48")}},
-		{"2001:db8:1:100::1", []netip.Prefix{p("2001:db8:1:100::/64"), p("2001:db8:1:100::/56"), p("2001:db8:1::/48")}},
-	}
-	for _, tt := range tests {
-		got := addrKeys(netip.MustParseAddr(tt.addr))
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("addrKeys(%s): got %v, want %v", tt.addr, got, tt.want)
-		}
-	}
-}
-
 // TestLimiterEvictionKeepsLimitedKeys: cycling through new addresses must
 // not reset the count of an address at its limit (it would make the limit
 // easy to beat), and a table full of limited keys still takes newcomers,
@@ -152,20 +134,20 @@ func TestNoGlobalLockout(t *testing.T) {
 	for i := range attackers {
 		now = t0.Add(time.Duration(i) * 200 * time.Microsecond) // 100,000 in 20 s, all in one window
 		for range DefaultRateLimit + 1 {
-			l.allow(now, addrKeys(attacker(i))...)
+			l.allow(now, httpx.AddrKeys(attacker(i))...)
 		}
 	}
 	if got, most := l.tracked(), 2*defaultMaxTracked; got > most {
 		t.Fatalf("tracking %d keys, over the bound %d", got, most)
 	}
 	for _, fresh := range []string{"192.0.2.10", "198.51.100.7", "2001:db8:ffff:1::1", "2a00:1450:4001:800::200e"} {
-		if ok, wait := l.allow(now, addrKeys(netip.MustParseAddr(fresh))...); !ok {
+		if ok, wait := l.allow(now, httpx.AddrKeys(netip.MustParseAddr(fresh))...); !ok {
 			t.Errorf("fresh client %s refused (Retry-After %v) after the attack", fresh, wait)
 		}
 	}
 	// The first attackers filled the table at their limit: they stay limited.
 	for i := range 100 {
-		if ok, _ := l.allow(now, addrKeys(attacker(i))...); ok {
+		if ok, _ := l.allow(now, httpx.AddrKeys(attacker(i))...); ok {
 			t.Fatalf("attacker %d (%s), at its limit, let through", i, attacker(i))
 		}
 	}
@@ -174,11 +156,11 @@ func TestNoGlobalLockout(t *testing.T) {
 	m := newAddrLimiter(DefaultRateLimit, time.Minute, defaultMaxTracked)
 	for i := range 4 * DefaultRateLimit {
 		a := netip.MustParseAddr(fmt.Sprintf("2001:db8:7:%x::1", i<<8)) // each in a /56 of its own
-		if ok, _ := m.allow(t0, addrKeys(a)...); !ok {
+		if ok, _ := m.allow(t0, httpx.AddrKeys(a)...); !ok {
 			t.Fatalf("/64 %d of one /48 refused before the /48's limit", i)
 		}
 	}
-	if ok, wait := m.allow(t0, addrKeys(netip.MustParseAddr("2001:db8:7:ffff::1"))...); ok || wait != time.Minute {
+	if ok, wait := m.allow(t0, httpx.AddrKeys(netip.MustParseAddr("2001:db8:7:ffff::1"))...); ok || wait != time.Minute {
 		t.Errorf("a new /64 in a used-up /48: got %v, %v; want refused for 1m0s", ok, wait)
 	}
 }

@@ -23,49 +23,72 @@ func Busy() *Error {
 }
 
 // bodyBudget bounds the request-body bytes the handlers may hold at once,
-// in all and per client address, so that a thousand connections each
-// sending a megabyte cannot make the server hold a gigabyte: a request
-// with a body reserves what it may read (its Content-Length, or
-// MaxBodyBytes when it does not say) before any route runs, and gives it
-// back when its handler returns. A request that does not fit is refused
-// without its body being read. A zero total means no bound.
+// in all and per client, so that a thousand connections each sending a
+// megabyte cannot make the server hold a gigabyte: a request with a body
+// reserves what it may read (its Content-Length, or MaxBodyBytes when it
+// does not say) before any route runs, and gives it back when its handler
+// returns. A request that does not fit is refused without its body being
+// read. A zero total means no bound.
+//
+// A client is counted by AddrKeys (an IPv4 address; an IPv6 /64, /56 and
+// /48), each key held to AddrKeyLimit of perClient, so that walking
+// through the addresses of a /64 buys nothing. The last reserve bytes go
+// only to a client holding nothing yet: clients that fill their shares
+// of the rest still leave room for a newcomer, and no one prefix can take
+// more of the reserve than one body.
 type bodyBudget struct {
-	total, perClient int64
+	total, perClient, reserve int64
 
-	mu      sync.Mutex
-	used    int64
-	clients map[netip.Addr]int64
+	mu   sync.Mutex
+	used int64
+	keys map[netip.Prefix]int64
 }
 
-func newBodyBudget(total, perClient int64) *bodyBudget {
+func newBodyBudget(total, perClient, reserve int64) *bodyBudget {
 	if perClient <= 0 || perClient > total {
 		perClient = total
 	}
-	return &bodyBudget{total: total, perClient: perClient, clients: make(map[netip.Addr]int64)}
+	reserve = min(max(reserve, 0), total)
+	return &bodyBudget{total: total, perClient: perClient, reserve: reserve, keys: make(map[netip.Prefix]int64)}
 }
 
-// reserve takes n bytes for client, or reports false when that would go
-// over either bound.
-func (b *bodyBudget) reserve(client netip.Addr, n int64) bool {
+// take reserves n bytes for client, or reports false when that would go
+// over a bound.
+func (b *bodyBudget) take(client netip.Addr, n int64) bool {
+	keys := AddrKeys(client)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := b.clients[client]
-	if b.used+n > b.total || c+n > b.perClient {
+	limit := b.total
+	for _, k := range keys {
+		c := b.keys[k]
+		if c+n > AddrKeyLimit(k, b.perClient) {
+			return false
+		}
+		if c > 0 {
+			limit = b.total - b.reserve // not a newcomer
+		}
+	}
+	if b.used+n > limit {
 		return false
 	}
 	b.used += n
-	b.clients[client] = c + n
+	for _, k := range keys {
+		b.keys[k] += n
+	}
 	return true
 }
 
 func (b *bodyBudget) release(client netip.Addr, n int64) {
+	keys := AddrKeys(client)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used -= n
-	if c := b.clients[client] - n; c > 0 {
-		b.clients[client] = c
-	} else {
-		delete(b.clients, client)
+	for _, k := range keys {
+		if c := b.keys[k] - n; c > 0 {
+			b.keys[k] = c
+		} else {
+			delete(b.keys, k)
+		}
 	}
 }
 
@@ -74,6 +97,16 @@ func (b *bodyBudget) inUse() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used
+}
+
+// bodyReadTime is how long a body of n bytes may take to arrive: a
+// client that declares a body and sends it slowly, or not at all, holds
+// its reservation no longer than this (the server's ReadTimeout is the
+// outer bound). It allows 128 KiB/s after five seconds: 13 s for 1 MiB.
+// net/http lifts the deadline once the body has been read to its end, so
+// a handler still working afterwards keeps its connection and context.
+func bodyReadTime(n int64) time.Duration {
+	return 5*time.Second + time.Duration(n)*time.Second/(128<<10)
 }
 
 // bodySize is what a request's body may take in memory: nothing without a
@@ -93,8 +126,12 @@ func bodySize(r *http.Request) int64 {
 }
 
 // LimitListener returns a listener that holds at most max connections
-// open at once, and at most perClient from one peer address unless the
-// peer is a trusted proxy (whose connections carry many clients). A
+// open at once, and at most perClient from one peer unless the peer is a
+// trusted proxy (whose connections carry many clients). A peer is counted
+// by AddrKeys, each key held to AddrKeyLimit of perClient, so that one
+// /64 is one client. The last eighth of max goes only to a peer holding
+// no connection yet (or a trusted proxy): peers that fill their shares
+// of the rest still leave room for a newcomer. A
 // connection over a limit is answered at once, without a byte of its
 // request being read: with a 503 and Retry-After when reply is true
 // (plain HTTP), closed when not (TLS, where a plain answer would be
@@ -106,19 +143,19 @@ func LimitListener(ln net.Listener, max, perClient int, trusted []netip.Prefix, 
 	if perClient <= 0 || perClient > max {
 		perClient = max
 	}
-	return &limitListener{Listener: ln, max: max, perClient: perClient, trusted: trusted, reply: reply,
-		clients: make(map[netip.Addr]int)}
+	return &limitListener{Listener: ln, max: max, perClient: perClient, reserve: max / 8, trusted: trusted, reply: reply,
+		keys: make(map[netip.Prefix]int)}
 }
 
 type limitListener struct {
 	net.Listener
-	max, perClient int
-	trusted        []netip.Prefix
-	reply          bool
+	max, perClient, reserve int
+	trusted                 []netip.Prefix
+	reply                   bool
 
-	mu      sync.Mutex
-	open    int
-	clients map[netip.Addr]int
+	mu   sync.Mutex
+	open int
+	keys map[netip.Prefix]int
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -143,28 +180,44 @@ func peerAddr(c net.Conn) netip.Addr {
 }
 
 func (l *limitListener) take(peer netip.Addr) bool {
+	keys := AddrKeys(peer)
+	trusted := isTrusted(peer, l.trusted)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.open >= l.max {
-		return false
+	limit := l.max
+	for _, k := range keys {
+		n := l.keys[k]
+		if trusted {
+			continue
+		}
+		if n >= AddrKeyLimit(k, l.perClient) {
+			return false
+		}
+		if n > 0 {
+			limit = l.max - l.reserve // not a newcomer
+		}
 	}
-	n := l.clients[peer]
-	if n >= l.perClient && !isTrusted(peer, l.trusted) {
+	if l.open >= limit {
 		return false
 	}
 	l.open++
-	l.clients[peer] = n + 1
+	for _, k := range keys {
+		l.keys[k]++
+	}
 	return true
 }
 
 func (l *limitListener) give(peer netip.Addr) {
+	keys := AddrKeys(peer)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.open--
-	if n := l.clients[peer] - 1; n > 0 {
-		l.clients[peer] = n
-	} else {
-		delete(l.clients, peer)
+	for _, k := range keys {
+		if n := l.keys[k] - 1; n > 0 {
+			l.keys[k] = n
+		} else {
+			delete(l.keys, k)
+		}
 	}
 }
 

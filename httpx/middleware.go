@@ -72,11 +72,15 @@ type Config struct {
 	// or DELETE is refused (see Handler).
 	TrustedOrigins []string
 	// BodyBytesInFlight bounds the request-body bytes all requests may
-	// hold at once, BodyBytesPerClient those of one client address
-	// (0: a quarter of BodyBytesInFlight); a request with a body that does
-	// not fit is answered 503 with Retry-After, unread. 0: no bound.
+	// hold at once, BodyBytesPerClient those of one client (an IPv4
+	// address or IPv6 /64, twice that for a /56, four times for a /48;
+	// 0: an eighth of BodyBytesInFlight), and BodyBytesReserve is kept for
+	// clients holding none (0: an eighth; negative: none); a request
+	// with a body that does not fit is answered 503 with Retry-After,
+	// unread. 0: no bound.
 	BodyBytesInFlight  int64
 	BodyBytesPerClient int64
+	BodyBytesReserve   int64
 	// AccessLogDelay, when positive, lets access lines wait up to this long
 	// to be written together (see Stack.FlushAccessLog); zero writes each
 	// as its request ends.
@@ -128,7 +132,8 @@ func Handler(mux *http.ServeMux, cfg Config) *Stack {
 		s.log.sum = &summary{h: s.log.h, now: cfg.Now}
 	}
 	if cfg.BodyBytesInFlight > 0 {
-		s.bodies = newBodyBudget(cfg.BodyBytesInFlight, cmp.Or(cfg.BodyBytesPerClient, cfg.BodyBytesInFlight/4))
+		s.bodies = newBodyBudget(cfg.BodyBytesInFlight, cmp.Or(cfg.BodyBytesPerClient, cfg.BodyBytesInFlight/8),
+			cmp.Or(cfg.BodyBytesReserve, cfg.BodyBytesInFlight/8))
 	}
 	return s
 }
@@ -202,7 +207,7 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n := bodySize(r); n > 0 && s.bodies != nil {
-		if !s.bodies.reserve(info.ClientIP, n) {
+		if !s.bodies.take(info.ClientIP, n) {
 			// Refused unread: closing the connection spares net/http
 			// draining the body to reuse it.
 			h.Set("Connection", "close")
@@ -210,6 +215,10 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer s.bodies.release(info.ClientIP, n)
+		// A client that declares a body and does not send it would hold
+		// its reservation: the body must arrive in bodyReadTime. A socket
+		// deadline is on the system clock, not cfg.Now.
+		http.NewResponseController(sw).SetReadDeadline(time.Now().Add(bodyReadTime(n)))
 		r.Body = http.MaxBytesReader(sw, r.Body, n) // no one reads past what was reserved
 	}
 	s.mux.ServeHTTP(sw, r)

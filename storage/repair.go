@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -22,6 +23,22 @@ type LostBytes struct {
 	Seq    uint64   // the sequence number it seems to hold; 0 if unreadable
 	Ops    []LostOp // the ops that can be read of it
 	Torn   bool     // an incomplete last line: never acknowledged
+	// Deleted are the records Repair deletes in the damaged line's place
+	// (see RepairOptions); ops of Ops missing from it had a table or id
+	// that is not a valid name once read.
+	Deleted []LostOp
+}
+
+// RepairOptions says what Repair does with the records a damaged line
+// names. A delete that is lost would bring its record back (a deleted
+// user, a logged-out session, a disconnected account's credentials), so
+// Repair always writes the deletes it can read of a damaged line again,
+// in the line's place so that a later put of the same id still wins.
+type RepairOptions struct {
+	// DeleteNamed deletes every record a damaged line names, put or
+	// delete: for a store whose records are cheaper lost than revived
+	// in an older state (sessions: their owner signs in again).
+	DeleteNamed bool
 }
 
 // LostOp is one op read from damaged bytes.
@@ -36,9 +53,12 @@ type LostOp struct {
 // only the damaged lines (and of a line that damage merged with the next,
 // only the damaged part), and a torn tail. The report lists what was
 // dropped, with the sequence numbers, tables and ids that can be read of
-// it and the sequence numbers missing between the lines kept. A lost
-// delete brings its record back, and a lost put leaves the record as an
-// earlier line had it: the report is what to check.
+// it and the sequence numbers missing between the lines kept. The
+// deletes that can be read of a damaged line are written again in its
+// place (and with opt.DeleteNamed every record it names is deleted), so a
+// lost delete does not bring its record back; a lost put leaves the
+// record as an earlier line had it. A damaged line whose ops cannot be
+// read is reported with none: the report is what to check.
 //
 // The original is first copied to <file>.damaged-<UTC time> (fsynced,
 // mode 0600), never deleted. The repaired log is written as the next
@@ -46,17 +66,17 @@ type LostOp struct {
 // fsync), so a crash leaves either the old log or the whole new one. A log
 // with neither damage nor a torn tail is left alone. fsys nil means the
 // operating system.
-func Repair(fsys FS, dir string) (Report, error) {
-	return repair(fsys, dir, true)
+func Repair(fsys FS, dir string, opt RepairOptions) (Report, error) {
+	return repair(fsys, dir, opt, true)
 }
 
 // PlanRepair is Repair without changing anything: the report says what
 // Repair would keep and drop. It takes no lock.
-func PlanRepair(fsys FS, dir string) (Report, error) {
-	return repair(fsys, dir, false)
+func PlanRepair(fsys FS, dir string, opt RepairOptions) (Report, error) {
+	return repair(fsys, dir, opt, false)
 }
 
-func repair(fsys FS, dir string, write bool) (Report, error) {
+func repair(fsys FS, dir string, opt RepairOptions, write bool) (Report, error) {
 	if fsys == nil {
 		fsys = osFS{}
 	}
@@ -80,7 +100,7 @@ func repair(fsys FS, dir string, write bool) (Report, error) {
 	}
 	gen := gens[len(gens)-1]
 	if !write {
-		return rep, salvage(fsys, rep.File, io.Discard, &rep)
+		return rep, salvage(fsys, rep.File, io.Discard, opt, &rep)
 	}
 	rep.CopiedTo = rep.File + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
 	if err := copyFile(fsys, rep.File, rep.CopiedTo); err != nil {
@@ -92,7 +112,7 @@ func repair(fsys FS, dir string, write bool) (Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("storage: repair: %w", err)
 	}
-	err = salvage(fsys, rep.File, f, &rep)
+	err = salvage(fsys, rep.File, f, opt, &rep)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -118,8 +138,9 @@ func repair(fsys FS, dir string, write bool) (Report, error) {
 }
 
 // salvage reads the log at path and writes every valid record to out,
-// renumbered from 1, filling rep's Kept, Lost and LostSeqs.
-func salvage(fsys FS, path string, out io.Writer, rep *Report) error {
+// renumbered from 1, filling rep's Kept, Lost and LostSeqs. In a damaged
+// line's place it writes the deletes opt asks of it (see RepairOptions).
+func salvage(fsys FS, path string, out io.Writer, opt RepairOptions, rep *Report) error {
 	in, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
@@ -133,6 +154,23 @@ func salvage(fsys FS, path string, out io.Writer, rep *Report) error {
 	// ops do not decode (a checksum cannot catch a writer's bug). Only an
 	// error writing out stops salvage.
 	var werr error
+	written := uint64(0) // lines written, kept or tombstones: their new sequence numbers
+	write := func(data []byte) {
+		written++
+		if _, err := out.Write(frameLine(written, data)); err != nil && werr == nil {
+			werr = err
+		}
+	}
+	// lose reports damaged bytes and writes the deletes read of them.
+	lose := func(l LostBytes) {
+		if !l.Torn {
+			if data, dels := tombstones(l.Ops, opt.DeleteNamed); len(dels) > 0 {
+				l.Deleted = dels
+				write(data)
+			}
+		}
+		rep.Lost = append(rep.Lost, l)
+	}
 	keep := func(seq uint64, data []byte) error {
 		var derr error
 		if ops, derr = decodeOps(data, ops); derr != nil {
@@ -143,9 +181,7 @@ func salvage(fsys FS, path string, out io.Writer, rep *Report) error {
 		}
 		lastSeq = max(lastSeq, seq)
 		rep.Kept++
-		if _, err := out.Write(frameLine(uint64(rep.Kept), data)); err != nil && werr == nil {
-			werr = err
-		}
+		write(data)
 		return nil
 	}
 	for {
@@ -157,12 +193,12 @@ func salvage(fsys FS, path string, out io.Writer, rep *Report) error {
 			return werr
 		}
 		if !complete {
-			rep.Lost = append(rep.Lost, lostBytes(off, line, "incomplete last line", true))
+			lose(lostBytes(off, line, "incomplete last line", true))
 			return werr
 		}
 		if seq, data, reason := parseLine(line); reason == "" {
 			if err := keep(seq, data); err != nil {
-				rep.Lost = append(rep.Lost, lostBytes(off, line, "valid checksum, bad ops: "+err.Error(), false))
+				lose(lostBytes(off, line, "valid checksum, bad ops: "+err.Error(), false))
 			}
 			continue
 		}
@@ -178,12 +214,12 @@ func salvage(fsys FS, path string, out io.Writer, rep *Report) error {
 		if seq, data, r := parseLine(bad[:max(len(bad)-1, 0)]); r == "" && keep(seq, data) == nil {
 			rep.Lost = append(rep.Lost, LostBytes{Offset: off + int64(len(bad)-1), Bytes: 1, Reason: "a damaged newline"})
 		} else {
-			rep.Lost = append(rep.Lost, lostBytes(off, bad, reason, false))
+			lose(lostBytes(off, bad, reason, false))
 		}
 		if p >= 0 {
 			seq, data, _ := parseLine(line[p:])
 			if err := keep(seq, data); err != nil {
-				rep.Lost = append(rep.Lost, lostBytes(off+int64(p), line[p:], "valid checksum, bad ops: "+err.Error(), false))
+				lose(lostBytes(off+int64(p), line[p:], "valid checksum, bad ops: "+err.Error(), false))
 			}
 		}
 	}
@@ -220,4 +256,38 @@ func lostBytes(off int64, b []byte, reason string, torn bool) LostBytes {
 		l.Ops = append(l.Ops, LostOp{Table: string(m[1]), ID: string(m[2]), Del: len(m[3]) > 0})
 	}
 	return l
+}
+
+// tombstones is the ops array deleting the records of ops that are
+// deletes (all of them with all), each once, and those ops. An op whose
+// table or id is no valid name (damage can make one) is left out: the
+// repaired log must load.
+func tombstones(ops []LostOp, all bool) ([]byte, []LostOp) {
+	var b []byte
+	var dels []LostOp
+	for _, o := range ops {
+		d := LostOp{Table: o.Table, ID: o.ID, Del: true}
+		if (!o.Del && !all) || slices.Contains(dels, d) || !validName([]byte(o.Table)) || !validName([]byte(o.ID)) {
+			continue
+		}
+		if b == nil {
+			b = append(b, '[')
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, `{"t":"`...)
+		b = append(b, o.Table...)
+		b = append(b, `","id":"`...)
+		b = append(b, o.ID...)
+		b = append(b, `","del":true}`...)
+		dels = append(dels, d)
+	}
+	if b == nil {
+		return nil, nil
+	}
+	b = append(b, ']')
+	if _, ok := parseOps(b, nil); !ok {
+		return nil, nil
+	}
+	return b, dels
 }

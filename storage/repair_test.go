@@ -68,14 +68,14 @@ func TestRepairKeepsIntactRecords(t *testing.T) {
 			if _, err := Verify(nil, dir); !errors.As(err, &ce) || ce.Offset != int64(start) {
 				t.Fatalf("Verify: got %v, want damage at %d", err, start)
 			}
-			plan, err := PlanRepair(nil, dir)
+			plan, err := PlanRepair(nil, dir, RepairOptions{})
 			if err != nil {
 				t.Fatalf("PlanRepair: %v", err)
 			}
 			if got, _ := os.ReadFile(path); !bytes.Equal(got, damaged) {
 				t.Fatal("PlanRepair changed the log")
 			}
-			rep, err := Repair(nil, dir)
+			rep, err := Repair(nil, dir, RepairOptions{})
 			if err != nil {
 				t.Fatalf("Repair: %v", err)
 			}
@@ -132,12 +132,82 @@ func FuzzSalvage(f *testing.F) {
 		w.Close()
 		var out bytes.Buffer
 		var rep Report
-		if err := salvage(fsys, "/d/log", &out, &rep); err != nil {
+		if err := salvage(fsys, "/d/log", &out, RepairOptions{DeleteNamed: len(data)%2 == 0}, &rep); err != nil {
 			t.Fatalf("salvage: %v", err)
 		}
 		res, err := scanLog(bytes.NewReader(out.Bytes()), "out", func(int64, uint64, []byte) error { return nil })
-		if err != nil || res.Lines != rep.Kept || res.TornBytes() != 0 {
-			t.Fatalf("salvaged log: %+v, %v; want %d clean lines", res, err, rep.Kept)
+		want := rep.Kept
+		for _, l := range rep.Lost {
+			if len(l.Deleted) > 0 {
+				want++ // its deletes, written again
+			}
+		}
+		if err != nil || res.Lines != want || res.TornBytes() != 0 {
+			t.Fatalf("salvaged log: %+v, %v; want %d clean lines", res, err, want)
 		}
 	})
+}
+
+// TestRepairKeepsDeletesDeleted: a flipped byte in a line that deletes
+// records must not bring them back: Repair writes the deletes it can read
+// again in the line's place (before a later put of the same id, which
+// still wins), and with DeleteNamed deletes the records a damaged put
+// names too. The old repair dropped the line and revived the records.
+func TestRepairKeepsDeletesDeleted(t *testing.T) {
+	tests := []struct {
+		name        string
+		opt         RepairOptions
+		wantGone    []string // users absent after repair
+		wantPresent []string
+		wantDeleted []LostOp
+	}{
+		{"deletes", RepairOptions{}, []string{"u1"}, []string{"u3", "u4"},
+			[]LostOp{{Table: "users", ID: "u1", Del: true}, {Table: "users", ID: "u2", Del: true}}},
+		{"every record named", RepairOptions{DeleteNamed: true}, []string{"u1", "u5"}, []string{"u3", "u4"},
+			[]LostOp{{Table: "users", ID: "u1", Del: true}, {Table: "users", ID: "u2", Del: true}, {Table: "users", ID: "u5", Del: true}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := openDB(t, dir, Options{Sync: SyncNone})
+			for _, id := range []string{"u1", "u2", "u3", "u4"} {
+				mustCommit(t, db.s, db.users.Put(user{ID: id, Email: id + "@x"}))
+			}
+			// Line 5, the one damaged: deletes u1 and u2 and puts u5.
+			mustCommit(t, db.s, db.users.Delete("u1"), db.users.Delete("u2"), db.users.Put(user{ID: "u5", Email: "u5@x"}))
+			mustCommit(t, db.s, db.users.Put(user{ID: "u2", Email: "u2-again@x"})) // a later put wins
+			db.s.Close()
+			path := filepath.Join(dir, logName(1))
+			full, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offs := lineOffsets(full)
+			full[offs[4]+len(framePrefix)+2] ^= 0x04 // the checksum of line 5
+			if err := os.WriteFile(path, full, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Repair(nil, dir, tt.opt)
+			if err != nil {
+				t.Fatalf("Repair: %v", err)
+			}
+			if len(rep.Lost) != 1 || !reflect.DeepEqual(rep.Lost[0].Deleted, tt.wantDeleted) {
+				t.Fatalf("lost: got %+v, want one line with deletes %+v", rep.Lost, tt.wantDeleted)
+			}
+			db = openDB(t, dir, Options{Sync: SyncNone})
+			for _, id := range tt.wantGone {
+				if u, ok := db.users.Get(id); ok {
+					t.Errorf("%s: present after repair (%+v), want deleted", id, u)
+				}
+			}
+			for _, id := range tt.wantPresent {
+				if _, ok := db.users.Get(id); !ok {
+					t.Errorf("%s: missing after repair, want present", id)
+				}
+			}
+			if u, ok := db.users.Get("u2"); !ok || u.Email != "u2-again@x" {
+				t.Errorf("u2 after repair: got %+v, %v; want the later put u2-again@x", u, ok)
+			}
+		})
+	}
 }

@@ -76,12 +76,12 @@ func TestVerifyAndRepairDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Repair(nil, dir); !errors.Is(err, ErrLocked) {
+	if _, err := Repair(nil, dir, RepairOptions{}); !errors.Is(err, ErrLocked) {
 		t.Errorf("Repair of a locked dir: got %v, want ErrLocked", err)
 	}
 	lock.Close()
 
-	rep, err = Repair(nil, dir)
+	rep, err = Repair(nil, dir, RepairOptions{})
 	if err != nil {
 		t.Fatalf("Repair: %v", err)
 	}
@@ -109,12 +109,12 @@ func TestVerifyAndRepairDamage(t *testing.T) {
 	if _, err := os.Stat(rep.CopiedTo); err != nil {
 		t.Errorf("saved original gone after open and compaction: %v", err)
 	}
-	rep, err = Repair(nil, dir)
+	rep, err = Repair(nil, dir, RepairOptions{})
 	if !errors.Is(err, ErrLocked) {
 		t.Errorf("Repair beside an open store: got %+v, %v; want ErrLocked", rep, err)
 	}
 	db.s.Close()
-	if rep, err := Repair(nil, dir); err != nil || rep.CopiedTo != "" {
+	if rep, err := Repair(nil, dir, RepairOptions{}); err != nil || rep.CopiedTo != "" {
 		t.Errorf("Repair of a clean log: got %+v, %v; want nothing done", rep, err)
 	}
 }
