@@ -80,7 +80,7 @@ func (f *follower) fetch(ctx context.Context, u string) (integrations.TaskResult
 		err = &integrations.APIError{Status: se.Code, RetryAfter: integrations.RetryAfter(se.retryAfter, f.now())}
 	}
 	if err != nil {
-		return integrations.TaskResult{}, fmt.Errorf("feed fetch: %w", err)
+		return integrations.TaskResult{}, fmt.Errorf("fetch feed %d of %d: %w", slices.Index(f.urls, u)+1, len(f.urls), err)
 	}
 	var res integrations.TaskResult
 	seen := make(map[string]bool, len(entries))
