@@ -18,8 +18,8 @@ import (
 //     in and gives a history task for each, and a listConversations task
 //     for the next page;
 //   - history reads one page of a conversation's messages, newest first,
-//     after its oldest: the newest RecheckWindow messages stored and
-//     everything since, so that a second sync with nothing new costs one
+//     after its oldest: the newest RecheckWindow messages (of any kind)
+//     and everything since, so that a second sync with nothing new costs one
 //     call per conversation, and an edit or a deletion among the recent
 //     messages is seen. A thread parent whose reply count or latest reply
 //     differs from the replies stored gives a replies task;
@@ -39,8 +39,9 @@ const (
 	TaskReplies           = "replies"
 )
 
-// RecheckWindow is how many of a conversation's newest stored messages
-// each sync reads again, for their edits, deletions and new replies.
+// RecheckWindow is how many of a conversation's newest messages (joins
+// included) each sync reads again, for their edits, deletions and new
+// replies.
 const RecheckWindow = 100
 
 // Task payload keys.

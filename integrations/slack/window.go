@@ -27,7 +27,7 @@ const (
 )
 
 func windowKey(channel string) string { return "win." + channel }
-func convsKey(n int) string          { return "convs." + strconv.Itoa(n) }
+func convsKey(n int) string           { return "convs." + strconv.Itoa(n) }
 
 // value reads a kept value; "" when none is kept.
 func (s *syncer) value(key string) string {
