@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -48,7 +49,19 @@ const (
 	// last page can remove what is stored but no longer there: a file
 	// deleted while the cursor was reset gives no deleted entry.
 	stateSeen = "seen"
+	// payloadPage and stateSeenPages: a full listing keeps the hashes of
+	// each page's files under a key of their own, seenKey(page), so a
+	// page writes its own hashes and not those of the pages before it;
+	// stateSeenPages is how many pages it kept, so a listing whose task
+	// was dropped goes on as a full listing at the next sync, and one
+	// that starts over forgets them.
+	payloadPage    = "page"
+	stateSeenPages = "seenPages"
+	maxSeenPages   = 100000
 )
+
+// seenKey is the state key of the hashes of a full listing's page n.
+func seenKey(n int) string { return "seen." + strconv.Itoa(n) }
 
 // seenHashLen is the bytes of a provider id's hash kept in stateSeen.
 const seenHashLen = 8
@@ -99,10 +112,21 @@ func (a *account) RunTask(ctx context.Context, task integrations.Task) (integrat
 		next := integrations.Task{Type: TaskListFiles}
 		if c := a.sync.state(stateCursor); c != "" {
 			next.Payload = map[string]string{payloadCursor: c}
+			if n := a.sync.seenPages(); n > 0 {
+				// A full listing whose page task was dropped: it goes on.
+				next.Payload[payloadFull], next.Payload[payloadPage] = "1", strconv.Itoa(n)
+			}
 		}
 		return integrations.TaskResult{Tasks: []integrations.Task{next}}, nil
 	case TaskListFiles:
-		return a.sync.list(ctx, task.Payload[payloadCursor], task.Payload[payloadFull] == "1")
+		n, err := strconv.Atoi(task.Payload[payloadPage])
+		if task.Payload[payloadPage] == "" {
+			n, err = 0, nil
+		}
+		if err != nil || n < 0 || n >= maxSeenPages {
+			return integrations.TaskResult{}, fmt.Errorf("dropbox listFiles: page: %w", integrations.ErrSkip)
+		}
+		return a.sync.list(ctx, task.Payload[payloadCursor], task.Payload[payloadFull] == "1", n)
 	case TaskDownloadFile:
 		return a.sync.download(ctx, task.Payload[payloadID])
 	}
@@ -110,8 +134,9 @@ func (a *account) RunTask(ctx context.Context, task integrations.Task) (integrat
 }
 
 // list runs listFiles from cursor ("" for a full listing); full marks the
-// later pages of a full listing that started over stored items.
-func (s *syncer) list(ctx context.Context, cursor string, full bool) (integrations.TaskResult, error) {
+// later pages of a full listing that started over stored items, n the
+// pages of it before this one.
+func (s *syncer) list(ctx context.Context, cursor string, full bool, n int) (integrations.TaskResult, error) {
 	var page Page
 	var err error
 	if cursor == "" {
@@ -132,26 +157,40 @@ func (s *syncer) list(ctx context.Context, cursor string, full bool) (integratio
 	if err := s.load(); err != nil {
 		return integrations.TaskResult{}, err
 	}
+	res := integrations.TaskResult{State: map[string]string{stateCursor: page.Cursor}}
 	if cursor == "" {
-		full = s.storedCount() > 0
+		// A listing that starts over forgets what an earlier one kept.
+		full, n = s.storedCount() > 0, 0
+		s.forgetSeen(res.State)
 	}
-	var res integrations.TaskResult
+	// A file moved on this page (a renamed folder) has a deleted entry at
+	// its old path and a file entry at its new one, in either order: it
+	// is re-keyed by the file entry, not removed by the deleted one.
+	listed := map[string]bool{}
+	for _, e := range page.Entries {
+		if e.Tag == TagFile {
+			listed[e.ID] = true
+		}
+	}
 	var seen []byte
-	if full && cursor != "" {
-		seen = decodeSeen(s.state(stateSeen))
-	}
 	for _, e := range page.Entries {
 		switch e.Tag {
 		case TagDeleted:
-			res.Removed = append(res.Removed, s.forget(func(path string) bool {
-				return path == e.PathLower || strings.HasPrefix(path, e.PathLower+"/")
+			res.Removed = append(res.Removed, s.forget(func(path, id string) bool {
+				return !listed[id] && (path == e.PathLower || strings.HasPrefix(path, e.PathLower+"/"))
 			})...)
 		case TagFile:
 			pid := providerID(e)
 			if full {
 				seen = append(seen, seenHash(pid)...)
 			}
-			res.Removed = append(res.Removed, s.replaced(e, pid)...)
+			removed, moved := s.replaced(e, pid)
+			res.Removed = append(res.Removed, removed...)
+			if moved != "" {
+				res.Rekeyed = append(res.Rekeyed, integrations.Rekey{From: moved, To: pid})
+				s.remember(pid)
+				continue
+			}
 			if s.known(pid) {
 				s.remember(pid)
 				continue
@@ -164,30 +203,50 @@ func (s *syncer) list(ctx context.Context, cursor string, full bool) (integratio
 			res.Tasks = append(res.Tasks, integrations.Task{Type: TaskDownloadFile, Payload: map[string]string{payloadID: e.ID}})
 		}
 	}
-	res.State = map[string]string{stateCursor: page.Cursor}
 	switch {
 	case page.HasMore:
 		next := map[string]string{payloadCursor: page.Cursor}
 		if full {
-			next[payloadFull] = "1"
-			res.State[stateSeen] = base64.RawStdEncoding.EncodeToString(seen)
+			next[payloadFull], next[payloadPage] = "1", strconv.Itoa(n+1)
+			res.State[seenKey(n)] = base64.RawStdEncoding.EncodeToString(seen)
+			res.State[stateSeenPages] = strconv.Itoa(n + 1)
 		}
 		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListFiles, Payload: next})
 	case full:
+		for k := range n {
+			seen = append(seen, decodeSeen(s.state(seenKey(k)))...)
+		}
 		res.Removed = append(res.Removed, s.unseen(seen)...)
-		res.State[stateSeen] = ""
+		s.forgetSeen(res.State)
 	}
 	return res, nil
 }
 
-// seenHash is a provider id's short hash in stateSeen.
+// seenPages returns how many pages of a full listing are kept.
+func (s *syncer) seenPages() int {
+	n, err := strconv.Atoi(s.state(stateSeenPages))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return min(n, maxSeenPages)
+}
+
+// forgetSeen sets, in state, every key of a full listing to "".
+func (s *syncer) forgetSeen(state map[string]string) {
+	for k := range s.seenPages() {
+		state[seenKey(k)] = ""
+	}
+	state[stateSeenPages], state[stateSeen] = "", ""
+}
+
+// seenHash is a provider id's short hash in a page's seen key.
 func seenHash(pid string) []byte {
 	sum := sha256.Sum256([]byte(pid))
 	return sum[:seenHashLen]
 }
 
-// decodeSeen reads stateSeen; garbage reads as nothing seen, which only
-// keeps stored items a little longer.
+// decodeSeen reads a page's seen key; garbage reads as nothing seen,
+// which only keeps stored items a little longer.
 func decodeSeen(v string) []byte {
 	b, err := base64.RawStdEncoding.DecodeString(v)
 	if err != nil || len(b)%seenHashLen != 0 {
@@ -313,8 +372,9 @@ func (s *syncer) remember(pid string) {
 
 // replaced returns the stored versions of e other than pid: the same
 // file with other content or at another path, or another file that was
-// at e's path. It forgets them.
-func (s *syncer) replaced(e Entry, pid string) []string {
+// at e's path; and moved, the one with e's id and content at another
+// path, which becomes pid without a download. It forgets them.
+func (s *syncer) replaced(e Entry, pid string) (removed []string, moved string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
@@ -325,19 +385,27 @@ func (s *syncer) replaced(e Entry, pid string) []string {
 	}
 	for _, old := range out {
 		s.dropLocked(old)
+		id, hash, _, _ := parseProviderID(old)
+		if moved == "" && id == e.ID && hash == e.ContentHash && !slices.Contains(s.byID[e.ID], pid) {
+			moved = old
+			continue
+		}
+		removed = append(removed, old)
 	}
-	return out
+	return removed, moved
 }
 
-// forget returns the stored provider ids whose path matches, and forgets
-// them.
-func (s *syncer) forget(match func(path string) bool) []string {
+// forget returns the stored provider ids whose path and file id match,
+// and forgets them.
+func (s *syncer) forget(match func(path, id string) bool) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
 	for path, pids := range s.byPath {
-		if match(path) {
-			out = append(out, pids...)
+		for _, pid := range pids {
+			if id, _, _, _ := parseProviderID(pid); match(path, id) {
+				out = append(out, pid)
+			}
 		}
 	}
 	for _, pid := range out {
