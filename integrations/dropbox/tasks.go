@@ -130,7 +130,7 @@ func (a *account) RunTask(ctx context.Context, task integrations.Task) (integrat
 	case TaskDownloadFile:
 		return a.sync.download(ctx, task.Payload[payloadID])
 	}
-	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", clip(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // list runs listFiles from cursor ("" for a full listing); full marks the

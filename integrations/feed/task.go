@@ -69,7 +69,7 @@ func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integra
 		}
 		return res, nil
 	}
-	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", clip(task.Type, 40), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // fetch fetches the feed at u and outputs its new entries.
@@ -109,10 +109,10 @@ func item(e Entry) integrations.Item {
 	}
 	it := integrations.Item{
 		ProviderID: id,
-		Title:      clip(e.Title, maxTitleLen),
-		From:       clip(e.Author, maxTitleLen),
+		Title:      integrations.Clip(e.Title, maxTitleLen),
+		From:       integrations.Clip(e.Author, maxTitleLen),
 		Date:       e.Published,
-		Text:       clip(first(e.Content, e.Summary), maxTextLen),
+		Text:       integrations.Clip(first(e.Content, e.Summary), maxTextLen),
 	}
 	it.Size = int64(len(it.Text))
 	if link, err := ParseURL(e.Link); err == nil && link == strings.TrimSpace(e.Link) {

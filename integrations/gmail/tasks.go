@@ -95,7 +95,7 @@ func (m *mailbox) RunTask(ctx context.Context, task integrations.Task) (integrat
 	case integrations.TaskDownloadEmail:
 		return m.download(ctx, task.Payload[payloadEmailID])
 	}
-	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", clipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // start runs the start task: see RunTask.
@@ -321,25 +321,7 @@ func validID(id string) bool {
 
 // validPageToken reports whether t can be a Gmail page token: empty, or up
 // to maxPageToken printable ASCII characters. It is sent query-escaped.
-func validPageToken(t string) bool {
-	if len(t) > maxPageToken {
-		return false
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] <= ' ' || t[i] > '~' {
-			return false
-		}
-	}
-	return true
-}
-
-// clipName shortens a task type for an error message.
-func clipName(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
+func validPageToken(t string) bool { return integrations.Token(t, maxPageToken) }
 
 // tooLargeTitle is the title of the placeholder item of a message over
 // MaxMessageSize.

@@ -95,7 +95,7 @@ func (w *workspace) RunTask(ctx context.Context, task integrations.Task) (integr
 	case TaskReplies:
 		return w.sync.thread(ctx, p)
 	}
-	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", clipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
 }
 
 func (s *syncer) conversations(ctx context.Context, cursor, pageN string) (integrations.TaskResult, error) {
