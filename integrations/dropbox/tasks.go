@@ -43,10 +43,8 @@ const (
 	payloadID     = "id"
 	payloadFull   = "full" // "1": a page of a full listing over stored items
 	stateCursor   = "cursor"
-	// stateSeen holds, during a full listing over stored items (after a
-	// cursor reset), a short hash of every file it listed, so that its
-	// last page can remove what is stored but no longer there: a file
-	// deleted while the cursor was reset gives no deleted entry.
+	// stateSeen is where an earlier version kept every hash of a full
+	// listing in one value, rewritten at each page; a listing forgets it.
 	stateSeen = "seen"
 	// payloadPage and stateSeenPages: a full listing keeps the hashes of
 	// each page's files under a key of their own, seenKey(page), so a
