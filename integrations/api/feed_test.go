@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -177,4 +179,73 @@ func TestFeedsManyForOneUser(t *testing.T) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// A feed's address may carry a token in its query: a fetch that fails
+// before any answer (the server hangs up) must not write it to the log.
+func TestFeedFetchFailureLogsNoAddress(t *testing.T) {
+	var hangUp atomic.Bool
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hangUp.Load() {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		io.WriteString(w, feedAtom)
+	}))
+	t.Cleanup(site.Close)
+	const secret = "tok3n-s3cret"
+	urls := []string{site.URL + "/private.xml?token=" + secret, site.URL + "/other.xml?key=" + secret}
+
+	for _, list := range [][]string{urls[:1], urls} {
+		dir := t.TempDir()
+		clock := &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}
+		v, err := vault.NewVault(bytes.Repeat([]byte{4}, vault.KeySize))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, err := integrations.NewRegistry(feed.Definition())
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs := &syncBuffer{}
+		st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
+		recs := records.New(st, v, clock.Now)
+		syncer, err := isync.New(isync.Config{Records: recs, Registry: reg, DataDir: dir, Client: site.Client(),
+			PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 },
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Open(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		h := api.New(api.Config{Registry: reg, Records: recs, Items: syncer.Items(), Sync: syncer, ManualClient: site.Client(),
+			UserID: func(*http.Request) (string, bool) { return "u1", true }})
+		hangUp.Store(false)
+		body, _ := json.Marshal(map[string]any{"fields": map[string]string{"url": strings.Join(list, "\n")}})
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/v1/user-integrations/feed/credentials", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.SetPathValue("integration", "feed")
+		h.SubmitCredentials().ServeHTTP(w, req)
+		if w.Code != http.StatusCreated {
+			t.Fatalf("%d feeds: form: got %d %s, want 201", len(list), w.Code, w.Body)
+		}
+		hangUp.Store(true)
+		if err := syncer.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got := logs.String()
+		if want := fmt.Sprintf("feed number 1 of %d", len(list)); len(list) == 1 && !strings.Contains(got, "fetch feed 1 of 1: Get: EOF") ||
+			len(list) > 1 && !strings.Contains(got, want) {
+			t.Errorf("%d feeds: log: got %q, want the failed fetch logged", len(list), got)
+		}
+		if strings.Contains(got, secret) || strings.Contains(got, "private.xml") || strings.Contains(got, site.Listener.Addr().String()) {
+			t.Errorf("%d feeds: log holds the feed's address: %s", len(list), got)
+		}
+	}
 }

@@ -135,6 +135,64 @@ func TestGmailExpiredHistoryListsWithoutDownloadingAgain(t *testing.T) {
 	}
 }
 
+// Mail deleted in Gmail while the history was out of reach leaves the
+// items at the full listing a 404 starts, and a message missing from the
+// store (its download dropped) is fetched again; nothing else is.
+func TestGmailExpiredHistoryRemovesDeletedMail(t *testing.T) {
+	const total = 220 // pages of 100, 100 and 20
+	g := newGmailSync(t, gmailtest.Options{Messages: total}, storage.SyncNone)
+	rec, err := g.records.Connect("u1", gmail.Domain, g.gm.Credentials())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.runOnce(t)
+	stored := g.providerIDs(t, rec.ID)
+	// A download dropped for good: the message is not in the store.
+	dropped := gmailtest.ID(150)
+	ops, _ := g.syncer.Items().RemoveProviderOps(rec.ID, []string{dropped}, g.now())
+	if err := g.st.Commit(ops...); err != nil {
+		t.Fatal(err)
+	}
+	// Two messages deleted, one on the first page and one on the last,
+	// and the history that said so expires.
+	g.gm.Delete(210)
+	g.gm.Delete(3)
+	g.gm.ExpireHistory()
+	_, removedBefore := g.index.got()
+	before := g.gm.Counts()
+	g.runOnce(t)
+	c := g.gm.Counts()
+	if c.Lists-before.Lists != 3 || c.Gets-before.Gets != 1 {
+		t.Errorf("got %+v after %+v; want 3 pages and 1 download (the dropped one)", c, before)
+	}
+	live := g.providerIDs(t, rec.ID)
+	if len(live) != total-2 {
+		t.Errorf("live items: got %d, want %d", len(live), total-2)
+	}
+	for _, seq := range []int{3, 210} {
+		if _, ok := live[gmailtest.ID(seq)]; ok {
+			t.Errorf("message %d, deleted in Gmail, is still an item", seq)
+		}
+	}
+	if _, ok := live[dropped]; !ok {
+		t.Error("the dropped message was not fetched again")
+	}
+	_, removed := g.index.got()
+	want := []string{stored[gmailtest.ID(3)], stored[gmailtest.ID(210)]}
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(removed[len(removedBefore):]))
+	if !slices.Equal(got, want) {
+		t.Errorf("removed from the index: got %v, want %v", got, want)
+	}
+	// The listing's page keys are forgotten once it ends.
+	g.gm.Add(1)
+	before = g.gm.Counts()
+	g.runOnce(t)
+	if c := g.gm.Counts(); c.Histories-before.Histories != 1 || c.Gets-before.Gets != 1 || c.Lists != before.Lists {
+		t.Errorf("after the listing: got %+v after %+v; want one history request and one download", c, before)
+	}
+}
+
 func TestGmailInterruptedFirstListingResumes(t *testing.T) {
 	const total = 250 // pages at seq 250, 150 and 50
 	var mu sync.Mutex

@@ -111,7 +111,7 @@ func NewClient(hc *http.Client, apiBase string, token func(context.Context) (str
 // page; deleted entries are not listed.
 func (c *Client) ListFolder(ctx context.Context, path string) (Page, error) {
 	if path != "" && !strings.HasPrefix(path, "/") {
-		return Page{}, fmt.Errorf("dropbox list_folder: path %q does not start with /", clip(path))
+		return Page{}, fmt.Errorf("dropbox list_folder: path %q does not start with /", integrations.ClipName(path))
 	}
 	arg := map[string]any{"path": path, "recursive": true, "include_deleted": false, "limit": PageLimit}
 	return c.list(ctx, "/2/files/list_folder", arg)
@@ -256,7 +256,7 @@ func (c *Client) apiError(resp *http.Response) error {
 	if code == "" {
 		code = e.Error.Reason.Tag
 	}
-	if !word(code) {
+	if !integrations.Word(code) {
 		code = ""
 	}
 	ae := integrations.NewAPIError(resp, code, c.now())
@@ -303,23 +303,13 @@ func surrogates(r rune) (rune, rune) {
 
 // validCursor reports whether s can be a Dropbox cursor: up to maxCursor
 // printable ASCII characters.
-func validCursor(s string) bool {
-	if len(s) > maxCursor {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] > '~' {
-			return false
-		}
-	}
-	return true
-}
+func validCursor(s string) bool { return integrations.Token(s, maxCursor) }
 
 // validID reports whether s can be a Dropbox file id: "id:" and 1 to 64
 // letters, digits, '-' or '_'.
 func validID(s string) bool {
 	rest, ok := strings.CutPrefix(s, "id:")
-	return ok && word(rest) && !strings.Contains(rest, ".")
+	return ok && integrations.Word(rest) && !strings.Contains(rest, ".")
 }
 
 // maxPath bounds a path Dropbox gives; its own limit is lower.
@@ -341,27 +331,4 @@ func validEntry(e Entry) bool {
 		return validID(e.ID) && e.Size >= 0 && len(e.ContentHash) <= 64
 	}
 	return false
-}
-
-// word reports whether s is a plausible error tag or id part: 1 to 64
-// ASCII letters, digits, '_', '-' or '.'.
-func word(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
-// clip shortens s for an error message.
-func clip(s string) string {
-	if len(s) > 40 {
-		return strings.ToValidUTF8(s[:40], "") + "…"
-	}
-	return s
 }

@@ -2,7 +2,9 @@ package dropbox_test
 
 import (
 	"fmt"
+	"io/fs"
 	"net/http"
+	"path/filepath"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -304,4 +306,81 @@ func TestSyncerRelistsDropbox(t *testing.T) {
 	if n := len(r.fx.Items(r.rec)); n != 28 {
 		t.Errorf("got %d items, want 28", n)
 	}
+}
+
+// TestSyncerRenamedFolderDropbox: a renamed folder's files keep their
+// items under their new paths (re-keyed, same item ids), with no
+// download, whether the deleted entry of the old folder comes before or
+// after the files at the new paths.
+func TestSyncerRenamedFolderDropbox(t *testing.T) {
+	files := map[string][]byte{}
+	for i := range 8 {
+		files[fmt.Sprintf("/Docs/f%d.txt", i)] = []byte(fmt.Sprintf("file number %d", i))
+	}
+	r := newSyncRig(t, dropboxtest.Options{Files: files, PageSize: 100}, dropbox.Config{})
+	r.fx.Sync(r.rec)
+	before := r.byPath(t)
+	if len(before) != 8 {
+		t.Fatalf("first sync: got %d items, want 8", len(before))
+	}
+	downloads := r.fake.Counts().Downloads
+	r.fake.Move("/Docs", "/Papers")
+	r.fx.Clock.Advance(time.Hour)
+	r.fx.Sync(r.rec)
+	if c := r.fake.Counts(); c.Downloads != downloads {
+		t.Errorf("after the rename: got %d downloads, want 0", c.Downloads-downloads)
+	}
+	after := r.byPath(t)
+	if len(after) != 8 {
+		t.Errorf("after the rename: got %d items, want 8", len(after))
+	}
+	for i := range 8 {
+		old, moved := before[fmt.Sprintf("/docs/f%d.txt", i)], after[fmt.Sprintf("/papers/f%d.txt", i)]
+		if moved.ID == "" || moved.ID != old.ID {
+			t.Errorf("f%d.txt: got item %q at the new path, want the same item %q re-keyed", i, moved.ID, old.ID)
+		}
+	}
+	r.checkIndex(t)
+}
+
+// TestSyncerRelistingWritesPerPage: a full listing over stored files
+// (after a reset) writes, per page, what the page listed: the store grows
+// about twice as much for twice the pages, not four times.
+func TestSyncerRelistingWritesPerPage(t *testing.T) {
+	grown := func(n int) int64 {
+		r := newSyncRig(t, manyFiles(n), dropbox.Config{})
+		r.fx.Sync(r.rec)
+		r.fake.ResetCursors()
+		r.fx.Clock.Advance(time.Hour)
+		start := dirSize(t, r.fx.Dir)
+		r.fx.Sync(r.rec)
+		if c := r.fake.Counts(); c.Downloads != n {
+			t.Fatalf("%d files: got %d downloads, want %d (none again)", n, c.Downloads, n)
+		}
+		return dirSize(t, r.fx.Dir) - start
+	}
+	small, large := grown(200), grown(400) // pages of 10: 20 and 40 pages
+	t.Logf("re-listing: grew %d bytes for 40 pages, %d for 20", large, small)
+	if large > small*5/2 {
+		t.Errorf("re-listing: grew %d bytes for 40 pages, %d for 20; want at most 2.5 times", large, small)
+	}
+}
+
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

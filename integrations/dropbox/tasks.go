@@ -2,11 +2,11 @@ package dropbox
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -43,12 +43,22 @@ const (
 	payloadID     = "id"
 	payloadFull   = "full" // "1": a page of a full listing over stored items
 	stateCursor   = "cursor"
-	// stateSeen holds, during a full listing over stored items (after a
-	// cursor reset), a short hash of every file it listed, so that its
-	// last page can remove what is stored but no longer there: a file
-	// deleted while the cursor was reset gives no deleted entry.
+	// stateSeen is where an earlier version kept every hash of a full
+	// listing in one value, rewritten at each page; a listing forgets it.
 	stateSeen = "seen"
+	// payloadPage and stateSeenPages: a full listing keeps the hashes of
+	// each page's files under a key of their own, seenKey(page), so a
+	// page writes its own hashes and not those of the pages before it;
+	// stateSeenPages is how many pages it kept, so a listing whose task
+	// was dropped goes on as a full listing at the next sync, and one
+	// that starts over forgets them.
+	payloadPage    = "page"
+	stateSeenPages = "seenPages"
+	maxSeenPages   = 100000
 )
+
+// seenKey is the state key of the hashes of a full listing's page n.
+func seenKey(n int) string { return "seen." + strconv.Itoa(n) }
 
 // seenHashLen is the bytes of a provider id's hash kept in stateSeen.
 const seenHashLen = 8
@@ -99,19 +109,31 @@ func (a *account) RunTask(ctx context.Context, task integrations.Task) (integrat
 		next := integrations.Task{Type: TaskListFiles}
 		if c := a.sync.state(stateCursor); c != "" {
 			next.Payload = map[string]string{payloadCursor: c}
+			if n := a.sync.seenPages(); n > 0 {
+				// A full listing whose page task was dropped: it goes on.
+				next.Payload[payloadFull], next.Payload[payloadPage] = "1", strconv.Itoa(n)
+			}
 		}
 		return integrations.TaskResult{Tasks: []integrations.Task{next}}, nil
 	case TaskListFiles:
-		return a.sync.list(ctx, task.Payload[payloadCursor], task.Payload[payloadFull] == "1")
+		n, err := strconv.Atoi(task.Payload[payloadPage])
+		if task.Payload[payloadPage] == "" {
+			n, err = 0, nil
+		}
+		if err != nil || n < 0 || n >= maxSeenPages {
+			return integrations.TaskResult{}, fmt.Errorf("dropbox listFiles: page: %w", integrations.ErrSkip)
+		}
+		return a.sync.list(ctx, task.Payload[payloadCursor], task.Payload[payloadFull] == "1", n)
 	case TaskDownloadFile:
 		return a.sync.download(ctx, task.Payload[payloadID])
 	}
-	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", clip(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // list runs listFiles from cursor ("" for a full listing); full marks the
-// later pages of a full listing that started over stored items.
-func (s *syncer) list(ctx context.Context, cursor string, full bool) (integrations.TaskResult, error) {
+// later pages of a full listing that started over stored items, n the
+// pages of it before this one.
+func (s *syncer) list(ctx context.Context, cursor string, full bool, n int) (integrations.TaskResult, error) {
 	var page Page
 	var err error
 	if cursor == "" {
@@ -132,26 +154,40 @@ func (s *syncer) list(ctx context.Context, cursor string, full bool) (integratio
 	if err := s.load(); err != nil {
 		return integrations.TaskResult{}, err
 	}
+	res := integrations.TaskResult{State: map[string]string{stateCursor: page.Cursor}}
 	if cursor == "" {
-		full = s.storedCount() > 0
+		// A listing that starts over forgets what an earlier one kept.
+		full, n = s.storedCount() > 0, 0
+		s.forgetSeen(res.State)
 	}
-	var res integrations.TaskResult
+	// A file moved on this page (a renamed folder) has a deleted entry at
+	// its old path and a file entry at its new one, in either order: it
+	// is re-keyed by the file entry, not removed by the deleted one.
+	listed := map[string]bool{}
+	for _, e := range page.Entries {
+		if e.Tag == TagFile {
+			listed[e.ID] = true
+		}
+	}
 	var seen []byte
-	if full && cursor != "" {
-		seen = decodeSeen(s.state(stateSeen))
-	}
 	for _, e := range page.Entries {
 		switch e.Tag {
 		case TagDeleted:
-			res.Removed = append(res.Removed, s.forget(func(path string) bool {
-				return path == e.PathLower || strings.HasPrefix(path, e.PathLower+"/")
+			res.Removed = append(res.Removed, s.forget(func(path, id string) bool {
+				return !listed[id] && (path == e.PathLower || strings.HasPrefix(path, e.PathLower+"/"))
 			})...)
 		case TagFile:
 			pid := providerID(e)
 			if full {
 				seen = append(seen, seenHash(pid)...)
 			}
-			res.Removed = append(res.Removed, s.replaced(e, pid)...)
+			removed, moved := s.replaced(e, pid)
+			res.Removed = append(res.Removed, removed...)
+			if moved != "" {
+				res.Rekeyed = append(res.Rekeyed, integrations.Rekey{From: moved, To: pid})
+				s.remember(pid)
+				continue
+			}
 			if s.known(pid) {
 				s.remember(pid)
 				continue
@@ -164,70 +200,23 @@ func (s *syncer) list(ctx context.Context, cursor string, full bool) (integratio
 			res.Tasks = append(res.Tasks, integrations.Task{Type: TaskDownloadFile, Payload: map[string]string{payloadID: e.ID}})
 		}
 	}
-	res.State = map[string]string{stateCursor: page.Cursor}
 	switch {
 	case page.HasMore:
 		next := map[string]string{payloadCursor: page.Cursor}
 		if full {
-			next[payloadFull] = "1"
-			res.State[stateSeen] = base64.RawStdEncoding.EncodeToString(seen)
+			next[payloadFull], next[payloadPage] = "1", strconv.Itoa(n+1)
+			res.State[seenKey(n)] = base64.RawStdEncoding.EncodeToString(seen)
+			res.State[stateSeenPages] = strconv.Itoa(n + 1)
 		}
 		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListFiles, Payload: next})
 	case full:
+		for k := range n {
+			seen = append(seen, decodeSeen(s.state(seenKey(k)))...)
+		}
 		res.Removed = append(res.Removed, s.unseen(seen)...)
-		res.State[stateSeen] = ""
+		s.forgetSeen(res.State)
 	}
 	return res, nil
-}
-
-// seenHash is a provider id's short hash in stateSeen.
-func seenHash(pid string) []byte {
-	sum := sha256.Sum256([]byte(pid))
-	return sum[:seenHashLen]
-}
-
-// decodeSeen reads stateSeen; garbage reads as nothing seen, which only
-// keeps stored items a little longer.
-func decodeSeen(v string) []byte {
-	b, err := base64.RawStdEncoding.DecodeString(v)
-	if err != nil || len(b)%seenHashLen != 0 {
-		return nil
-	}
-	return b
-}
-
-// storedCount returns how many provider ids are stored.
-func (s *syncer) storedCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, pids := range s.byID {
-		n += len(pids)
-	}
-	return n
-}
-
-// unseen returns the stored provider ids whose hash is not in seen, and
-// forgets them.
-func (s *syncer) unseen(seen []byte) []string {
-	set := make(map[string]bool, len(seen)/seenHashLen)
-	for i := 0; i+seenHashLen <= len(seen); i += seenHashLen {
-		set[string(seen[i:i+seenHashLen])] = true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, pids := range s.byID {
-		for _, pid := range pids {
-			if !set[string(seenHash(pid))] {
-				out = append(out, pid)
-			}
-		}
-	}
-	for _, pid := range out {
-		s.dropLocked(pid)
-	}
-	return out
 }
 
 // download runs downloadFile for the file id.
@@ -313,8 +302,9 @@ func (s *syncer) remember(pid string) {
 
 // replaced returns the stored versions of e other than pid: the same
 // file with other content or at another path, or another file that was
-// at e's path. It forgets them.
-func (s *syncer) replaced(e Entry, pid string) []string {
+// at e's path; and moved, the one with e's id and content at another
+// path, which becomes pid without a download. It forgets them.
+func (s *syncer) replaced(e Entry, pid string) (removed []string, moved string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
@@ -325,19 +315,27 @@ func (s *syncer) replaced(e Entry, pid string) []string {
 	}
 	for _, old := range out {
 		s.dropLocked(old)
+		id, hash, _, _ := parseProviderID(old)
+		if moved == "" && id == e.ID && hash == e.ContentHash && !slices.Contains(s.byID[e.ID], pid) {
+			moved = old
+			continue
+		}
+		removed = append(removed, old)
 	}
-	return out
+	return removed, moved
 }
 
-// forget returns the stored provider ids whose path matches, and forgets
-// them.
-func (s *syncer) forget(match func(path string) bool) []string {
+// forget returns the stored provider ids whose path and file id match,
+// and forgets them.
+func (s *syncer) forget(match func(path, id string) bool) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
 	for path, pids := range s.byPath {
-		if match(path) {
-			out = append(out, pids...)
+		for _, pid := range pids {
+			if id, _, _, _ := parseProviderID(pid); match(path, id) {
+				out = append(out, pid)
+			}
 		}
 	}
 	for _, pid := range out {

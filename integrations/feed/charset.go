@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"searchsvc/integrations"
 )
 
 // charsetReader lets encoding/xml read the single-byte encodings feeds
@@ -17,7 +19,7 @@ func charsetReader(label string, r io.Reader) (io.Reader, error) {
 	case "us-ascii", "ascii", "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "l1", "windows-1252", "cp1252":
 		return &cp1252Reader{r: r}, nil
 	}
-	return nil, fmt.Errorf("unsupported encoding %q", clip(label, 40))
+	return nil, fmt.Errorf("unsupported encoding %q", integrations.Clip(label, 40))
 }
 
 // cp1252High maps bytes 0x80-0x9F of Windows-1252; the five it leaves
@@ -57,12 +59,4 @@ func (c *cp1252Reader) Read(p []byte) (int, error) {
 	n := copy(p, c.pending)
 	c.pending = c.pending[n:]
 	return n, nil
-}
-
-// clip shortens s to at most n bytes.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }

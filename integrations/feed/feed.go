@@ -196,13 +196,13 @@ func fetch(ctx context.Context, client *http.Client, feedURL string, limit int64
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, feedURL, nil)
 	if err != nil {
-		return nil, err
+		return nil, withoutURL(err)
 	}
 	req.Header.Set("Accept", "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1")
 	req.Header.Set("User-Agent", "searchsvc feed reader")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, withoutURL(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -223,6 +223,17 @@ func fetch(ctx context.Context, client *http.Client, feedURL string, limit int64
 		return nil, err
 	}
 	return entries, nil
+}
+
+// withoutURL takes the address out of a client's error: a *url.Error
+// says "Get <url>: ...", and a feed's address may carry a token in its
+// query, which must not reach a log line.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }
 
 // capped reads at most left bytes from r, then fails and records it.

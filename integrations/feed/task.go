@@ -77,7 +77,7 @@ func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integra
 		}
 		return res, nil
 	}
-	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", clip(task.Type, 40), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // fetch fetches the feed at u and outputs its new entries.
@@ -88,7 +88,7 @@ func (f *follower) fetch(ctx context.Context, u string) (integrations.TaskResult
 		err = &integrations.APIError{Status: se.Code, RetryAfter: integrations.RetryAfter(se.retryAfter, f.now())}
 	}
 	if err != nil {
-		return integrations.TaskResult{}, fmt.Errorf("feed fetch: %w", err)
+		return integrations.TaskResult{}, fmt.Errorf("fetch feed %d of %d: %w", slices.Index(f.urls, u)+1, len(f.urls), err)
 	}
 	var res integrations.TaskResult
 	seen := make(map[string]bool, len(entries))
@@ -117,10 +117,10 @@ func item(e Entry) integrations.Item {
 	}
 	it := integrations.Item{
 		ProviderID: id,
-		Title:      clip(e.Title, maxTitleLen),
-		From:       clip(e.Author, maxTitleLen),
+		Title:      integrations.Clip(e.Title, maxTitleLen),
+		From:       integrations.Clip(e.Author, maxTitleLen),
 		Date:       e.Published,
-		Text:       clip(first(e.Content, e.Summary), maxTextLen),
+		Text:       integrations.Clip(first(e.Content, e.Summary), maxTextLen),
 	}
 	it.Size = int64(len(it.Text))
 	if link, err := ParseURL(e.Link); err == nil && link == strings.TrimSpace(e.Link) {

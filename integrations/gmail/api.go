@@ -87,25 +87,10 @@ func (m *mailbox) apiError(resp *http.Response) *integrations.APIError {
 			code = e.Error.Status
 		}
 	}
-	if !word(code) {
+	if !integrations.Word(code) {
 		code = ""
 	}
 	return integrations.NewAPIError(resp, code, m.now())
-}
-
-// word reports whether s is a plausible error code: 1 to 64 ASCII letters,
-// digits, '_', '-' or '.', safe to put in an error's text.
-func word(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // badResponse wraps err, a decoding failure, in ErrBadResponse.

@@ -95,6 +95,7 @@ type mailbox struct {
 	now                    func() time.Time
 	known                  func(providerID string) bool // nil: nothing is known
 	state                  func(key string) string      // the record's sync state (Env.State); nil: none
+	providerIDs            func() ([]string, error)     // the stored messages (Env.ProviderIDs); nil: none
 }
 
 func newMailbox(env integrations.Env) (integrations.Integration, error) {
@@ -106,7 +107,7 @@ func newMailbox(env integrations.Env) (integrations.Integration, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &mailbox{OAuthConn: conn, now: now, known: env.Known, state: env.State}, nil
+	return &mailbox{OAuthConn: conn, now: now, known: env.Known, state: env.State, providerIDs: env.ProviderIDs}, nil
 }
 
 // ValidateAuthentication asks for the mailbox profile: Google answers 401

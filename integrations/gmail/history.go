@@ -41,6 +41,9 @@ type syncState struct {
 	// page it goes on from ("" for the first page).
 	Listing   bool   `json:"l,omitempty"`
 	PageToken string `json:"p,omitempty"`
+	// Pages is how many pages the listing read before PageToken; their
+	// ids are kept under listedKey.
+	Pages int `json:"n,omitempty"`
 }
 
 // stateKey is the name the mailbox's sync state is kept under

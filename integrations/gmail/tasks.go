@@ -95,7 +95,7 @@ func (m *mailbox) RunTask(ctx context.Context, task integrations.Task) (integrat
 	case integrations.TaskDownloadEmail:
 		return m.download(ctx, task.Payload[payloadEmailID])
 	}
-	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", clipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // start runs the start task: see RunTask.
@@ -119,7 +119,8 @@ func (m *mailbox) fullListing(ctx context.Context, what string) (integrations.Ta
 		return integrations.TaskResult{}, fmt.Errorf("%s: %w", what, err)
 	}
 	st := syncState{HistoryID: h, Listing: true}
-	return integrations.TaskResult{Tasks: []integrations.Task{listTask("")}, State: st.kept()}, nil
+	return integrations.TaskResult{Tasks: []integrations.Task{listTask("")},
+		State: forgetListed(st.kept(), m.syncState().Pages)}, nil
 }
 
 func listTask(pageToken string) integrations.Task {
@@ -154,8 +155,9 @@ func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.Task
 		// Gmail no longer takes the page token (a listing resumed long
 		// after it stopped): list again from the first page, downloading
 		// only what is not stored.
-		st.Listing, st.PageToken = true, ""
-		return integrations.TaskResult{Tasks: []integrations.Task{listTask("")}, State: st.kept()}, nil
+		pages := st.Pages
+		st.Listing, st.PageToken, st.Pages = true, "", 0
+		return integrations.TaskResult{Tasks: []integrations.Task{listTask("")}, State: forgetListed(st.kept(), pages)}, nil
 	}
 	if err != nil {
 		return integrations.TaskResult{}, fmt.Errorf("gmail getEmailList: %w", err)
@@ -169,6 +171,7 @@ func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.Task
 	}
 	var res integrations.TaskResult
 	seen := make(map[string]bool, len(page.Messages))
+	ids := make([]string, 0, len(page.Messages))
 	for _, msg := range page.Messages {
 		// An id that cannot be Gmail's is skipped rather than failing the
 		// page: the rest of the mailbox stays reachable.
@@ -176,16 +179,18 @@ func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.Task
 			continue
 		}
 		seen[msg.ID] = true
+		ids = append(ids, msg.ID)
 		if m.known != nil && m.known(msg.ID) {
 			continue
 		}
 		res.Tasks = append(res.Tasks, downloadTask(msg.ID))
 	}
-	st.Listing, st.PageToken = page.NextPageToken != "", page.NextPageToken
 	if page.NextPageToken != "" {
 		res.Tasks = append(res.Tasks, listTask(page.NextPageToken))
+	} else if res.Removed, err = m.unlisted(st, ids); err != nil {
+		return integrations.TaskResult{}, fmt.Errorf("gmail getEmailList: %w", err)
 	}
-	res.State = st.kept()
+	res.State = afterPage(st, ids, page.NextPageToken)
 	return res, nil
 }
 
@@ -316,25 +321,7 @@ func validID(id string) bool {
 
 // validPageToken reports whether t can be a Gmail page token: empty, or up
 // to maxPageToken printable ASCII characters. It is sent query-escaped.
-func validPageToken(t string) bool {
-	if len(t) > maxPageToken {
-		return false
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] <= ' ' || t[i] > '~' {
-			return false
-		}
-	}
-	return true
-}
-
-// clipName shortens a task type for an error message.
-func clipName(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
+func validPageToken(t string) bool { return integrations.Token(t, maxPageToken) }
 
 // tooLargeTitle is the title of the placeholder item of a message over
 // MaxMessageSize.

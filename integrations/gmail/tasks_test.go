@@ -207,7 +207,7 @@ func TestListSkipsKnownAndListsEveryPage(t *testing.T) {
 	if slices.ContainsFunc(downloads, st.known) || downloads[0] != gmailtest.ID(250-1) {
 		t.Errorf("downloads %v: want the unknown ids, newest first", downloads[:3])
 	}
-	if want := `{"l":true,"p":"` + next + `"}`; res.State["mailbox"] != want {
+	if want := `{"l":true,"p":"` + next + `","n":1}`; res.State["mailbox"] != want || strings.Count(res.State["listed.0"], ",") != 99 {
 		t.Errorf("state: got %s, want %s", res.State["mailbox"], want)
 	}
 

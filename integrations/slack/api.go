@@ -285,7 +285,7 @@ func (c *Client) call(ctx context.Context, method string, form url.Values, curso
 
 // methodError maps an {"ok": false} answer.
 func (c *Client) methodError(method, code string, resp *http.Response) error {
-	if !word(code) {
+	if !integrations.Word(code) {
 		code = "unknown_error"
 	}
 	e := &Error{Method: method, Code: code}

@@ -281,7 +281,7 @@ func newWorkspace(env integrations.Env) (integrations.Integration, error) {
 	if known == nil {
 		known = func(string) bool { return false }
 	}
-	return &workspace{OAuthConn: conn, sync: &syncer{api: NewClient(conn.Client, conn.API, token, env.Now), known: known, stored: env.ProviderIDs}}, nil
+	return &workspace{OAuthConn: conn, sync: &syncer{api: NewClient(conn.Client, conn.API, token, env.Now), known: known, stored: env.ProviderIDs, state: env.State}}, nil
 }
 
 // ValidateAuthentication calls auth.test with the access token.

@@ -218,11 +218,3 @@ func compareTS(a, b string) int {
 	af, bf = strings.TrimRight(af, "0"), strings.TrimRight(bf, "0")
 	return strings.Compare(af, bf)
 }
-
-// clipName shortens a task type for an error message.
-func clipName(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}

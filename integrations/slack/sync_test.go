@@ -263,3 +263,68 @@ func TestSyncerRevokedSlack(t *testing.T) {
 		t.Errorf("got %d tasks pending, %d items; want none", p, len(r.fx.Items(r.rec)))
 	}
 }
+
+// TestSyncerSlackWindowAndLeftConversations: a conversation of joins
+// with a few messages is read from its window, not from its start, at
+// every sync (one history call when nothing is new); the items of a
+// conversation left, archived or deleted are removed.
+func TestSyncerSlackWindowAndLeftConversations(t *testing.T) {
+	opts := slacktest.Generate(5, 3) // public, private, DM, group DM, public
+	opts.PageSize = 120
+	r := newSyncRig(t, opts)
+	joins := opts.Conversations[0].ID
+	for i := range 300 {
+		r.fake.Join(joins, fmt.Sprintf("U%07d", i%5+1))
+	}
+	r.fx.Sync(r.rec)
+	if got := len(r.fx.Items(r.rec)); got != 5*3 {
+		t.Fatalf("first sync: got %d items, want 15 (joins are not stored)", got)
+	}
+	_, h, _, _ := r.calls()
+	if h != 3+4 {
+		t.Errorf("first sync: got %d history calls, want 7 (3 pages of the joins, one each other)", h)
+	}
+
+	r.fx.Clock.Advance(time.Hour)
+	r.fx.Sync(r.rec)
+	if _, h2, _, _ := r.calls(); h2-h != 5 {
+		t.Errorf("second sync: got %d history calls, want 5 (one per conversation)", h2-h)
+	}
+	// A new message after more joins is read, from the window.
+	r.fake.Join(joins, "U0000002")
+	posted := r.fake.Post(joins, "U0000001", "after the joins")
+	_, h, _, _ = r.calls()
+	r.fx.Clock.Advance(time.Hour)
+	r.fx.Sync(r.rec)
+	got, _ := r.byTS(t)
+	if _, h2, _, _ := r.calls(); h2-h != 5 || got[posted].Text != "after the joins" {
+		t.Errorf("third sync: got %d history calls and %q; want 5 and the new message", h2-h, got[posted].Text)
+	}
+
+	// Left, archived, deleted: their items go.
+	left, archived, deleted, kept := opts.Conversations[4], opts.Conversations[1], opts.Conversations[3], opts.Conversations[2]
+	r.fake.Leave(left.ID)
+	r.fake.Archive(archived.ID)
+	r.fake.Remove(deleted.ID)
+	r.fx.Clock.Advance(time.Hour)
+	r.fx.Sync(r.rec)
+	got, _ = r.byTS(t)
+	for _, c := range []slacktest.Conversation{left, archived, deleted} {
+		for _, m := range c.Messages {
+			if _, ok := got[m.TS]; ok {
+				t.Errorf("message %s of %s, a conversation gone, is still stored", m.TS, c.ID)
+			}
+		}
+	}
+	for _, c := range []slacktest.Conversation{opts.Conversations[0], kept} {
+		for _, m := range c.Messages {
+			if _, ok := got[m.TS]; !ok {
+				t.Errorf("message %s of %s, still listed, was removed", m.TS, c.ID)
+			}
+		}
+	}
+	if len(got) != 2*3+1 {
+		t.Errorf("after the conversations went: got %d items, want 7", len(got))
+	}
+	r.checkIndex(t)
+}

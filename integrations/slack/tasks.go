@@ -1,9 +1,11 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"searchsvc/integrations"
@@ -16,8 +18,8 @@ import (
 //     in and gives a history task for each, and a listConversations task
 //     for the next page;
 //   - history reads one page of a conversation's messages, newest first,
-//     after its oldest: the newest RecheckWindow messages stored and
-//     everything since, so that a second sync with nothing new costs one
+//     after its oldest: the newest RecheckWindow messages (of any kind)
+//     and everything since, so that a second sync with nothing new costs one
 //     call per conversation, and an edit or a deletion among the recent
 //     messages is seen. A thread parent whose reply count or latest reply
 //     differs from the replies stored gives a replies task;
@@ -37,8 +39,9 @@ const (
 	TaskReplies           = "replies"
 )
 
-// RecheckWindow is how many of a conversation's newest stored messages
-// each sync reads again, for their edits, deletions and new replies.
+// RecheckWindow is how many of a conversation's newest messages (joins
+// included) each sync reads again, for their edits, deletions and new
+// replies.
 const RecheckWindow = 100
 
 // Task payload keys.
@@ -50,6 +53,9 @@ const (
 	payloadBefore  = "before" // history: the oldest ts of the pages before; "" for the first page
 	payloadThread  = "thread"
 	payloadAfter   = "after" // replies: the newest ts of the pages before
+	payloadPage    = "page"  // listConversations: the pages before
+	payloadCount   = "count" // history: the messages of the pages before
+	payloadMark    = "mark"  // history: the ts before the newest RecheckWindow messages, once known
 )
 
 // storedSubtypes are the message subtypes stored: what people wrote.
@@ -61,6 +67,7 @@ type syncer struct {
 	api    *Client
 	known  func(string) bool
 	stored func() ([]string, error)
+	state  func(string) string // Env.State; nil: nothing kept
 
 	mu     sync.Mutex
 	loaded bool
@@ -82,16 +89,26 @@ func (w *workspace) RunTask(ctx context.Context, task integrations.Task) (integr
 	case integrations.TaskStart:
 		return integrations.TaskResult{Tasks: []integrations.Task{{Type: TaskListConversations}}}, nil
 	case TaskListConversations:
-		return w.sync.conversations(ctx, p[payloadCursor])
+		return w.sync.conversations(ctx, p[payloadCursor], p[payloadPage])
 	case TaskHistory:
 		return w.sync.history(ctx, p)
 	case TaskReplies:
 		return w.sync.thread(ctx, p)
 	}
-	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", clipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
 }
 
-func (s *syncer) conversations(ctx context.Context, cursor string) (integrations.TaskResult, error) {
+func (s *syncer) conversations(ctx context.Context, cursor, pageN string) (integrations.TaskResult, error) {
+	n, err := strconv.Atoi(pageN)
+	if pageN == "" {
+		n, err = 0, nil
+	}
+	if err != nil || n < 0 || n >= maxConvPages {
+		return integrations.TaskResult{}, fmt.Errorf("slack listConversations: page: %w", ErrInvalidArgument)
+	}
+	// A page of a listing queued before pages were counted: the pages
+	// before it are not known, so it removes nothing.
+	uncounted := cursor != "" && pageN == ""
 	page, err := s.api.Conversations(ctx, cursor)
 	if cursor != "" && expiredCursor(err) {
 		return restart(TaskListConversations, nil), nil
@@ -103,7 +120,9 @@ func (s *syncer) conversations(ctx context.Context, cursor string) (integrations
 		return integrations.TaskResult{}, err
 	}
 	var res integrations.TaskResult
+	ids := make([]string, 0, len(page.Conversations))
 	for _, conv := range page.Conversations {
+		ids = append(ids, conv.ID)
 		title, err := s.api.Title(ctx, conv)
 		if errors.Is(err, ErrInvalidArgument) || isUnknownUser(err) {
 			title = "DM"
@@ -111,18 +130,32 @@ func (s *syncer) conversations(ctx context.Context, cursor string) (integrations
 			return integrations.TaskResult{}, err
 		}
 		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskHistory, Payload: map[string]string{
-			payloadChannel: conv.ID, payloadTitle: title, payloadOldest: s.windowStart(conv.ID),
+			payloadChannel: conv.ID, payloadTitle: title, payloadOldest: s.oldest(conv.ID),
 		}})
 	}
-	if page.NextCursor != "" {
+	switch {
+	case uncounted && page.NextCursor != "":
 		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListConversations, Payload: map[string]string{payloadCursor: page.NextCursor}})
+		return res, nil
+	case uncounted:
+		return res, nil
+	case page.NextCursor != "":
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListConversations, Payload: map[string]string{
+			payloadCursor: page.NextCursor, payloadPage: strconv.Itoa(n + 1)}})
+		res.State = s.listedState(n, ids)
+		return res, nil
 	}
+	res.Removed, res.State = s.unlisted(n, ids)
 	return res, nil
 }
 
 func (s *syncer) history(ctx context.Context, p map[string]string) (integrations.TaskResult, error) {
-	channel, oldest, before := p[payloadChannel], p[payloadOldest], p[payloadBefore]
-	if !validTS(before, true) {
+	channel, oldest, before, mark := p[payloadChannel], p[payloadOldest], p[payloadBefore], p[payloadMark]
+	count, err := strconv.Atoi(p[payloadCount])
+	if p[payloadCount] == "" {
+		count, err = 0, nil
+	}
+	if !validTS(before, true) || !validTS(mark, true) || err != nil || count < 0 {
 		return integrations.TaskResult{}, fmt.Errorf("slack history: before: %w", ErrInvalidArgument)
 	}
 	page, err := s.api.History(ctx, channel, oldest, p[payloadCursor])
@@ -169,11 +202,23 @@ func (s *syncer) history(ctx context.Context, p map[string]string) (integrations
 		from, inclusive = oldest, false
 	}
 	res.Removed = append(res.Removed, s.missing(channel, from, inclusive, before, seen)...)
+	if mark == "" {
+		mark = windowMark(page.Messages, count)
+	}
 	if !last {
 		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskHistory, Payload: map[string]string{
 			payloadChannel: channel, payloadTitle: p[payloadTitle], payloadOldest: oldest,
 			payloadCursor: page.NextCursor, payloadBefore: low,
+			payloadCount: strconv.Itoa(count + len(page.Messages)), payloadMark: mark,
 		}})
+		return res, nil
+	}
+	// The read is complete: the next one starts before the newest
+	// RecheckWindow messages, or where this one started when it read
+	// fewer.
+	next := cmp.Or(mark, oldest)
+	if next != "" && next != s.value(windowKey(channel)) {
+		res.State = map[string]string{windowKey(channel): next}
 	}
 	return res, nil
 }

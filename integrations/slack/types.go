@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"searchsvc/integrations"
 )
 
 // Conversation is one channel, private channel, DM or group DM.
@@ -167,29 +169,4 @@ func validID(s string) bool {
 
 // validCursor reports whether s can be a Slack cursor: empty, or up to
 // maxCursor printable ASCII characters.
-func validCursor(s string) bool {
-	if len(s) > maxCursor {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] > '~' {
-			return false
-		}
-	}
-	return true
-}
-
-// word reports whether s is a plausible error code: 1 to 64 ASCII letters,
-// digits or '_'.
-func word(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
+func validCursor(s string) bool { return integrations.Token(s, maxCursor) }

@@ -59,7 +59,7 @@ func (s *Syncer) disconnectOps(rec records.Record) []storage.Op {
 	for _, t := range s.tasks.Find(taskIndexRecord, rec.ID) {
 		ops = append(ops, s.tasks.Delete(t.ID))
 	}
-	ops = append(ops, s.state.DeleteIfExists(rec.ID, nil))
+	ops = append(ops, s.deleteStateOps(rec.ID)...)
 	itemOps, _ := s.items.RemoveRecordOps(rec.ID, now)
 	return append(ops, itemOps...)
 }

@@ -1,9 +1,12 @@
 package sync
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"searchsvc/integrations/records"
@@ -13,63 +16,123 @@ import (
 
 // The values a record's integration keeps between syncs (TaskResult.State,
 // read back through Env.State): a Dropbox listing cursor, say. They live
-// in the main store's "syncstate" table, one row per record, sealed like
-// task payloads since a cursor is the provider's data. A row changes in
-// the same log line as the batch whose task set it, so a crash never
-// keeps a cursor past items that were not stored; it goes with the
-// record's disconnect.
+// in the main store's "syncstate" table, one row per record and key,
+// sealed like task payloads since a cursor is the provider's data: a task
+// that changes one key writes that key's row only, so an integration may
+// keep a listing's progress in one key per page and pay for the page, not
+// for all the pages before it. A row changes in the same log line as the
+// batch whose task set it, so a crash never keeps a cursor past items
+// that were not stored; the rows go with the record's disconnect.
 
-// stateRow is one record's kept values.
+// stateRow is one kept value of a record. A row written before values
+// had rows of their own has the record id as its id, no Key, and holds
+// every value as one sealed JSON object; it is read, and replaced by rows
+// of their own at the record's next change of state.
 type stateRow struct {
-	ID          string    `json:"id"` // the record id
+	ID          string    `json:"id"` // the record id, then "/" and a hash of the key
+	Record      string    `json:"record,omitempty"`
 	UserID      string    `json:"userId"`
 	Integration string    `json:"integration"`
-	Value       string    `json:"value"` // sealed JSON object of strings
+	Value       string    `json:"value"` // sealed JSON: [key, value], or an object of strings (legacy)
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
+
+const stateIndexRecord = "record"
 
 func (r *stateRow) aad() vault.AAD {
 	return vault.AAD{Purpose: vault.SyncState, UserID: r.UserID, Domain: r.Integration, ID: r.ID}
 }
 
+func (r *stateRow) record() string {
+	if r.Record == "" {
+		return r.ID // a legacy row
+	}
+	return r.Record
+}
+
 func registerState(st *storage.Store) *storage.Table[stateRow] {
 	return storage.Register(st, "syncstate", storage.TableConfig[stateRow]{
-		ID: func(r *stateRow) string { return r.ID },
+		ID:    func(r *stateRow) string { return r.ID },
+		Index: map[string]func(*stateRow) string{stateIndexRecord: (*stateRow).record},
 	})
+}
+
+// stateRowID is the id of the row of the record's key: the key is hashed,
+// as it may name a provider's object (a channel).
+func stateRowID(recordID, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return recordID + "/" + hex.EncodeToString(sum[:12])
 }
 
 // loadState opens the values the record keeps; none is an empty map.
 func (s *Syncer) loadState(rec *records.Record) (map[string]string, error) {
-	row, ok := s.state.Get(rec.ID)
-	if !ok || row.Value == "" {
-		return map[string]string{}, nil
-	}
-	b, err := s.records.Vault().Open(row.aad(), row.Value)
-	if err != nil {
-		return nil, fmt.Errorf("open sync state: %w", err)
-	}
 	m := map[string]string{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("decode sync state: %w", err)
+	for _, row := range s.state.Find(stateIndexRecord, rec.ID) {
+		if row.Value == "" {
+			continue
+		}
+		b, err := s.records.Vault().Open(row.aad(), row.Value)
+		if err != nil {
+			return nil, fmt.Errorf("open sync state: %w", err)
+		}
+		if row.Record == "" {
+			legacy := map[string]string{}
+			if err := json.Unmarshal(b, &legacy); err != nil {
+				return nil, fmt.Errorf("decode sync state: %w", err)
+			}
+			for k, v := range legacy {
+				if _, ok := m[k]; !ok {
+					m[k] = v
+				}
+			}
+			continue
+		}
+		var kv [2]string
+		if err := json.Unmarshal(b, &kv); err != nil {
+			return nil, fmt.Errorf("decode sync state: %w", err)
+		}
+		m[kv[0]] = kv[1]
 	}
 	return m, nil
 }
 
-// stateOp returns the op that stores m as the record's kept values, or
-// deletes its row when m is empty.
-func (s *Syncer) stateOp(rec *records.Record, m map[string]string, now time.Time) (storage.Op, error) {
-	if len(m) == 0 {
-		return s.state.DeleteIfExists(rec.ID, nil), nil
+// stateOps returns the ops that store the changed keys of the record's
+// kept values (an empty value deletes its row); all of them when a
+// legacy row is replaced.
+func (s *Syncer) stateOps(rec *records.Record, changed map[string]string, all map[string]string, now time.Time) ([]storage.Op, error) {
+	var ops []storage.Op
+	if _, ok := s.state.Get(rec.ID); ok {
+		ops = append(ops, s.state.DeleteIfExists(rec.ID, nil))
+		changed = all
 	}
-	row := stateRow{ID: rec.ID, UserID: rec.UserID, Integration: rec.Integration, UpdatedAt: now.UTC()}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return storage.Op{}, err
+	for _, k := range slices.Sorted(maps.Keys(changed)) {
+		id := stateRowID(rec.ID, k)
+		v := all[k]
+		if v == "" {
+			ops = append(ops, s.state.DeleteIfExists(id, nil))
+			continue
+		}
+		row := stateRow{ID: id, Record: rec.ID, UserID: rec.UserID, Integration: rec.Integration, UpdatedAt: now.UTC()}
+		b, err := json.Marshal([2]string{k, v})
+		if err != nil {
+			return nil, err
+		}
+		if row.Value, err = s.records.Vault().Seal(row.aad(), b); err != nil {
+			return nil, fmt.Errorf("seal sync state: %w", err)
+		}
+		ops = append(ops, s.state.Put(row))
 	}
-	if row.Value, err = s.records.Vault().Seal(row.aad(), b); err != nil {
-		return storage.Op{}, fmt.Errorf("seal sync state: %w", err)
+	return ops, nil
+}
+
+// deleteStateOps returns the ops that delete every kept value of the
+// record.
+func (s *Syncer) deleteStateOps(recordID string) []storage.Op {
+	var ops []storage.Op
+	for _, row := range s.state.Find(stateIndexRecord, recordID) {
+		ops = append(ops, s.state.DeleteIfExists(row.ID, nil))
 	}
-	return s.state.Put(row), nil
+	return ops
 }
 
 // stateValue is Env.State: the batch's value for key, else the committed
@@ -112,8 +175,8 @@ func (r *run) stageState(m map[string]string) {
 	maps.Copy(r.b.state, m)
 }
 
-// stateOps returns the op that commits the batch's State, if it has any,
-// and the record's kept values once it is committed.
+// stateOps returns the ops that commit the batch's State, if it has any,
+// and the record's kept values once they are committed.
 func (r *run) stateOps(now time.Time) ([]storage.Op, map[string]string, error) {
 	r.mu.Lock()
 	pending := r.b.state
@@ -132,11 +195,11 @@ func (r *run) stateOps(now time.Time) ([]storage.Op, map[string]string, error) {
 			next[k] = v
 		}
 	}
-	op, err := r.s.stateOp(&r.rec, next, now)
+	ops, err := r.s.stateOps(&r.rec, pending, next, now)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []storage.Op{op}, next, nil
+	return ops, next, nil
 }
 
 // rotateState re-seals under the current key the kept values sealed

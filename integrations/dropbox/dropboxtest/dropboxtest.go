@@ -179,6 +179,31 @@ func (s *Server) Delete(p string) {
 	}
 }
 
+// Move moves the file or folder at from to to, as a rename does: each
+// file keeps its id and content; the old paths read as deleted.
+func (s *Server) Move(from, to string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fromLower := strings.ToLower(from)
+	var paths []string
+	for lower := range s.files {
+		if lower == fromLower || strings.HasPrefix(lower, fromLower+"/") {
+			paths = append(paths, lower)
+		}
+	}
+	slices.Sort(paths)
+	for _, lower := range paths {
+		f := s.files[lower]
+		delete(s.files, lower)
+		f.display = to + f.display[len(from):]
+		newLower := strings.ToLower(f.display)
+		s.files[newLower] = f
+		s.ids[f.id] = newLower
+		s.changed(lower)
+		s.changed(newLower)
+	}
+}
+
 func (s *Server) changed(lower string) {
 	s.seq++
 	s.changes = append(s.changes, change{s.seq, lower})

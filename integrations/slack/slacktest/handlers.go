@@ -248,6 +248,9 @@ func messageJSON(m Message, parent string) map[string]any {
 	if m.EditedTS != "" {
 		j["edited"] = map[string]string{"user": m.User, "ts": m.EditedTS}
 	}
+	if m.Subtype != "" {
+		j["subtype"] = m.Subtype
+	}
 	if m.Deleted {
 		j["subtype"] = "tombstone"
 		j["user"] = "USLACKBOT"

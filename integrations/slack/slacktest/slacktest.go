@@ -45,6 +45,7 @@ type Message struct {
 	EditedTS       string
 	Replies        []Message // a thread, oldest first
 	Deleted        bool      // a deleted parent kept as a tombstone for its replies
+	Subtype        string    // channel_join and the like; "" for what a person wrote
 }
 
 // Options configure a fake workspace.
@@ -243,6 +244,39 @@ func (s *Server) Delete(channel, ts string) {
 		return
 	}
 	c.Messages = slices.Delete(c.Messages, i, i+1)
+}
+
+// Join adds a channel_join message to a conversation and returns its ts.
+func (s *Server) Join(channel, user string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.byID[channel]
+	ts := s.nextTS()
+	c.Messages = append(c.Messages, Message{TS: ts, User: user, Subtype: "channel_join", Text: "<@" + user + "> has joined the channel"})
+	return ts
+}
+
+// Leave makes the user leave a channel: conversations.list shows it as
+// not joined.
+func (s *Server) Leave(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byID[channel].Member = false
+}
+
+// Archive archives a conversation.
+func (s *Server) Archive(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byID[channel].Archived = true
+}
+
+// Remove deletes a conversation: it leaves every list.
+func (s *Server) Remove(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byID, channel)
+	s.convs = slices.DeleteFunc(s.convs, func(c *Conversation) bool { return c.ID == channel })
 }
 
 // Revoke makes the token answer token_revoked.
