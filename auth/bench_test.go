@@ -143,6 +143,7 @@ func BenchmarkLogin(b *testing.B) {
 	for b.Loop() {
 		i++
 		r := httptest.NewRequest("POST", "/v1/auth/login", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
 		r.RemoteAddr = fmt.Sprintf("10.%d.%d.%d:40000", i>>16&255, i>>8&255, i&255) // under the rate limit
 		w.reset()
 		e.handler.ServeHTTP(w, r)
@@ -248,6 +249,7 @@ func BenchmarkLogin32ConcurrentPeakMemory(b *testing.B) {
 		for i := range 32 {
 			wg.Go(func() {
 				r := httptest.NewRequest("POST", "/v1/auth/login", strings.NewReader(body))
+				r.Header.Set("Content-Type", "application/json")
 				r.RemoteAddr = fmt.Sprintf("10.%d.%d.%d:40000", round>>8&255, round&255, i)
 				w := &nullWriter{h: http.Header{}}
 				e.handler.ServeHTTP(w, r)
