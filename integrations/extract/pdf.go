@@ -20,7 +20,9 @@ type pdfDoc struct {
 	lim      Limits
 	offsets  map[int]int // object number: offset just after "obj"
 	packed   map[int]packedObj
-	streams  map[int][]byte // decoded object streams, by object number
+	streams  map[int][]byte // decoded object streams kept, by object number
+	kept     int64          // bytes of streams kept, at most maxStreamsKept
+	keptPeak int64          // the most kept at once
 	indexed  bool           // the object streams were indexed
 	inflated int64          // bytes inflated so far, all streams
 	trailer  pdfDict
@@ -32,6 +34,14 @@ type packedObj struct{ stream, offset int }
 
 // maxRefHops bounds a chain of references to references.
 const maxRefHops = 32
+
+// maxStreamsKept bounds the bytes of decoded object streams a document
+// keeps between lookups. Each stream may inflate to MaxInflate and all of
+// them to MaxInflateTotal, far more than a sync worker should hold: a
+// stream that does not fit is decoded again when one of its objects is
+// needed (and counted again against MaxInflateTotal), and those kept
+// before are let go.
+const maxStreamsKept = 4 << 20
 
 // openPDF scans data for its objects and trailer.
 func openPDF(data []byte, lim Limits) (*pdfDoc, error) {
@@ -117,7 +127,7 @@ func (d *pdfDoc) object(num int) any {
 	if !ok {
 		return nil
 	}
-	data := d.streams[p.stream]
+	data := d.objectStream(p.stream)
 	if p.offset < 0 || p.offset >= len(data) {
 		return nil
 	}
@@ -236,7 +246,7 @@ func (d *pdfDoc) indexObjectStreams() {
 		if count < 0 || first < 0 || first > float64(len(data)) {
 			continue
 		}
-		d.streams[n] = data
+		d.keep(n, data)
 		l := &pdfLexer{b: data[:int(first)]}
 		for i := 0; i < int(min(count, float64(d.lim.MaxObjects))); i++ {
 			_, num := l.token()
@@ -255,6 +265,45 @@ func (d *pdfDoc) indexObjectStreams() {
 			d.packed[int(nf)] = packedObj{stream: n, offset: int(first) + int(of)}
 		}
 	}
+}
+
+// keep holds the decoded object stream n for later lookups if it fits in
+// maxStreamsKept; the streams kept before are let go to make room.
+func (d *pdfDoc) keep(n int, data []byte) {
+	size := int64(len(data))
+	if size > maxStreamsKept {
+		return
+	}
+	if d.kept+size > maxStreamsKept {
+		clear(d.streams)
+		d.kept = 0
+	}
+	d.streams[n] = data
+	d.kept += size
+	d.keptPeak = max(d.keptPeak, d.kept)
+}
+
+// objectStream returns the decoded object stream n, decoding it again if
+// it was not kept; nil if it cannot be decoded (or the inflate limits are
+// spent).
+func (d *pdfDoc) objectStream(n int) []byte {
+	if data, ok := d.streams[n]; ok {
+		return data
+	}
+	off, ok := d.offsets[n]
+	if !ok {
+		return nil
+	}
+	s, ok := d.parseAt(off).(*pdfStream)
+	if !ok {
+		return nil
+	}
+	data, err := d.decode(s)
+	if err != nil {
+		return nil
+	}
+	d.keep(n, data)
+	return data
 }
 
 // errPDFFilter marks a stream in an encoding Extract does not decode.

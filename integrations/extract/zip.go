@@ -16,6 +16,10 @@ type archive struct {
 	zr       *zip.Reader
 	lim      Limits
 	inflated int64 // bytes inflated so far, all entries
+	// byName indexes the entries by name; scanned counts the entries
+	// looked at to build it.
+	byName  map[string]*zip.File
+	scanned int
 }
 
 // openZip opens data as a zip archive. Before archive/zip reads the
@@ -85,14 +89,20 @@ func countEntries(data []byte, limit int) error {
 // errNoEntry is open's error for an entry the archive does not hold.
 var errNoEntry = errors.New("extract: zip entry missing")
 
-// file returns the entry called name, or nil.
+// file returns the entry called name, or nil; of entries of the same
+// name, the first. The names are indexed on the first lookup, so that a
+// hostile file of 10,000 entries costs one pass, not one per lookup.
 func (a *archive) file(name string) *zip.File {
-	for _, f := range a.zr.File {
-		if f.Name == name {
-			return f
+	if a.byName == nil {
+		a.byName = make(map[string]*zip.File, len(a.zr.File))
+		for _, f := range a.zr.File {
+			a.scanned++
+			if _, dup := a.byName[f.Name]; !dup {
+				a.byName[f.Name] = f
+			}
 		}
 	}
-	return nil
+	return a.byName[name]
 }
 
 // open opens the entry f for reading within the inflate limits. An entry

@@ -148,7 +148,7 @@ type idStore struct {
 	live func()
 }
 
-func (s *idStore) apply(_ context.Context, ch imap.Changes) error {
+func (s *idStore) apply(_ context.Context, ch changes) error {
 	if s.live != nil {
 		s.live()
 	}
@@ -186,7 +186,7 @@ func (s *idStore) sync(b *testing.B, c *imap.Client) {
 		if !ok {
 			state = imap.FolderState{Name: m.Name}
 		}
-		if _, err := c.SyncFolder(ctx, state, stored, imap.Limits{}, s.apply); err != nil {
+		if _, err := syncFolder(ctx, c, state, stored, imap.Limits{}, s.apply); err != nil {
 			b.Fatal(err)
 		}
 	}

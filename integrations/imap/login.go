@@ -175,8 +175,8 @@ func (c *Client) login(ctx context.Context, a Account) error {
 		}
 		c.caps = capSet(done.Caps)
 	}
-	// Lines may now be as long as a folder's SEARCH answer.
-	c.lx.line = maxLine
+	// Lines may now be longer, a folder's SEARCH answer much longer.
+	c.lx.line, c.lx.long = maxResponseLine, maxLine
 	if c.caps == nil {
 		return c.capability()
 	}

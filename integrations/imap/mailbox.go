@@ -24,10 +24,12 @@ type mailbox struct {
 	account Account
 	limits  Limits
 
-	// creds are the record's credentials; the folders' states ride in
-	// their fields (stateField), sealed with them.
+	// creds are the record's credentials. Folder states found in their
+	// fields (legacyStateField), as earlier versions kept them, are moved
+	// to the kept state by the first start.
 	creds       integrations.Credentials
 	save        func(context.Context, integrations.Credentials) error
+	kept        func(key string) string
 	providerIDs func() ([]string, error)
 
 	client   *Client
@@ -45,7 +47,7 @@ func newMailbox(d Dialer, a Account, env integrations.Env) *mailbox {
 	if d.MaxMessageSize > 0 {
 		lim.MaxMessageSize = min(lim.MaxMessageSize, d.MaxMessageSize)
 	}
-	return &mailbox{dialer: d, account: a, limits: lim, creds: env.Credentials, save: env.Save, providerIDs: env.ProviderIDs}
+	return &mailbox{dialer: d, account: a, limits: lim, creds: env.Credentials, save: env.Save, kept: env.State, providerIDs: env.ProviderIDs}
 }
 
 // Initialize has nothing to prepare: the first task connects.
@@ -110,52 +112,71 @@ func (m *mailbox) examine(ctx context.Context, c *Client, folder string) (Status
 	return st, nil
 }
 
-// stateField is the prefix of the credentials' fields that hold the
-// folders' states (FolderState in JSON), one per folder. Kept with the
-// credentials, they are sealed, rotated and deleted with them, and a
-// reconnect starts from none: the next sync then lists every folder once
-// and downloads only what is not stored.
-const stateField = "state:"
+// stateKey is the prefix of the sync state's keys (TaskResult.State,
+// read through Env.State) that hold the folders' states, FolderState in
+// JSON, one key per folder. Kept state is committed in the same log line
+// as the batch of the task that set it, so a folder's state is never
+// ahead of its items; it is sealed, rotated and deleted with the record.
+const stateKey = "folder:"
 
-// state returns the stored state of folder; zero if none.
+// legacyStateField is the prefix of the credentials' fields in which
+// earlier versions kept the folders' states; migrateStates moves them.
+const legacyStateField = "state:"
+
+// state returns the kept state of folder; zero if none.
 func (m *mailbox) state(folder string) FolderState {
 	var st FolderState
-	if v := m.creds.Fields[stateField+folder]; v != "" && json.Unmarshal([]byte(v), &st) == nil && st.Name == folder {
+	if m.kept == nil {
+		return FolderState{Name: folder}
+	}
+	if v := m.kept(stateKey + folder); v != "" && json.Unmarshal([]byte(v), &st) == nil && st.Name == folder {
 		return st
 	}
 	return FolderState{Name: folder}
 }
 
-// setStates stores the states of the folders in put and forgets those of
-// the folders in drop, in one save of the credentials; nothing is saved
-// when nothing changes.
-func (m *mailbox) setStates(ctx context.Context, put []FolderState, drop []string) error {
+// stateValue returns st as the sync state's key and value.
+func stateValue(st FolderState) (string, string, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return "", "", err
+	}
+	return stateKey + st.Name, string(b), nil
+}
+
+// migrateStates removes the folder states that earlier versions kept in
+// the credentials, in one save, and returns them as sync state to keep
+// (TaskResult.State) where none is kept yet; nil if there were none.
+func (m *mailbox) migrateStates(ctx context.Context) (map[string]string, error) {
+	var out map[string]string
 	fields := maps.Clone(m.creds.Fields)
-	if fields == nil {
-		fields = map[string]string{}
-	}
-	for _, f := range drop {
-		delete(fields, stateField+f)
-	}
-	for _, st := range put {
-		b, err := json.Marshal(st)
-		if err != nil {
-			return err
+	for k, v := range m.creds.Fields {
+		name, ok := strings.CutPrefix(k, legacyStateField)
+		if !ok {
+			continue
 		}
-		fields[stateField+st.Name] = string(b)
+		delete(fields, k)
+		var st FolderState
+		if json.Unmarshal([]byte(v), &st) != nil || st.Name != name || (m.kept != nil && m.kept(stateKey+name) != "") {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[stateKey+name] = v
 	}
-	if maps.Equal(fields, m.creds.Fields) {
-		return nil
+	if len(fields) == len(m.creds.Fields) {
+		return nil, nil
 	}
 	creds := m.creds
 	creds.Fields = fields
 	if m.save != nil {
 		if err := m.save(ctx, creds); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	m.creds = creds
-	return nil
+	return out, nil
 }
 
 // storedItem is one stored item: its provider id as stored

@@ -11,11 +11,19 @@ import (
 // Bounds of the response reader. A server is untrusted: none of them can be
 // exceeded by what it sends.
 const (
-	// maxLine bounds the text of one response, literals excluded (bytes).
-	// RFC 7162 asks clients to accept lines of 8192 octets; a SEARCH
-	// answer lists every UID of a folder on one line, so the reader
-	// accepts much more, and the client keeps only UID ranges of it.
+	// maxLine bounds the text of a SEARCH or ESEARCH response, literals
+	// excluded (bytes): it lists every UID of a folder on one line, and
+	// the client keeps only UID ranges of it, never a value per UID.
 	maxLine = 8 << 20
+	// maxResponseLine bounds the text of every other response once logged
+	// in. RFC 7162 asks clients to accept lines of 8192 octets; a FETCH
+	// of many flags, or a LIST of a long name, stays far below this.
+	maxResponseLine = 64 << 10
+	// maxItems bounds the data items (atoms, strings, lists) that one
+	// response may hold, whatever its length: each parsed item costs
+	// about 80 bytes of memory, so a line of "a a a …" must not become
+	// millions of them.
+	maxItems = 1 << 16
 	// maxGreetingLine bounds the lines read before logging in, when the
 	// peer has still to show that it is an IMAP server.
 	maxGreetingLine = 8192
@@ -36,18 +44,33 @@ var (
 // buffered stream, counting what it reads against its bounds.
 type lexer struct {
 	r *bufio.Reader
-	// line is the text budget of one response; n what was used of it.
-	line, n int
+	// line is the text budget of one response, long that of a SEARCH or
+	// ESEARCH response (zero: line); limit is the budget of the response
+	// being read and n what was used of it.
+	line, long, limit, n int
+	// items counts the data items of the response, up to maxItems.
+	items int
 	// literals is the literal budget of one response (bytes kept); lits
 	// what was used of it. A literal over the remaining budget is dropped.
 	literals, lits int64
 }
 
 // reset starts a new response.
-func (l *lexer) reset() { l.n, l.lits = 0, 0 }
+func (l *lexer) reset() { l.n, l.lits, l.items, l.limit = 0, 0, 0, l.line }
+
+// longLine gives the response being read the budget of a UID list.
+func (l *lexer) longLine() { l.limit = max(l.line, l.long) }
+
+// item counts one data item against the response's budget.
+func (l *lexer) item() error {
+	if l.items++; l.items > maxItems {
+		return fmt.Errorf("%w: more than %d data items in one response", ErrProtocol, maxItems)
+	}
+	return nil
+}
 
 func (l *lexer) readByte() (byte, error) {
-	if l.n >= l.line {
+	if l.n >= l.limit {
 		return 0, ErrLineTooLong
 	}
 	c, err := l.r.ReadByte()
@@ -63,7 +86,13 @@ func (l *lexer) unread() {
 	l.n--
 }
 
+// peek returns the next byte without reading it. It fails as readByte
+// does at the end of the budget, so that no loop that peeks before it
+// reads can go on past it.
 func (l *lexer) peek() (byte, error) {
+	if l.n >= l.limit {
+		return 0, ErrLineTooLong
+	}
 	b, err := l.r.Peek(1)
 	if err != nil {
 		return 0, eof(err)

@@ -199,10 +199,12 @@ func untagged(l *lexer) (response, error) {
 		return r, l.skipLine()
 	case "SEARCH":
 		r.Kind = w
+		l.longLine()
 		r.UIDs, err = l.search()
 		return r, err
 	case "ESEARCH":
 		r.Kind = w
+		l.longLine()
 		r.UIDs, err = l.esearch()
 		return r, err
 	default:

@@ -270,6 +270,7 @@ func FuzzParseResponse(f *testing.F) {
 		"* 2 FETCH (UID 7 BODY[HEADER.FIELDS (MESSAGE-ID)] {21}\r\nMessage-ID: <a@b>\r\n\r\n RFC822.SIZE 3 INTERNALDATE \"17-Jul-1996 02:44:25 -0700\")\r\n",
 		`* LIST (\HasNoChildren \Junk) "/" "Spam"` + "\r\n", "* SEARCH 1 2 3\r\n", "* ESEARCH (TAG \"a\") UID ALL 1:3\r\n",
 		"* OK [UIDVALIDITY 3] x\r\n* 3 EXISTS\r\n* 1 EXPUNGE\r\na1 OK done\r\n", "*", "", "\x00", "* 1 FETCH (UID 1 BODY[] ~{3}\r\nab",
+		"* LIST (" + strings.Repeat("a ", 200) + ") \"/\" x\r\n", "* 1 FETCH (X (" + strings.Repeat("a ", 200) + "))\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -280,6 +281,9 @@ func FuzzParseResponse(f *testing.F) {
 			r, err := readResponse(l)
 			if err != nil {
 				return
+			}
+			if l.items > maxItems {
+				t.Fatalf("parsed %d items, budget %d", l.items, maxItems)
 			}
 			if l.lits > budget {
 				t.Fatalf("kept %d literal bytes, budget %d", l.lits, budget)

@@ -24,7 +24,7 @@ import (
 type store struct {
 	items   map[string]integrations.Item
 	states  map[string]imap.FolderState
-	applied []imap.Changes
+	applied []changes
 	// failAt makes the apply numbered failAt (from 1) fail, as a crash
 	// between two batches would.
 	failAt int
@@ -36,7 +36,7 @@ func newStore() *store {
 
 var errCrash = errors.New("crash")
 
-func (s *store) apply(_ context.Context, ch imap.Changes) error {
+func (s *store) apply(_ context.Context, ch changes) error {
 	if s.failAt > 0 && len(s.applied)+1 == s.failAt {
 		s.failAt = 0
 		return errCrash
@@ -83,20 +83,20 @@ func (s *store) stored(t *testing.T, folder string) []imap.ID {
 }
 
 // sync runs one sync of every folder, as the sync task system will.
-func (s *store) sync(t *testing.T, c *imap.Client, lim imap.Limits) (map[string]imap.FolderReport, error) {
+func (s *store) sync(t *testing.T, c *imap.Client, lim imap.Limits) (map[string]folderReport, error) {
 	t.Helper()
 	ctx := context.Background()
 	boxes, err := c.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	reports := map[string]imap.FolderReport{}
+	reports := map[string]folderReport{}
 	for _, m := range imap.SyncedFolders(boxes) {
 		state, ok := s.states[m.Name]
 		if !ok {
 			state = imap.FolderState{Name: m.Name}
 		}
-		rep, err := c.SyncFolder(ctx, state, s.stored(t, m.Name), lim, s.apply)
+		rep, err := syncFolder(ctx, c, state, s.stored(t, m.Name), lim, s.apply)
 		if err != nil {
 			return reports, err
 		}
@@ -467,7 +467,7 @@ func TestCancel(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := c.SyncFolder(ctx, imap.FolderState{Name: "INBOX"}, nil, imap.Limits{}, newStore().apply)
+	_, err := syncFolder(ctx, c, imap.FolderState{Name: "INBOX"}, nil, imap.Limits{}, newStore().apply)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}

@@ -81,7 +81,8 @@ func TestSyncerIMAPResumesAfterRestart(t *testing.T) {
 	wantStats(t, srv, 0, map[string]int{"LIST": 1, "EXAMINE": 1})
 }
 
-// TestSyncerIMAPFailures: a server too slow, or one that hangs up in the
+// TestSyncerIMAPFailures: a server that stops answering (before a
+// response, or in the middle of a line), or one that hangs up in the
 // middle of a message, fails the task with a clear lastError; the task
 // is retried after its backoff and the sync then completes.
 func TestSyncerIMAPFailures(t *testing.T) {
@@ -93,7 +94,7 @@ func TestSyncerIMAPFailures(t *testing.T) {
 	}{
 		{"stalled fetch", func(s *imaptest.Server) { s.Stall("UID FETCH") }, func(s *imaptest.Server) { s.Stall("") },
 			"the IMAP server did not answer in time; will retry"},
-		{"slow lines", func(s *imaptest.Server) { s.SetDelay(2 * time.Second) }, func(s *imaptest.Server) { s.SetDelay(0) },
+		{"line held half sent", func(s *imaptest.Server) { s.HoldLines(true) }, func(s *imaptest.Server) { s.HoldLines(false) },
 			"the IMAP server did not answer in time; will retry"},
 		{"cut in a message", func(s *imaptest.Server) { s.CutBodies(40) }, func(s *imaptest.Server) { s.CutBodies(0) },
 			"the IMAP server closed the connection in the middle of an answer; will retry"},

@@ -44,6 +44,22 @@ func TestSyncerIMAP(t *testing.T) {
 		}
 	}
 
+	// The folder states are kept as sync state, not in the credentials,
+	// which the sync did not save again.
+	recNow, _ := f.recs.ByID(rec.ID)
+	creds, err := f.recs.Credentials(recNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range creds.Fields {
+		if strings.HasPrefix(k, "state:") || strings.HasPrefix(k, "folder:") {
+			t.Errorf("credentials hold %q after a sync", k)
+		}
+	}
+	if recNow.Credentials != rec.Credentials {
+		t.Error("the sync saved the credentials again, want them as connected")
+	}
+
 	// Second sync, nothing changed: one EXAMINE per folder, nothing else.
 	f.next()
 	wantStats(t, srv, 0, map[string]int{"LIST": 1, "EXAMINE": 2})

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"searchsvc/integrations"
 )
@@ -55,8 +54,9 @@ var errFolderRefused = fmt.Errorf("the server refused to open the folder: %w", i
 //   - fetchMessages downloads one batch (BODY.PEEK[]) and outputs its
 //     messages as items; each is committed with its task, so a restart
 //     resumes at the first batch not stored;
-//   - folderDone stores the folder's state (UIDVALIDITY, UIDNEXT, highest
-//     UID), so that the next sync of an unchanged folder is one EXAMINE.
+//   - folderDone keeps the folder's state (UIDVALIDITY, UIDNEXT, highest
+//     UID) as the record's sync state, committed with the batch it ends,
+//     so that the next sync of an unchanged folder is one EXAMINE.
 //
 // A folder renumbered between its plan and a batch (UIDVALIDITY changed)
 // makes the batch download nothing: the next sync plans it again.
@@ -73,7 +73,7 @@ func (m *mailbox) RunTask(ctx context.Context, task integrations.Task) (integrat
 	case TaskFetchMessages:
 		res, err = m.fetchMessages(ctx, task.Payload)
 	case TaskFolderDone:
-		err = m.folderDone(ctx, task.Payload[payloadState])
+		res, err = m.folderDone(task.Payload[payloadState])
 	default:
 		return res, fmt.Errorf("imap task %q: %w", clipText(task.Type), integrations.ErrUnsupportedTask)
 	}
@@ -110,19 +110,34 @@ func (m *mailbox) start(ctx context.Context) (integrations.TaskResult, error) {
 			res.Removed = append(res.Removed, s.pid)
 		}
 	}
-	// Forget the states of folders no longer synced, stored items or not.
+	// Move the states earlier versions kept in the credentials, then
+	// forget those of folders listed but no longer synced, and of folders
+	// gone with their items.
+	if res.State, err = m.migrateStates(ctx); err != nil {
+		return integrations.TaskResult{}, err
+	}
 	read := make(map[string]bool, len(folders))
 	for _, f := range folders {
 		read[f.Name] = true
 	}
-	var drop []string
-	for k := range m.creds.Fields {
-		if name, ok := strings.CutPrefix(k, stateField); ok && !read[name] {
-			drop = append(drop, name)
+	forget := func(name string) {
+		k := stateKey + name
+		switch {
+		case read[name]:
+		case res.State[k] != "":
+			delete(res.State, k) // migrated: nothing is kept under k yet
+		case m.kept != nil && m.kept(k) != "":
+			if res.State == nil {
+				res.State = map[string]string{}
+			}
+			res.State[k] = ""
 		}
 	}
-	if err := m.setStates(ctx, nil, drop); err != nil {
-		return integrations.TaskResult{}, err
+	for _, mb := range list {
+		forget(mb.Name)
+	}
+	for _, name := range gone {
+		forget(name)
 	}
 	for _, f := range folders {
 		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskSyncFolder, Payload: map[string]string{payloadFolder: f.Name}})
@@ -223,11 +238,17 @@ func (m *mailbox) fetchMessages(ctx context.Context, p map[string]string) (integ
 	return res, nil
 }
 
-// folderDone stores a folder's state.
-func (m *mailbox) folderDone(ctx context.Context, state string) error {
+// folderDone keeps a folder's state: its sync state key, committed in
+// the log line of the batch that runs this task, after the folder's
+// downloads.
+func (m *mailbox) folderDone(state string) (integrations.TaskResult, error) {
 	var st FolderState
 	if err := json.Unmarshal([]byte(state), &st); err != nil || st.Name == "" || len(st.Name) > maxIDLen {
-		return fmt.Errorf("imap folderDone: %w", ErrInvalidPayload)
+		return integrations.TaskResult{}, fmt.Errorf("imap folderDone: %w", ErrInvalidPayload)
 	}
-	return m.setStates(ctx, []FolderState{st}, nil)
+	k, v, err := stateValue(st)
+	if err != nil {
+		return integrations.TaskResult{}, err
+	}
+	return integrations.TaskResult{State: map[string]string{k: v}}, nil
 }

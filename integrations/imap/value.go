@@ -127,6 +127,9 @@ func (l *lexer) literal() (value, error) {
 
 // value reads one data item: an atom, NIL, a string or a list.
 func (l *lexer) value(depth int) (value, error) {
+	if err := l.item(); err != nil {
+		return value{}, err
+	}
 	c, err := l.peek()
 	if err != nil {
 		return value{}, err

@@ -85,6 +85,7 @@ type Server struct {
 	boxes     []*mailbox
 	stats     Stats
 	delay     atomic.Int64 // time.Duration; read without mu, by line
+	hold      atomic.Bool  // send half of the next line, then nothing more; read without mu
 	stall     string       // a command name the server never answers
 	cutAfter  int          // bytes of a BODY[] literal sent before hanging up; 0: never
 	validity  uint32
@@ -210,6 +211,11 @@ func (s *Server) Stall(command string) {
 	defer s.mu.Unlock()
 	s.stall = command
 }
+
+// HoldLines makes the server send the first half of its next response
+// line and then nothing more, until the client hangs up: a read that has
+// started must meet its deadline. false answers again.
+func (s *Server) HoldLines(on bool) { s.hold.Store(on) }
 
 // CutBodies makes the server hang up after sending n bytes of the next
 // BODY[] literal; 0 stops it.

@@ -64,6 +64,13 @@ func (ss *session) line(s string) {
 		ss.w.Flush()
 		time.Sleep(d)
 	}
+	if ss.s.hold.Load() {
+		ss.w.WriteString(s[:len(s)/2])
+		ss.w.Flush()
+		io.Copy(io.Discard, ss.c) // until the client hangs up
+		ss.c.Close()              // and the session ends at its next flush
+		return
+	}
 	ss.w.WriteString(s + "\r\n")
 }
 
