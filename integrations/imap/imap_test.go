@@ -300,6 +300,12 @@ func TestLoginFailures(t *testing.T) {
 		fields := map[string]string{"host": "127.0.0.1", "port": port, "username": "u", "password": "p"}
 		_, err := imap.Definition().ValidateManual(context.Background(), fields, nil)
 		assertValidation(t, err, "host", "could not connect to 127.0.0.1:"+port)
+		// The form's sentence names the address the user typed; the error
+		// the sync logs does not.
+		var ve *integrations.ValidationError
+		if errors.As(err, &ve) && ve.Err != nil && strings.Contains(ve.Err.Error(), port) {
+			t.Errorf("the logged error names the server: %v", ve.Err)
+		}
 	})
 }
 

@@ -116,7 +116,7 @@ func (d Dialer) dial(ctx context.Context, a Account) (*Client, error) {
 	td := &tls.Dialer{NetDialer: &net.Dialer{Control: d.Control}, Config: cfg}
 	nc, err := td.DialContext(ctx, "tcp", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)))
 	if err != nil {
-		return nil, fmt.Errorf("imap: connect: %w", err)
+		return nil, fmt.Errorf("imap: connect: %w", withoutAddress(err))
 	}
 	now := d.Now
 	if now == nil {
@@ -288,4 +288,23 @@ func quotable(s string) bool {
 func quote(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	return `"` + r.Replace(s) + `"`
+}
+
+// withoutAddress returns a dial error without the server's name and
+// address, which the user chose and which would otherwise reach the logs
+// with the error; its type and cause stay, for the form's sentence.
+func withoutAddress(err error) error {
+	var op *net.OpError
+	if !errors.As(err, &op) {
+		return err
+	}
+	cp := *op
+	cp.Addr, cp.Source = nil, nil
+	var dns *net.DNSError
+	if errors.As(cp.Err, &dns) {
+		d := *dns
+		d.Name, d.Server = "", ""
+		cp.Err = &d
+	}
+	return &cp
 }
