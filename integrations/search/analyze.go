@@ -78,6 +78,10 @@ type analyzer struct {
 	text  string
 	emit  func(Token)
 	done  func() bool // if set, reading stops once it returns true
+	// firsts, if set, names the first bytes of the terms a caller looks
+	// for (snippets): a word starting otherwise is not stemmed, as Porter2
+	// keeps a word's first letter, so its stem could match none of them.
+	firsts *[256]bool
 	pos   int
 	runs  [maxRuns]run
 	words [maxRuns]word
@@ -363,7 +367,7 @@ func (a *analyzer) word(w word) {
 	}
 	s := a.str(w.start, w.end)
 	term := s
-	if w.mode == foldWord {
+	if w.mode == foldWord && (a.firsts == nil || a.firsts[s[0]]) {
 		term = a.stem(s)
 	}
 	if a.emitToken(term, s, w.start, w.end) {

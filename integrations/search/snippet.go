@@ -20,7 +20,7 @@ type Fragment struct {
 // matches.
 const (
 	SnippetChars   = 240
-	snippetScan    = 256 << 10
+	snippetScan    = 64 << 10
 	maxSnippetHits = 1024
 	ellipsis       = "…"
 )
@@ -92,6 +92,26 @@ func (sq *snippetQuery) collect(n Node, depth int) {
 	case *Phrase:
 		sq.collect(*n, depth)
 	}
+}
+
+// firsts returns the first bytes of the terms and prefixes the query
+// looks for in a text.
+func (sq *snippetQuery) firsts() *[256]bool {
+	var f [256]bool
+	for t := range sq.exact {
+		f[t[0]] = true
+	}
+	for _, m := range sq.prefixes {
+		f[m.text[0]] = true
+	}
+	for _, ph := range sq.phrases {
+		for _, t := range ph.terms {
+			if t != "" {
+				f[t[0]] = true
+			}
+		}
+	}
+	return &f
 }
 
 // word returns the kind of a single word of the query t matches, or -1.
@@ -205,7 +225,7 @@ func snippet(text string, q Node) ([]Fragment, int) {
 	hc := &hitCollector{sq: sq, ring: make([]Token, max(sq.longest, 1))}
 	if sq.kinds > 0 {
 		// Past maxSnippetHits nothing more is kept: reading stops.
-		a := analyzer{text: scan, emit: hc.token, done: func() bool { return len(hc.hits) >= maxSnippetHits }}
+		a := analyzer{text: scan, emit: hc.token, done: func() bool { return len(hc.hits) >= maxSnippetHits }, firsts: sq.firsts()}
 		a.run()
 		hc.endPosition()
 	}
