@@ -75,18 +75,18 @@ type word struct {
 }
 
 type analyzer struct {
-	text  string
-	emit  func(Token)
-	done  func() bool // if set, reading stops once it returns true
+	text string
+	emit func(Token)
+	done func() bool // if set, reading stops once it returns true
 	// firsts, if set, names the first bytes of the terms a caller looks
 	// for (snippets): a word starting otherwise is not stemmed, as Porter2
 	// keeps a word's first letter, so its stem could match none of them.
 	firsts *[256]bool
-	pos   int
-	runs  [maxRuns]run
-	words [maxRuns]word
-	buf   []byte // folded text of the current token
-	sbuf  []byte // stemmer's work space
+	pos    int
+	runs   [maxRuns]run
+	words  [maxRuns]word
+	buf    []byte // folded text of the current token
+	sbuf   []byte // stemmer's work space
 }
 
 func (a *analyzer) run() {
