@@ -114,6 +114,9 @@ var (
 // TestMain removes the shared index the benchmarks built, unless it was
 // SEARCH_BENCH_DIR.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(rssChildEnv); mode != "" {
+		os.Exit(rssChildMain(mode))
+	}
 	code := m.Run()
 	if big.dir != "" && big.dir != os.Getenv("SEARCH_BENCH_DIR") {
 		os.RemoveAll(big.dir)

@@ -93,8 +93,10 @@ func readID(r *reader, out *strings.Builder) {
 	n := r.uvarint()
 	if n == 0 {
 		u := r.bytes(16)
-		if r.err == nil {
-			out.WriteString(formatUUID(u))
+		if r.err == nil && len(u) == 16 {
+			var b [36]byte
+			putUUID(&b, u)
+			out.Write(b[:])
 		}
 		return
 	}
@@ -142,8 +144,14 @@ func hexVal(c byte) (byte, bool) {
 }
 
 func formatUUID(u []byte) string {
-	const hex = "0123456789abcdef"
 	var b [36]byte
+	putUUID(&b, u)
+	return string(b[:])
+}
+
+// putUUID writes the UUID u in its text form into b.
+func putUUID(b *[36]byte, u []byte) {
+	const hex = "0123456789abcdef"
 	j := 0
 	for i, c := range u {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
@@ -153,7 +161,6 @@ func formatUUID(u []byte) string {
 		b[j], b[j+1] = hex[c>>4], hex[c&15]
 		j += 2
 	}
-	return string(b[:])
 }
 
 func appendString(b []byte, s string) []byte {
@@ -174,6 +181,7 @@ func decodeColumns(b []byte) (columns, error) {
 	}
 	c.ids = make([]string, 0, n)
 	var ids strings.Builder // one allocation for every id
+	ids.Grow(min(n*36, 4*len(b))) // UUIDs mostly; a hostile count is bounded by the bytes
 	c.dates = make([]int64, 0, n)
 	c.kind = make([]uint32, 0, n)
 	c.integ = make([]uint32, 0, n)

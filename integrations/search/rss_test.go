@@ -1,0 +1,233 @@
+package search
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"searchsvc/integrations/mail"
+)
+
+// The issue bounds the memory search adds to the service: what the
+// process takes from the system, not only its live heap, since the
+// collector lets the heap grow past what is live before it runs. So
+// BenchmarkMemoryRSS runs children of this test binary and compares their
+// peak resident set (VmHWM): one bulk-indexes the mails while another
+// only parses them, as the service without search still would; one
+// opens the large index and answers the ten queries while another stays
+// idle. Each child sets the service's default memory limit (64 MiB) and
+// reads the mails from the compressed corpus one at a time, as a sync
+// receives them, so none holds the corpus.
+const (
+	rssChildEnv  = "SEARCH_RSS_CHILD"
+	serviceLimit = 64 << 20 // MEMORY_LIMIT_MIB's default
+)
+
+// BenchmarkMemoryRSS reports the peak RSS search adds while bulk indexing
+// (rss-index-MB, at most 64) and while querying the large index
+// (rss-query-MB, at most 32), each against a child without search.
+func BenchmarkMemoryRSS(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("no /proc/self/status: VmHWM is Linux's")
+	}
+	bb := buildBig(b)
+	path := corpusPath(b)
+	n := strconv.Itoa(bb.mails)
+	for b.Loop() {
+	}
+	parse := rssChild(b, "parse", "SEARCH_RSS_CORPUS="+path, "SEARCH_RSS_MAILS="+n)
+	index := rssChild(b, "index", "SEARCH_RSS_CORPUS="+path, "SEARCH_RSS_MAILS="+n, "SEARCH_RSS_DIR="+b.TempDir())
+	idle := rssChild(b, "idle")
+	query := rssChild(b, "query", "SEARCH_RSS_DIR="+bb.dir)
+	b.ReportMetric(float64(parse)/(1<<20), "rss-parse-MB")
+	b.ReportMetric(float64(index-parse)/(1<<20), "rss-index-MB")
+	b.ReportMetric(float64(query-idle)/(1<<20), "rss-query-MB")
+}
+
+// rssChild runs this test binary as a child in mode and returns its
+// VmHWM in bytes.
+func rssChild(b *testing.B, mode string, env ...string) int64 {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append(env, rssChildEnv+"="+mode)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("child %s: %v\n%s", mode, err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "vmhwm "); ok {
+			kb, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				b.Fatalf("child %s: %q", mode, line)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatalf("child %s reported no vmhwm:\n%s", mode, out)
+	return 0
+}
+
+// rssChildMain runs the child named by rssChildEnv, prints its VmHWM and
+// returns the exit code.
+func rssChildMain(mode string) int {
+	debug.SetMemoryLimit(serviceLimit)
+	err := func() error {
+		switch mode {
+		case "idle":
+			return nil
+		case "parse", "index":
+			n, err := strconv.Atoi(os.Getenv("SEARCH_RSS_MAILS"))
+			if err != nil {
+				return err
+			}
+			return rssIndex(os.Getenv("SEARCH_RSS_CORPUS"), n, mode == "index", os.Getenv("SEARCH_RSS_DIR"))
+		case "query":
+			return rssQuery(os.Getenv("SEARCH_RSS_DIR"))
+		}
+		return fmt.Errorf("unknown child %q", mode)
+	}()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	hwm, err := vmHWM()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println("vmhwm", hwm)
+	return 0
+}
+
+// vmHWM is the process's peak resident set in kB.
+func vmHWM() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+}
+
+// rssIndex parses n mails from the corpus at path, one at a time (the
+// corpus again and again, with fresh ids), and indexes them into an index
+// in dir when index is set, as buildBig does.
+func rssIndex(path string, n int, index bool, dir string) error {
+	var ix *Index
+	if index {
+		var err error
+		if ix, err = Open(Config{Dir: dir, Key: testKey}); err != nil {
+			return err
+		}
+	}
+	batch := make([]Doc, 0, 100)
+	add := func() error {
+		if ix != nil && len(batch) > 0 {
+			if err := ix.Add(userA, batch...); err != nil {
+				return err
+			}
+		}
+		batch = batch[:0]
+		return nil
+	}
+	for done := 0; done < n; {
+		err := eachMbox(path, func(raw []byte) error {
+			if done == n {
+				return nil
+			}
+			done++
+			m, err := mail.Parse(raw)
+			if err != nil {
+				return nil
+			}
+			batch = append(batch, Doc{ID: newUUID(), RecordID: "rec-1", Integration: "imap", Kind: "email",
+				Title: m.Subject, From: m.From, To: m.To, Text: m.Text, Date: m.Date})
+			if len(batch) == cap(batch) {
+				return add()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := add(); err != nil {
+		return err
+	}
+	if ix == nil {
+		return nil
+	}
+	if err := ix.Flush(); err != nil {
+		return err
+	}
+	settle(ix)
+	return ix.Close()
+}
+
+// rssQuery opens the index in dir and answers the ten queries for a while.
+func rssQuery(dir string) error {
+	ix, err := Open(Config{Dir: dir, Key: testKey})
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	var qs []Node
+	for _, s := range benchQueries {
+		q, err := Parse(s)
+		if err != nil {
+			return err
+		}
+		qs = append(qs, q)
+	}
+	for start := time.Now(); time.Since(start) < 2*time.Second; {
+		for _, q := range qs {
+			if _, err := ix.Search(userA, Request{Query: q, Limit: 20}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// eachMbox calls fn with each message of the gzipped mbox at path.
+func eachMbox(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(z)
+	sc.Buffer(nil, 64<<20)
+	var msg bytes.Buffer
+	for sc.Scan() {
+		line := sc.Bytes()
+		if bytes.HasPrefix(line, []byte("From ")) && msg.Len() > 0 {
+			if err := fn(msg.Bytes()); err != nil {
+				return err
+			}
+			msg.Reset()
+		}
+		msg.Write(line)
+		msg.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return fn(msg.Bytes())
+}
