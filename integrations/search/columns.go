@@ -180,7 +180,7 @@ func decodeColumns(b []byte) (columns, error) {
 		}
 	}
 	c.ids = make([]string, 0, n)
-	var ids strings.Builder // one allocation for every id
+	var ids strings.Builder       // one allocation for every id
 	ids.Grow(min(n*36, 4*len(b))) // UUIDs mostly; a hostile count is bounded by the bytes
 	c.dates = make([]int64, 0, n)
 	c.kind = make([]uint32, 0, n)
