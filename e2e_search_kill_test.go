@@ -137,7 +137,14 @@ func TestKillDuringIndexing(t *testing.T) {
 			c.do("POST", "/v1/user-integrations/"+record+"/sync", nil)
 		}
 	}
-	time.Sleep(time.Duration(20+rng.IntN(400)) * time.Millisecond)
+	// The last kill comes once the record has items again (the last cycle
+	// may have disconnected the one that had them), while it syncs on.
+	c.do("POST", "/v1/user-integrations/"+record+"/sync", nil)
+	waitFor(t, "items stored before the last kill", func() bool {
+		_, body, _ := c.do("GET", "/v1/items?limit=1", nil)
+		return body["count"] == 1.0
+	})
+	time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 	kill(cmd)
 
 	// The last start, in this process: the catch-up runs, nothing syncs.
