@@ -1,13 +1,8 @@
 package imap_test
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -17,78 +12,33 @@ import (
 
 	"searchsvc/integrations/imap"
 	"searchsvc/integrations/imap/imaptest"
+	"searchsvc/integrations/mail/mailtest"
 )
 
-// corpusPath finds the shared corpus: ../shared/corpora beside the
-// repository, looked for in every directory above the package, so that a
-// worktree nested deeper finds it too.
-func corpusPath() (string, bool) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for {
-		p := filepath.Join(dir, "shared", "corpora", "spamassassin.mbox.gz")
-		if _, err := os.Stat(p); err == nil {
-			return p, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
-}
-
-// corpusMessages returns the first n messages of the shared corpus, with
-// CRLF line ends as an IMAP server sends them, or skips b.
+// corpusMessages returns the first n messages of the shared corpus
+// (mailtest.Corpus), without their mbox separator line and with CRLF line
+// ends, as an IMAP server sends them, or skips b.
 func corpusMessages(b *testing.B, n int) [][]byte {
 	b.Helper()
-	path, ok := corpusPath()
-	if !ok {
-		b.Skip("corpus shared/corpora/spamassassin.mbox.gz absent from every directory above the package")
+	all := mailtest.Corpus(b)
+	if len(all) < n {
+		b.Skipf("corpus holds %d messages, want %d", len(all), n)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Skipf("corpus %s: %v", path, err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r := bufio.NewReaderSize(zr, 1<<20)
-	var out [][]byte
-	var cur bytes.Buffer
-	flush := func() {
-		if cur.Len() > 0 {
-			out = append(out, bytes.Clone(cur.Bytes()))
-			cur.Reset()
-		}
-	}
-	for len(out) < n {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			if bytes.HasPrefix(line, []byte("From ")) {
-				flush()
-				if err == io.EOF {
-					break
-				}
-				continue // the mbox separator is not part of the message
+	out := make([][]byte, n)
+	for i, raw := range all[:n] {
+		if bytes.HasPrefix(raw, []byte("From ")) {
+			if j := bytes.IndexByte(raw, '\n'); j >= 0 {
+				raw = raw[j+1:]
 			}
-			line = bytes.TrimRight(line, "\r\n")
-			cur.Write(line)
-			cur.WriteString("\r\n")
 		}
-		if err != nil {
-			flush()
-			break
+		var m bytes.Buffer
+		for line := range bytes.Lines(raw) {
+			m.Write(bytes.TrimRight(line, "\r\n"))
+			m.WriteString("\r\n")
 		}
+		out[i] = m.Bytes()
 	}
-	if len(out) < n {
-		b.Skipf("corpus holds %d messages, want %d", len(out), n)
-	}
-	return out[:n]
+	return out
 }
 
 // peakHeap samples the live heap while a sync runs.

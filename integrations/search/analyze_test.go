@@ -1,14 +1,7 @@
 package search
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"searchsvc/integrations/mail"
+	"searchsvc/integrations/mail/mailtest"
 )
 
 // tokens writes what Analyze emits as "pos:term" (or "pos:term/word"
@@ -143,66 +137,15 @@ func FuzzAnalyze(f *testing.F) {
 }
 
 // mailTexts returns the subjects and bodies of the test corpus's mails,
-// or skips when the corpus is absent. The corpus is shared/corpora beside
-// the repository root (the folder holding go.mod), or beside one of its
-// parents, where a git worktree of the repository is nested one deeper.
+// or skips when the corpus is absent (see mailtest.CorpusPath).
 func mailTexts(tb testing.TB) []string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("no go.mod above the package")
-		}
-		dir = parent
-	}
-	rel := filepath.Join("shared", "corpora", "spamassassin.mbox.gz")
-	var f *os.File
-	for d := dir; f == nil; {
-		path := filepath.Join(d, "..", rel)
-		f, err = os.Open(path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			tb.Fatal(err)
-		}
-		parent := filepath.Dir(d)
-		if f == nil && parent == d {
-			tb.Skipf("the test corpus ../%s is absent beside %s and its parents", rel, dir)
-		}
-		d = parent
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var texts []string
-	add := func(raw []byte) {
+	for _, raw := range mailtest.Corpus(tb) {
 		if m, err := mail.Parse(raw); err == nil {
 			texts = append(texts, m.Subject, m.Text)
 		}
 	}
-	sc := bufio.NewScanner(z)
-	sc.Buffer(nil, 64<<20)
-	var msg bytes.Buffer
-	for sc.Scan() {
-		line := sc.Bytes()
-		if bytes.HasPrefix(line, []byte("From ")) && msg.Len() > 0 {
-			add(msg.Bytes())
-			msg.Reset()
-		}
-		msg.Write(line)
-		msg.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	add(msg.Bytes())
 	return texts
 }
 

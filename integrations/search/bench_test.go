@@ -1,9 +1,6 @@
 package search
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"flag"
 	"fmt"
 	"os"
@@ -18,6 +15,7 @@ import (
 	"time"
 
 	"searchsvc/integrations/mail"
+	"searchsvc/integrations/mail/mailtest"
 )
 
 // The large benchmarks share one index of benchMails mails (the corpus
@@ -48,38 +46,6 @@ var benchQueries = []string{
 	"subject:money",
 	"linux OR windows",
 	"money -free",
-}
-
-// corpusRaw returns the corpus's raw messages (see corpusMails).
-func corpusRaw(tb testing.TB) [][]byte {
-	tb.Helper()
-	path := corpusPath(tb)
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][]byte
-	sc := bufio.NewScanner(z)
-	sc.Buffer(nil, 64<<20)
-	var msg bytes.Buffer
-	for sc.Scan() {
-		line := sc.Bytes()
-		if bytes.HasPrefix(line, []byte("From ")) && msg.Len() > 0 {
-			out = append(out, bytes.Clone(msg.Bytes()))
-			msg.Reset()
-		}
-		msg.Write(line)
-		msg.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return append(out, bytes.Clone(msg.Bytes()))
 }
 
 // built is the shared large index and what building it measured.
@@ -144,7 +110,7 @@ func liveHeap() int64 {
 func buildBig(b *testing.B) *built {
 	b.Helper()
 	buildOnce.Do(func() {
-		raw := corpusRaw(b)
+		raw := mailtest.Corpus(b)
 		big.mails = benchMails()
 		if keep := os.Getenv("SEARCH_BENCH_DIR"); keep != "" {
 			// For profiling queries: an index built by an earlier run is
@@ -306,7 +272,7 @@ func BenchmarkIndexCorpus(b *testing.B) {
 // fresh index: the figures of mails that do not repeat (the large index
 // repeats the corpus, which DEFLATE partly sees through).
 func BenchmarkIndexOnce(b *testing.B) {
-	raw := corpusRaw(b)
+	raw := mailtest.Corpus(b)
 	var textBytes, disk, written int64
 	b.ReportAllocs()
 	for b.Loop() {

@@ -2,7 +2,6 @@ package search
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,10 +10,11 @@ import (
 	"testing"
 
 	"searchsvc/integrations/mail"
+	"searchsvc/integrations/mail/mailtest"
 )
 
 // corpusMails returns the test corpus's mails as documents, or skips when
-// the corpus is absent (see corpusPath for where it is looked for).
+// the corpus is absent (see mailtest.CorpusPath for where it is looked for).
 func corpusMails(tb testing.TB) []Doc {
 	tb.Helper()
 	var docs []Doc
@@ -28,46 +28,10 @@ func corpusMails(tb testing.TB) []Doc {
 			Title: m.Subject, From: m.From, To: m.To, Text: m.Text, Date: m.Date,
 		})
 	}
-	for _, raw := range corpusRaw(tb) {
+	for _, raw := range mailtest.Corpus(tb) {
 		add(raw)
 	}
 	return docs
-}
-
-// corpusPath finds the test corpus: shared/corpora beside the repository
-// root (the folder holding go.mod) or beside one of its parents, where a
-// git worktree is nested deeper; it skips when the corpus is absent.
-func corpusPath(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("no go.mod above the package")
-		}
-		dir = parent
-	}
-	rel := filepath.Join("shared", "corpora", "spamassassin.mbox.gz")
-	var f *os.File
-	for d := dir; f == nil; {
-		f, err = os.Open(filepath.Join(d, "..", rel))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			tb.Fatal(err)
-		}
-		parent := filepath.Dir(d)
-		if f == nil && parent == d {
-			tb.Skipf("the test corpus ../%s is absent beside %s and its parents", rel, dir)
-		}
-		d = parent
-	}
-	f.Close()
-	return f.Name()
 }
 
 // newUUID is a random version 4 UUID.

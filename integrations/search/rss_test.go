@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"searchsvc/integrations/mail"
+	"searchsvc/integrations/mail/mailtest"
 )
 
 // The issue bounds the memory search adds to the service: what the
@@ -39,7 +40,7 @@ func BenchmarkMemoryRSS(b *testing.B) {
 		b.Skip("no /proc/self/status: VmHWM is Linux's")
 	}
 	bb := buildBig(b)
-	path := corpusPath(b)
+	path := mailtest.CorpusPath(b)
 	n := strconv.Itoa(bb.mails)
 	for b.Loop() {
 	}
