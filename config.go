@@ -70,10 +70,13 @@ type config struct {
 	// /64; a trusted proxy excepted); BodyMemory the request-body bytes
 	// held at once (a client gets an eighth). MemoryLimit is the Go runtime's soft memory limit
 	// in bytes; 0 leaves the runtime's own (GOMEMLIMIT, or none).
+	// GCPercent is the collector's target (debug.SetGCPercent); 0 leaves
+	// the runtime's own (GOGC, or 100).
 	MaxConnections       int
 	MaxClientConnections int
 	BodyMemory           int64
 	MemoryLimit          int64
+	GCPercent            int
 
 	MetricsAddr string // a separate listener for /metrics; empty: none
 	TLSCertFile string // with TLSKeyFile: serve HTTPS, reloaded on SIGHUP
@@ -202,6 +205,13 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	// MiB, and above this the collector runs harder instead of growing.
 	if getenv("MEMORY_LIMIT_MIB") != "" || getenv("GOMEMLIMIT") == "" {
 		c.MemoryLimit = int64(p.integer("MEMORY_LIMIT_MIB", 64, 0, 1<<20)) << 20
+	}
+	// The runtime's default lets the heap grow to twice what is live
+	// before collecting: the search index's cache and 100,000 sessions
+	// would cost their size again in garbage. Half costs a few percent of
+	// CPU in the collector, which an idle Pi has to spare.
+	if getenv("GC_PERCENT") != "" || getenv("GOGC") == "" {
+		c.GCPercent = p.integer("GC_PERCENT", 50, 0, 10_000)
 	}
 	c.MetricsAddr = p.str("METRICS_ADDR", "")
 	if c.MetricsAddr != "" {

@@ -158,6 +158,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if c.MemoryLimit > 0 {
 		debug.SetMemoryLimit(c.MemoryLimit)
 	}
+	if c.GCPercent > 0 {
+		debug.SetGCPercent(c.GCPercent)
+	}
 	a, err := openApp(c, getenv, log)
 	if err != nil {
 		return err

@@ -29,9 +29,10 @@ func TestConfigDefaults(t *testing.T) {
 		c.OAuthRedirectBase.String() != "http://localhost:8080" || c.SessionSliding || c.CSRFTokens || c.SessionBindIP {
 		t.Errorf("defaults differ from the README's Configuration table: %+v", c)
 	}
-	if c.MaxConnections != 512 || c.MaxClientConnections != 64 || c.BodyMemory != 16<<20 || c.MemoryLimit != 64<<20 {
-		t.Errorf("load limits: got %d, %d, %d, %d; want 512, 64, 16 MiB, 64 MiB",
-			c.MaxConnections, c.MaxClientConnections, c.BodyMemory, c.MemoryLimit)
+	if c.MaxConnections != 512 || c.MaxClientConnections != 64 || c.BodyMemory != 16<<20 || c.MemoryLimit != 64<<20 ||
+		c.GCPercent != 50 {
+		t.Errorf("load limits: got %d, %d, %d, %d, GC %d%%; want 512, 64, 16 MiB, 64 MiB, GC 50%%",
+			c.MaxConnections, c.MaxClientConnections, c.BodyMemory, c.MemoryLimit, c.GCPercent)
 	}
 	// GOMEMLIMIT alone is left to the runtime; MEMORY_LIMIT_MIB wins.
 	for _, tt := range []struct {
@@ -46,6 +47,21 @@ func TestConfigDefaults(t *testing.T) {
 		c, err := loadConfig(envFunc(tt.env))
 		if err != nil || c.MemoryLimit != tt.want {
 			t.Errorf("%v: got %d (%v), want %d", tt.env, c.MemoryLimit, err, tt.want)
+		}
+	}
+	// Likewise GOGC alone is left to the runtime; GC_PERCENT wins.
+	for _, tt := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{map[string]string{"GOGC": "200"}, 0},
+		{map[string]string{"GOGC": "200", "GC_PERCENT": "30"}, 30},
+		{map[string]string{"GC_PERCENT": "0"}, 0},
+	} {
+		tt.env["SESSION_SECURE"] = "false"
+		c, err := loadConfig(envFunc(tt.env))
+		if err != nil || c.GCPercent != tt.want {
+			t.Errorf("%v: got %d (%v), want %d", tt.env, c.GCPercent, err, tt.want)
 		}
 	}
 }

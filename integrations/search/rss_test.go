@@ -25,11 +25,12 @@ import (
 // only parses them, as the service without search still would; one
 // opens the large index and answers the ten queries while another stays
 // idle. Each child sets the service's default memory limit (64 MiB) and
-// reads the mails from the compressed corpus one at a time, as a sync
-// receives them, so none holds the corpus.
+// collector target (50%), and reads the mails from the compressed corpus
+// one at a time, as a sync receives them, so none holds the corpus.
 const (
 	rssChildEnv  = "SEARCH_RSS_CHILD"
 	serviceLimit = 64 << 20 // MEMORY_LIMIT_MIB's default
+	serviceGC    = 50       // GC_PERCENT's default
 )
 
 // BenchmarkMemoryRSS reports the peak RSS search adds while bulk indexing
@@ -80,6 +81,7 @@ func rssChild(b *testing.B, mode string, env ...string) int64 {
 // returns the exit code.
 func rssChildMain(mode string) int {
 	debug.SetMemoryLimit(serviceLimit)
+	debug.SetGCPercent(serviceGC)
 	err := func() error {
 		switch mode {
 		case "idle":
