@@ -185,11 +185,12 @@ func resetPeak(b *testing.B, pid int) {
 //     once (each from its own loopback address; those beyond the hash
 //     queue are refused 503 at once: logins-ok, logins-503), and that peak over the
 //     RSS before them, against the README's bound of CPUs × 19 MiB;
+//     burst-s: how long until the last of them is answered;
 //   - burst-after-MB, burst-20s-MB: RSS when the last login is answered
 //     (and the hasher has gone idle), and 20 s later.
 //
-// It fails if the start RSS passes 48 MB, the load RSS 64 MB, or the
-// burst's extra the bound.
+// It says NOT MET, without failing, if the start RSS passes 48 MB, the
+// load RSS 64 MB, or the burst's extra the bound.
 func BenchmarkPiMemory(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc/PID/status")
@@ -239,6 +240,7 @@ func BenchmarkPiMemory(b *testing.B) {
 		resetPeak(b, pid)
 		_, before := procMemory(b, pid)
 		var ok, busy, bad atomic.Int64
+		burstStart := time.Now()
 		for i := range piBurst {
 			wg.Go(func() {
 				c := clientFrom(fmt.Sprintf("127.0.1.%d", i+1))
@@ -254,6 +256,7 @@ func BenchmarkPiMemory(b *testing.B) {
 			})
 		}
 		wg.Wait()
+		burst := time.Since(burstStart)
 		if n := bad.Load(); n > 0 {
 			b.Fatalf("%d of %d logins failed", n, piBurst)
 		}
@@ -270,6 +273,7 @@ func BenchmarkPiMemory(b *testing.B) {
 		b.ReportMetric(float64(served.Load())/20, "reads/s")
 		b.ReportMetric(float64(ok.Load()), "logins-ok")
 		b.ReportMetric(float64(busy.Load()), "logins-503")
+		b.ReportMetric(burst.Seconds(), "burst-s")
 		b.ReportMetric(mb(peak), "burst-peak-MB")
 		b.ReportMetric(mb(peak-before), "burst-extra-MB")
 		b.ReportMetric(mb(after), "burst-after-MB")

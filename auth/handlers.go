@@ -46,6 +46,12 @@ type Config struct {
 	// main returns the hashes' memory to the system there
 	// (debug.FreeOSMemory). It is set on Hasher.
 	AfterHashes func()
+	// BeforeHash, if set, is called before each password hash, once it
+	// has its slot: main runs the collector there (runtime.GC), so that
+	// the memory of hashes that ended is reused by the next rather than
+	// held beside it as garbage, and a burst of logins holds no more than
+	// the hashes running at once. It is set on Hasher.
+	BeforeHash func()
 	// Now is the clock. nil: time.Now.
 	Now func() time.Time
 	// Logger receives security events; the caller names the component.
@@ -103,6 +109,7 @@ func NewHandlers(cfg Config) *Handlers {
 		cfg.Hasher = h
 	}
 	cfg.Hasher.idle = cfg.AfterHashes
+	cfg.Hasher.before = cfg.BeforeHash
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

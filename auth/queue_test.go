@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -188,6 +189,56 @@ func TestHashQueuePerClient(t *testing.T) {
 		}
 		if want := attackers*tries - attackers - 2; refused != want {
 			t.Errorf("attacking logins refused: got %d, want %d (all but one waiting per address and the two hashing)", refused, want)
+		}
+	})
+}
+
+// The hasher's before func runs once for each hash, after the hash has
+// its slot and before Argon2 starts (so the collection it runs frees the
+// memory of the hashes that ended for this one): never while as many
+// hashes run as there are slots, and as often as Argon2 runs, Verify and
+// the unknown-email dummy included.
+func TestHasherBeforeEachHash(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, err := NewHasher(Params{Memory: 8, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 16}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var befores, overlapping atomic.Int64
+		h.before = func() {
+			befores.Add(1)
+			if h.running.Load() >= 2 {
+				overlapping.Add(1)
+			}
+		}
+		encoded, err := h.Hash(t.Context(), "password")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, err := h.Verify(t.Context(), "password", encoded); !ok || err != nil {
+			t.Fatalf("verify: got %v, %v; want a match", ok, err)
+		}
+		if err := h.verifyDummy(t.Context(), "password"); err != nil {
+			t.Fatal(err)
+		}
+		if got := befores.Load(); got != 3 {
+			t.Fatalf("after a hash, a verify and a dummy: got %d before calls, want 3", got)
+		}
+		gate := make(chan struct{})
+		h.argon = func(password, salt []byte, p Params) []byte { <-gate; return idKey(password, salt, p) }
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() { h.Hash(t.Context(), "password") })
+		}
+		synctest.Wait() // two hashing, four waiting
+		if got := befores.Load(); got != 5 {
+			t.Fatalf("with two of six hashing: got %d before calls in all, want 5", got)
+		}
+		close(gate)
+		wg.Wait()
+		if got, over := befores.Load(), overlapping.Load(); got != 9 || over != 0 || h.derivations.Load() != 9 {
+			t.Errorf("after the burst: got %d before calls (%d with every slot hashing), %d derivations; want 9, 0, 9",
+				got, over, h.derivations.Load())
 		}
 	})
 }
