@@ -46,6 +46,9 @@ func (p *parser) field() (n Node, ok bool, err error) {
 		}
 		return nil, false, nil // "Re: budget" is words
 	}
+	if !known && strings.HasPrefix(p.q[j+1:], "//") {
+		return nil, false, nil // a pasted address, "https://…", is words
+	}
 	if !known {
 		return nil, true, errAt(start, "unknown field %q", p.q[start:j+1])
 	}
