@@ -158,7 +158,32 @@ func (w *webTest) moreResults() error {
 			return err
 		}
 	}
-	return nil
+
+	// Back from a result shows both pages again (the second asked for
+	// with the same cursor), with the focus on the result opened.
+	if err := w.b.click(".result:nth-child(21) h2 a", "Harbour log, day 2"); err != nil { // of the second page
+		return err
+	}
+	if err := w.waitValue("the item's page", `location.pathname.startsWith('/items/')`, true); err != nil {
+		return err
+	}
+	n = len(w.b.requests("/v1/search"))
+	if err := w.b.eval("history.back()", nil); err != nil {
+		return err
+	}
+	if err := w.waitValue("both pages, back from the item", titlesJS, want); err != nil {
+		return err
+	}
+	if err := w.waitValue("focus, back from the item", `document.activeElement.textContent`, "Harbour log, day 2"); err != nil {
+		return err
+	}
+	if got := len(w.b.requests("/v1/search")); got != n+2 {
+		return fmt.Errorf("searches back from the item: got %d, want %d (both pages)", got, n+2)
+	}
+	if _, err := w.lastSearch(url.Values{"q": {"harbour"}, "limit": {"20"}, "cursor": {page.NextCursor}}); err != nil {
+		return err
+	}
+	return w.eq("the count, back from the item", countJS, "22 results for harbour")
 }
 
 // filtersAndOrder searches "regatta" and changes the order, the kind, the

@@ -74,6 +74,17 @@ async function pageSearch(params) {
   if (params.get('integrationId')) base.set('integrationId', params.get('integrationId'));
   document.title = (q || query.trim()) + ' · Search · searchsvc';
 
+  // The pages "More results" added and the result last opened are kept in
+  // this history entry, so that Back from an item shows the list as it
+  // was, with the focus on that result.
+  const kept = (history.state && history.state.search) || {};
+  const cursors = [];
+  const remember = change => history.replaceState({ ...history.state, search: { cursors, ...change } }, '', location.href);
+  list.addEventListener('click', e => {
+    const a = e.target.closest && e.target.closest('a[href]');
+    if (a) remember({ opened: a.getAttribute('href') });
+  });
+
   let shown = 0;
   const load = async cursor => {
     const p = new URLSearchParams(base);
@@ -92,8 +103,9 @@ async function pageSearch(params) {
       } else if (err.status !== 401) {
         say(region, 'error', explain(err).message);
       }
-      return;
+      return false;
     }
+    if (cursor) cursors.push(cursor);
     const results = res.results || [];
     shown += results.length;
     append(list, results.map(resultItem));
@@ -107,14 +119,22 @@ async function pageSearch(params) {
       more.addEventListener('click', async () => {
         more.disabled = true;
         const firstNew = list.children.length;
-        await load(res.nextCursor);
+        if (await load(res.nextCursor)) remember({});
         const a = list.children[firstNew] && list.children[firstNew].querySelector('a');
         if (a) a.focus();
       });
       moreBox.append(more);
     }
+    return true;
   };
-  await load('');
+  if (!await load('')) return;
+  for (const c of kept.cursors || []) {
+    if (location.href !== here || !await load(c)) return;
+  }
+  if (kept.opened) {
+    const a = [...list.querySelectorAll('a[href]')].find(a => a.getAttribute('href') === kept.opened);
+    if (a) a.focus();
+  }
 }
 
 // showRecent lists the newest items when there is nothing to search yet.
