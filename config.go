@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,14 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"searchsvc/httpx"
-	"searchsvc/integrations/vault"
-	"searchsvc/storage"
 )
 
 // config is everything the service reads from its environment, parsed and
@@ -281,96 +274,6 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	return c, nil
 }
 
-// devSecrets fills the secrets a development setup (SESSION_SECURE=false)
-// left unset from DATA_DIR/dev-secrets.json, generating that file (0600)
-// on first use so sessions and sealed credentials survive a restart.
-func (c *config) devSecrets() error {
-	if c.SessionSecret != nil && c.CredentialsKey != nil {
-		return nil
-	}
-	path := filepath.Join(c.DataDir, "dev-secrets.json")
-	var s struct {
-		SessionSecret  string `json:"sessionSecret"`
-		CredentialsKey string `json:"credentialsKey"`
-	}
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	case errors.Is(err, os.ErrNotExist):
-		s.SessionSecret = rand.Text() + rand.Text()
-		key := make([]byte, 32)
-		rand.Read(key)
-		s.CredentialsKey = base64.StdEncoding.EncodeToString(key)
-		b, _ = json.Marshal(s)
-		if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
-			return err
-		}
-		if err := writeFileSync(path, b); err != nil {
-			return err
-		}
-	default:
-		return err
-	}
-	if c.SessionSecret == nil {
-		c.SessionSecret = []byte(s.SessionSecret)
-		c.DevSecrets = append(c.DevSecrets, "SESSION_SECRET")
-	}
-	if c.CredentialsKey == nil {
-		key, err := vault.ParseKey(path+": credentialsKey", s.CredentialsKey)
-		if err != nil {
-			return err
-		}
-		c.CredentialsKey = key
-		c.DevSecrets = append(c.DevSecrets, "CREDENTIALS_KEY")
-	}
-	return nil
-}
-
-// writeFileSync creates path (0600) with b, atomically: it writes a
-// temporary file, fsyncs it, links it into place (failing with
-// fs.ErrExist if path exists) and fsyncs the directory, so a power cut
-// leaves either no file or the whole one, never an empty file that stops
-// every later start.
-func writeFileSync(path string, b []byte) error {
-	return writeFileSyncLink(path, b, os.Link)
-}
-
-// writeFileSyncLink is writeFileSync with link as os.Link, which tests
-// replace to play a file system without hard links.
-//
-// A file system without hard links (a FAT or exFAT backup stick) answers
-// link with EPERM or "not supported". There the file is created in place
-// with O_EXCL instead, which still never overwrites an existing file,
-// even one another process creates meanwhile, but a power cut during the
-// write can leave it incomplete (the next start then names it).
-func writeFileSyncLink(path string, b []byte, link func(oldname, newname string) error) error {
-	tmp := path + ".tmp"
-	err := storage.WriteNew(tmp, b, 0o600, os.O_TRUNC)
-	if err == nil {
-		err = link(tmp, path)
-		os.Remove(tmp)
-		if noHardLinks(err) {
-			err = storage.WriteNew(path, b, 0o600, os.O_EXCL)
-		}
-	} else {
-		os.Remove(tmp)
-	}
-	if err != nil {
-		return err
-	}
-	return storage.SyncDir(filepath.Dir(path))
-}
-
-// noHardLinks reports whether err is a link refused because the file
-// system has no hard links.
-func noHardLinks(err error) bool {
-	return errors.Is(err, syscall.EPERM) || errors.Is(err, errors.ErrUnsupported) ||
-		errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
-}
-
 // isLoopback reports whether host is one the README allows over plain
 // http: localhost, 127.0.0.1 or ::1, exactly.
 func isLoopback(host string) bool {
@@ -379,93 +282,4 @@ func isLoopback(host string) bool {
 		return true
 	}
 	return false
-}
-
-// parser collects every configuration error, so one start-up reports all
-// of them.
-type parser struct {
-	getenv func(string) string
-	secret func(string) (string, error)
-	errs   []error
-}
-
-func (p *parser) fail(name, format string, args ...any) {
-	p.errs = append(p.errs, fmt.Errorf("%s %s", name, fmt.Sprintf(format, args...)))
-}
-
-func (p *parser) str(name, def string) string {
-	if v := strings.TrimSpace(p.getenv(name)); v != "" {
-		return v
-	}
-	return def
-}
-
-func (p *parser) secretValue(name string) string {
-	v, err := p.secret(name)
-	if err != nil {
-		p.errs = append(p.errs, err)
-	}
-	return v
-}
-
-func (p *parser) integer(name string, def, min, max int) int {
-	v := p.str(name, "")
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < min || n > max {
-		p.fail(name, "must be a whole number from %d to %d, got %q", min, max, v)
-		return def
-	}
-	return n
-}
-
-func (p *parser) seconds(name string, def int) time.Duration {
-	return time.Duration(p.integer(name, def, 1, 10*365*86400)) * time.Second
-}
-
-func (p *parser) boolean(name string, def bool) bool {
-	v := p.str(name, "")
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		p.fail(name, "must be true or false, got %q", v)
-		return def
-	}
-	return b
-}
-
-func (p *parser) oneOf(name, def string, allowed ...string) string {
-	v := strings.ToLower(p.str(name, def))
-	for _, a := range allowed {
-		if v == a {
-			return v
-		}
-	}
-	p.fail(name, "must be %s, got %q", strings.Join(allowed, " or "), v)
-	return def
-}
-
-func (p *parser) url(name, def string) *url.URL {
-	v := strings.TrimSuffix(p.str(name, def), "/")
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		p.fail(name, "must be an absolute http(s) URL without query, got %q", v)
-		return nil
-	}
-	return u
-}
-
-// key parses a credentials key with the vault's own parser, which refuses
-// what the vault would (a key of zero bytes among them).
-func (p *parser) key(name, s string) []byte {
-	k, err := vault.ParseKey(name, s)
-	if err != nil {
-		p.errs = append(p.errs, err)
-		return nil
-	}
-	return k
 }
