@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,19 +19,22 @@ import (
 // device are sealed, bound to that key. What stays in clear is what
 // expiry, the per-user index and the idle clock need.
 //
-// A Pi may hold a hundred thousand of them, so in memory a record is 80
-// bytes plus its key and sealed part: times as Unix nanoseconds, not
-// time.Time (24 bytes each); the user id interned (one copy per user, not
-// per session); the login method a number; the sealed part a string. Its
-// JSON is unchanged (recordJSON).
+// A Pi may hold a hundred thousand of them, so in memory a record is 96
+// bytes plus its key: times as Unix nanoseconds, not time.Time (24 bytes
+// each); the user id interned (one copy per user, not per session); the
+// login method a number; and the sealed part, most of a record's size,
+// only in the log: the table is cold (storage.Cold), so the records it
+// holds are stripped of it, and it is read back when a session is first
+// met, listed or rewritten. Its JSON is unchanged (recordJSON).
 type record struct {
 	ID       string // index.Sum(session id)
 	UserID   string // interned
 	Created  int64  // Unix ns
 	Accessed int64  // Unix ns: lastAccessedAt as the log holds it
 	Expires  int64  // Unix ns
-	Method   uint8  // index in loginMethods
-	Sealed   string // secretFields, sealed
+	Sealed   string // secretFields, sealed; "" in a stripped record
+	Cold     storage.ColdRef
+	Method   uint8 // index in loginMethods
 }
 
 // loginMethods are the values of Metadata.LoginMethod a record can hold,
@@ -55,7 +59,14 @@ type recordJSON struct {
 	Sealed         []byte    `json:"sealed"`
 }
 
+// errStripped refuses to encode a stripped record, which would lose its
+// sealed part.
+var errStripped = errors.New("sessions: a stripped record has no sealed part to write")
+
 func (r record) MarshalJSON() ([]byte, error) {
+	if r.Cold.Stripped() {
+		return nil, errStripped
+	}
 	return json.Marshal(recordJSON{ID: r.ID, UserID: r.UserID, CreatedAt: fromNanos(r.Created),
 		LastAccessedAt: fromNanos(r.Accessed), ExpiresAt: fromNanos(r.Expires),
 		LoginMethod: loginMethods[r.Method%uint8(len(loginMethods))], Sealed: []byte(r.Sealed)})
@@ -75,27 +86,43 @@ func (r *record) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// pack moves the keys and sealed parts of the records a replay keeps into
-// one allocation (storage.TableConfig.Pack): a hundred thousand sessions
-// then leave no small strings scattered among the replay's garbage, and
-// the start-up's memory goes back to the system. The block lives until
-// the last of those sessions is gone; new sessions are allocated apart.
+// pack moves the keys, the user ids (one copy per user) and the sealed
+// parts of records kept whole, of the records a replay keeps, into one
+// allocation (storage.TableConfig.Pack): a hundred thousand sessions then
+// leave no small strings scattered among the replay's garbage, each
+// holding a page of it, and the start-up's memory goes back to the
+// system. The block lives until the last of those sessions is gone; new
+// sessions are allocated apart.
 func pack(rs []record) {
+	at := make(map[string]int) // user id -> its offset in the block; -1 until written
 	n := 0
 	for i := range rs {
 		n += len(rs[i].ID) + len(rs[i].Sealed)
+		if _, ok := at[rs[i].UserID]; !ok {
+			at[rs[i].UserID] = -1
+			n += len(rs[i].UserID)
+		}
 	}
 	var b strings.Builder
 	b.Grow(n)
 	for i := range rs {
 		b.WriteString(rs[i].ID)
 		b.WriteString(rs[i].Sealed)
+		if at[rs[i].UserID] < 0 {
+			at[rs[i].UserID] = b.Len()
+			b.WriteString(rs[i].UserID)
+		}
 	}
 	block, off := b.String(), 0
 	for i := range rs {
 		r := &rs[i]
 		r.ID, off = block[off:off+len(r.ID)], off+len(r.ID)
 		r.Sealed, off = block[off:off+len(r.Sealed)], off+len(r.Sealed)
+		u := at[r.UserID]
+		if u == off { // written after this record
+			off += len(r.UserID)
+		}
+		r.UserID = block[u : u+len(r.UserID)]
 	}
 }
 
@@ -183,7 +210,16 @@ func (m *Manager) openCached(r record, e *entry) (Session, error) {
 	return m.session(r, f), nil
 }
 
+// openFields opens the sealed part of r, read back from the log if r is
+// stripped.
 func (m *Manager) openFields(r record) (*secretFields, error) {
+	if r.Cold.Stripped() {
+		whole, err := m.tab.Load(r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("open session record: %w", err)
+		}
+		r = whole
+	}
 	b, _, err := m.keys.box.Open([]byte(r.Sealed), []byte(r.ID))
 	if err != nil {
 		return nil, fmt.Errorf("open session record: %w", err)

@@ -204,6 +204,12 @@ func New(st *storage.Store, cfg Config) *Manager {
 		Expired: func(r *record, now time.Time) bool { return now.UnixNano() > r.Expires },
 		Index:   map[string]func(*record) string{"user": func(r *record) string { return r.UserID }},
 		Pack:    pack,
+		// The sealed parts stay in the log until needed: they are most
+		// of a record, and a session's are read once it is met.
+		Cold: &storage.Cold[record]{
+			Strip: func(r *record) { r.Sealed = "" },
+			Ref:   func(r *record) *storage.ColdRef { return &r.Cold },
+		},
 	})
 	m.legacy = storage.Register(st, legacyTable, storage.TableConfig[Session]{
 		ID: func(s *Session) string { return s.ID },
