@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unique"
@@ -19,22 +20,23 @@ import (
 // device are sealed, bound to that key. What stays in clear is what
 // expiry, the per-user index and the idle clock need.
 //
-// A Pi may hold a hundred thousand of them, so in memory a record is 96
-// bytes plus its key: times as Unix nanoseconds, not time.Time (24 bytes
-// each); the user id interned (one copy per user, not per session); the
-// login method a number; and the sealed part, most of a record's size,
-// only in the log: the table is cold (storage.Cold), so the records it
-// holds are stripped of it, and it is read back when a session is first
-// met, listed or rewritten. Its JSON is unchanged (recordJSON).
+// A Pi may hold a hundred thousand of them, so in memory a record is 80
+// bytes plus its key: times as Unix seconds in 32 bits (a session's times
+// are kept to the second), not time.Time (24 bytes each); the user id
+// interned (one copy per user, not per session); the login method a
+// number; and the sealed part, most of a record's size, only in the log:
+// the table is cold (storage.Cold), so the records it holds are stripped
+// of it, and it is read back when a session is first met, listed or
+// rewritten. Its JSON is unchanged (recordJSON).
 type record struct {
 	ID       string // index.Sum(session id)
 	UserID   string // interned
-	Created  int64  // Unix ns
-	Accessed int64  // Unix ns: lastAccessedAt as the log holds it
-	Expires  int64  // Unix ns
 	Sealed   string // secretFields, sealed; "" in a stripped record
 	Cold     storage.ColdRef
-	Method   uint8 // index in loginMethods
+	Created  uint32 // Unix s
+	Accessed uint32 // Unix s: lastAccessedAt as the log holds it
+	Expires  uint32 // Unix s
+	Method   uint8  // index in loginMethods
 }
 
 // loginMethods are the values of Metadata.LoginMethod a record can hold,
@@ -67,8 +69,8 @@ func (r record) MarshalJSON() ([]byte, error) {
 	if r.Cold.Stripped() {
 		return nil, errStripped
 	}
-	return json.Marshal(recordJSON{ID: r.ID, UserID: r.UserID, CreatedAt: fromNanos(r.Created),
-		LastAccessedAt: fromNanos(r.Accessed), ExpiresAt: fromNanos(r.Expires),
+	return json.Marshal(recordJSON{ID: r.ID, UserID: r.UserID, CreatedAt: fromSecs(r.Created),
+		LastAccessedAt: fromSecs(r.Accessed), ExpiresAt: fromSecs(r.Expires),
 		LoginMethod: loginMethods[r.Method%uint8(len(loginMethods))], Sealed: []byte(r.Sealed)})
 }
 
@@ -80,8 +82,8 @@ func (r *record) UnmarshalJSON(b []byte) error {
 	if j.LoginMethod != LoginPassword && j.LoginMethod != LoginOAuth {
 		return fmt.Errorf("unknown login method %q", j.LoginMethod)
 	}
-	*r = record{ID: j.ID, UserID: unique.Make(j.UserID).Value(), Created: nanos(j.CreatedAt),
-		Accessed: nanos(j.LastAccessedAt), Expires: nanos(j.ExpiresAt), Method: methodIndex(j.LoginMethod),
+	*r = record{ID: j.ID, UserID: unique.Make(j.UserID).Value(), Created: secs(j.CreatedAt),
+		Accessed: secs(j.LastAccessedAt), Expires: secs(j.ExpiresAt), Method: methodIndex(j.LoginMethod),
 		Sealed: string(j.Sealed)}
 	return nil
 }
@@ -126,21 +128,35 @@ func pack(rs []record) {
 	}
 }
 
-// nanos is t in Unix nanoseconds; the zero time is 0.
-func nanos(t time.Time) int64 {
+// secs is t in Unix seconds as a record holds them: the zero time is 0,
+// and times outside 1970 to 2106 are held at those bounds.
+func secs(t time.Time) uint32 {
 	if t.IsZero() {
 		return 0
 	}
-	return t.UnixNano()
+	return unixSecs(t.Unix())
 }
 
-// fromNanos is the UTC time of Unix nanoseconds n; 0 is the zero time.
-func fromNanos(n int64) time.Time {
-	if n == 0 {
+// unixSecs is s Unix seconds held at the bounds of a record's times.
+func unixSecs(s int64) uint32 { return uint32(min(max(s, 1), math.MaxUint32)) }
+
+// secsOfNanos is secs of a time in Unix nanoseconds, as entries keep it.
+func secsOfNanos(ns int64) uint32 { return unixSecs(ns / int64(time.Second)) }
+
+// nanosOfSecs is the Unix nanoseconds of a record's time, 0 for the zero
+// time.
+func nanosOfSecs(s uint32) int64 { return int64(s) * int64(time.Second) }
+
+// fromSecs is the UTC time of Unix seconds s; 0 is the zero time.
+func fromSecs(s uint32) time.Time {
+	if s == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, n).UTC()
+	return time.Unix(int64(s), 0).UTC()
 }
+
+// toSecond is t as a record keeps it.
+func toSecond(t time.Time) time.Time { return fromSecs(secs(t)) }
 
 // secretFields are the sealed part of a record.
 type secretFields struct {
@@ -174,8 +190,8 @@ func (m *Manager) key(id string) string { return m.keys.index.Sum(id) }
 
 // seal is s as stored.
 func (m *Manager) seal(s Session) record {
-	r := record{ID: m.key(s.ID), UserID: s.UserID, Created: nanos(s.CreatedAt), Accessed: nanos(s.LastAccessedAt),
-		Expires: nanos(s.ExpiresAt), Method: methodIndex(s.Metadata.LoginMethod)}
+	r := record{ID: m.key(s.ID), UserID: s.UserID, Created: secs(s.CreatedAt), Accessed: secs(s.LastAccessedAt),
+		Expires: secs(s.ExpiresAt), Method: methodIndex(s.Metadata.LoginMethod)}
 	b, _ := json.Marshal(secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
 		DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location})
 	r.Sealed = string(m.keys.box.Seal(b, []byte(r.ID)))
@@ -233,8 +249,8 @@ func (m *Manager) openFields(r record) (*secretFields, error) {
 
 // session is the Session of r and its opened fields.
 func (m *Manager) session(r record, f *secretFields) Session {
-	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: fromNanos(r.Created), LastAccessedAt: fromNanos(r.Accessed),
-		ExpiresAt: fromNanos(r.Expires), IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
+	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: fromSecs(r.Created), LastAccessedAt: fromSecs(r.Accessed),
+		ExpiresAt: fromSecs(r.Expires), IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
 		Metadata: Metadata{LoginMethod: loginMethods[r.Method%uint8(len(loginMethods))], DeviceName: f.DeviceName, Location: f.Location}}
 }
 

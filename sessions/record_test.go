@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -209,5 +210,48 @@ func TestPack(t *testing.T) {
 				first[r.UserID] = r.UserID
 			}
 		})
+	}
+}
+
+// TestSecs: a record keeps its times to the second, the zero time as 0,
+// and times outside what 32 bits of Unix seconds hold at their bounds.
+func TestSecs(t *testing.T) {
+	tests := []struct {
+		in   time.Time
+		want uint32
+		back time.Time
+	}{
+		{time.Time{}, 0, time.Time{}},
+		{time.Date(2026, 3, 10, 12, 0, 0, 999_999_999, time.UTC), 1773144000, time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)},
+		{time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC), 1, time.Unix(1, 0).UTC()},
+		{time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC), math.MaxUint32, time.Unix(math.MaxUint32, 0).UTC()},
+	}
+	for _, tt := range tests {
+		if got := secs(tt.in); got != tt.want {
+			t.Errorf("secs(%v) = %d, want %d", tt.in, got, tt.want)
+		}
+		if got := toSecond(tt.in); !got.Equal(tt.back) {
+			t.Errorf("toSecond(%v) = %v, want %v", tt.in, got, tt.back)
+		}
+	}
+}
+
+// TestCreateKeepsSeconds: the session Create returns has the times its
+// record keeps, so what a client is told is what a restart gives back.
+func TestCreateKeepsSeconds(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.clk.Add(1500 * time.Millisecond)
+	s := e.create("u")
+	e.reopen()
+	got, ok := e.stored(s.ID)
+	if !ok {
+		t.Fatal("session not stored")
+	}
+	if !got.CreatedAt.Equal(s.CreatedAt) || !got.ExpiresAt.Equal(s.ExpiresAt) || !got.LastAccessedAt.Equal(s.LastAccessedAt) {
+		t.Errorf("stored times %v %v %v, want those Create returned: %v %v %v",
+			got.CreatedAt, got.LastAccessedAt, got.ExpiresAt, s.CreatedAt, s.LastAccessedAt, s.ExpiresAt)
+	}
+	if s.CreatedAt.Nanosecond() != 0 {
+		t.Errorf("CreatedAt %v has a fraction of a second", s.CreatedAt)
 	}
 }
