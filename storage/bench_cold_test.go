@@ -16,8 +16,10 @@ func newColdSessions(dir string) (*Store, *Table[benchSession]) {
 		Expired: func(s *benchSession, now time.Time) bool { return !s.ExpiresAt.After(now) },
 		Index:   map[string]func(*benchSession) string{"user": func(s *benchSession) string { return s.UserID }},
 		Cold: &Cold[benchSession]{
-			Strip: func(s *benchSession) { s.IPAddress, s.UserAgent, s.Metadata.LoginMethod, s.Metadata.DeviceName = "", "", "", "" },
-			Ref:   func(s *benchSession) *ColdRef { return &s.Cold },
+			Strip: func(s *benchSession) {
+				s.IPAddress, s.UserAgent, s.Metadata.LoginMethod, s.Metadata.DeviceName = "", "", "", ""
+			},
+			Ref: func(s *benchSession) *ColdRef { return &s.Cold },
 		},
 	})
 	return s, t
