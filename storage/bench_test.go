@@ -34,7 +34,6 @@ type benchSession struct {
 		LoginMethod string `json:"loginMethod"`
 		DeviceName  string `json:"deviceName,omitempty"`
 	} `json:"metadata"`
-	Cold ColdRef `json:"-"` // in the cold variant (newColdSessions)
 }
 
 func uuidish(kind byte, i int) string {
