@@ -103,7 +103,7 @@ func (t *Table[T]) whole(id string, v T) (T, error) {
 		return zero, err
 	}
 	var full T
-	if err := json.Unmarshal(raw, &full); err != nil {
+	if err := decodeValue(raw, &full); err != nil {
 		return zero, t.s.valueCorrupt(ref, fmt.Sprintf("decode %s record %q read back: %v", t.name, id, err))
 	}
 	if got := t.cfg.ID(&full); got != id {
@@ -111,6 +111,19 @@ func (t *Table[T]) whole(id string, v T) (T, error) {
 	}
 	*t.cfg.Cold.Ref(&full) = ColdRef{}
 	return full, nil
+}
+
+// decodeValue decodes a value read back. Bytes that match their CRC are
+// JSON the store wrote, so a type that decodes itself (and validates what
+// it is given, as an UnmarshalJSON that calls json.Unmarshal does) is
+// given them directly, without encoding/json scanning them once more
+// first: the read back of a session, when it is first met, is on a
+// request's path.
+func decodeValue[T any](raw []byte, v *T) error {
+	if u, ok := any(v).(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(raw)
+	}
+	return json.Unmarshal(raw, v)
 }
 
 // readValue reads the bytes at ref in the active log and checks them.
