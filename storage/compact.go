@@ -100,6 +100,9 @@ func (s *Store) compact() error {
 			// The rename may or may not be durable: the old log must stay,
 			// and so must the new one. Refuse writes until a restart sorts
 			// out which is newest.
+			for _, t := range s.tables {
+				t.switchRefs(false)
+			}
 			f.Close()
 			return s.fail(fmt.Errorf("fsync %s: %w", s.dir, err))
 		}
