@@ -181,12 +181,9 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 		if err != nil {
 			return &CorruptError{File: path, Offset: off, Reason: err.Error()}
 		}
-		// data is a slice of buf running to its end: where it starts in
-		// the file is where a cold table finds its records' values.
-		dataOff := int64(len(buf) - cap(data))
-		if dataOff < 0 || dataOff >= int64(len(buf)) || len(data) == 0 || &buf[dataOff] != &data[0] {
-			dataOff = -1
-		}
+		// Where data starts in the file is where a cold table finds its
+		// records' values.
+		dataOff := offsetIn(buf, data)
 		for _, o := range ops {
 			t := s.byName[string(o.T)]
 			if t == nil {
@@ -225,6 +222,17 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 	s.seq = res.LastSeq
 	s.stats.FileBytes = res.End
 	return res, nil
+}
+
+// offsetIn returns where part, a slice of buf whose capacity runs to
+// buf's (as the lines a newBytesLineReader hands out do), starts in buf,
+// or -1 if it is not such a slice.
+func offsetIn(buf, part []byte) int64 {
+	off := cap(buf) - cap(part)
+	if len(part) == 0 || off < 0 || off >= len(buf) || &buf[off] != &part[0] {
+		return -1
+	}
+	return int64(off)
 }
 
 // rawTable keeps the records of a table found in the log but not
