@@ -18,14 +18,14 @@ func (m *Manager) Cleanup() (int, error) {
 	// look, made outside Scan, which holds the store's lock.
 	var maybe []record
 	m.tab.Scan(func(r record) bool {
-		if !m.active(fromNanos(r.Expires), fromNanos(r.Accessed), now) {
+		if !m.active(fromSecs(r.Expires), fromSecs(r.Accessed), now) {
 			maybe = append(maybe, r)
 		}
 		return true
 	})
 	var ids []string
 	for _, r := range maybe {
-		if !m.active(fromNanos(r.Expires), m.lastAccess(r.ID, fromNanos(r.Accessed)), now) {
+		if !m.active(fromSecs(r.Expires), m.lastAccess(r.ID, fromSecs(r.Accessed)), now) {
 			ids = append(ids, r.ID)
 		}
 	}

@@ -2,7 +2,9 @@ package sessions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unique"
@@ -19,18 +21,22 @@ import (
 // expiry, the per-user index and the idle clock need.
 //
 // A Pi may hold a hundred thousand of them, so in memory a record is 80
-// bytes plus its key and sealed part: times as Unix nanoseconds, not
-// time.Time (24 bytes each); the user id interned (one copy per user, not
-// per session); the login method a number; the sealed part a string. Its
-// JSON is unchanged (recordJSON).
+// bytes plus its key: times as Unix seconds in 32 bits (a session's times
+// are kept to the second), not time.Time (24 bytes each); the user id
+// interned (one copy per user, not per session); the login method a
+// number; and the sealed part, most of a record's size, only in the log:
+// the table is cold (storage.Cold), so the records it holds are stripped
+// of it, and it is read back when a session is first met, listed or
+// rewritten. Its JSON is unchanged (recordJSON).
 type record struct {
 	ID       string // index.Sum(session id)
 	UserID   string // interned
-	Created  int64  // Unix ns
-	Accessed int64  // Unix ns: lastAccessedAt as the log holds it
-	Expires  int64  // Unix ns
+	Sealed   string // secretFields, sealed; "" in a stripped record
+	Cold     storage.ColdRef
+	Created  uint32 // Unix s
+	Accessed uint32 // Unix s: lastAccessedAt as the log holds it
+	Expires  uint32 // Unix s
 	Method   uint8  // index in loginMethods
-	Sealed   string // secretFields, sealed
 }
 
 // loginMethods are the values of Metadata.LoginMethod a record can hold,
@@ -55,9 +61,16 @@ type recordJSON struct {
 	Sealed         []byte    `json:"sealed"`
 }
 
+// errStripped refuses to encode a stripped record, which would lose its
+// sealed part.
+var errStripped = errors.New("sessions: a stripped record has no sealed part to write")
+
 func (r record) MarshalJSON() ([]byte, error) {
-	return json.Marshal(recordJSON{ID: r.ID, UserID: r.UserID, CreatedAt: fromNanos(r.Created),
-		LastAccessedAt: fromNanos(r.Accessed), ExpiresAt: fromNanos(r.Expires),
+	if r.Cold.Stripped() {
+		return nil, errStripped
+	}
+	return json.Marshal(recordJSON{ID: r.ID, UserID: r.UserID, CreatedAt: fromSecs(r.Created),
+		LastAccessedAt: fromSecs(r.Accessed), ExpiresAt: fromSecs(r.Expires),
 		LoginMethod: loginMethods[r.Method%uint8(len(loginMethods))], Sealed: []byte(r.Sealed)})
 }
 
@@ -69,51 +82,81 @@ func (r *record) UnmarshalJSON(b []byte) error {
 	if j.LoginMethod != LoginPassword && j.LoginMethod != LoginOAuth {
 		return fmt.Errorf("unknown login method %q", j.LoginMethod)
 	}
-	*r = record{ID: j.ID, UserID: unique.Make(j.UserID).Value(), Created: nanos(j.CreatedAt),
-		Accessed: nanos(j.LastAccessedAt), Expires: nanos(j.ExpiresAt), Method: methodIndex(j.LoginMethod),
+	*r = record{ID: j.ID, UserID: unique.Make(j.UserID).Value(), Created: secs(j.CreatedAt),
+		Accessed: secs(j.LastAccessedAt), Expires: secs(j.ExpiresAt), Method: methodIndex(j.LoginMethod),
 		Sealed: string(j.Sealed)}
 	return nil
 }
 
-// pack moves the keys and sealed parts of the records a replay keeps into
-// one allocation (storage.TableConfig.Pack): a hundred thousand sessions
-// then leave no small strings scattered among the replay's garbage, and
-// the start-up's memory goes back to the system. The block lives until
-// the last of those sessions is gone; new sessions are allocated apart.
+// pack moves the keys, the user ids (one copy per user) and the sealed
+// parts of records kept whole, of the records a replay keeps, into one
+// allocation (storage.TableConfig.Pack): a hundred thousand sessions then
+// leave no small strings scattered among the replay's garbage, each
+// holding a page of it, and the start-up's memory goes back to the
+// system. The block lives until the last of those sessions is gone; new
+// sessions are allocated apart.
 func pack(rs []record) {
+	at := make(map[string]int) // user id -> its offset in the block; -1 until written
 	n := 0
 	for i := range rs {
 		n += len(rs[i].ID) + len(rs[i].Sealed)
+		if _, ok := at[rs[i].UserID]; !ok {
+			at[rs[i].UserID] = -1
+			n += len(rs[i].UserID)
+		}
 	}
 	var b strings.Builder
 	b.Grow(n)
 	for i := range rs {
 		b.WriteString(rs[i].ID)
 		b.WriteString(rs[i].Sealed)
+		if at[rs[i].UserID] < 0 {
+			at[rs[i].UserID] = b.Len()
+			b.WriteString(rs[i].UserID)
+		}
 	}
 	block, off := b.String(), 0
 	for i := range rs {
 		r := &rs[i]
 		r.ID, off = block[off:off+len(r.ID)], off+len(r.ID)
 		r.Sealed, off = block[off:off+len(r.Sealed)], off+len(r.Sealed)
+		u := at[r.UserID]
+		if u == off { // written after this record
+			off += len(r.UserID)
+		}
+		r.UserID = block[u : u+len(r.UserID)]
 	}
 }
 
-// nanos is t in Unix nanoseconds; the zero time is 0.
-func nanos(t time.Time) int64 {
+// secs is t in Unix seconds as a record holds them: the zero time is 0,
+// and times outside 1970 to 2106 are held at those bounds.
+func secs(t time.Time) uint32 {
 	if t.IsZero() {
 		return 0
 	}
-	return t.UnixNano()
+	return unixSecs(t.Unix())
 }
 
-// fromNanos is the UTC time of Unix nanoseconds n; 0 is the zero time.
-func fromNanos(n int64) time.Time {
-	if n == 0 {
+// unixSecs is s Unix seconds held at the bounds of a record's times.
+func unixSecs(s int64) uint32 { return uint32(min(max(s, 1), math.MaxUint32)) }
+
+// secsOfNanos is secs of a time in Unix nanoseconds, as entries keep it.
+func secsOfNanos(ns int64) uint32 { return unixSecs(ns / int64(time.Second)) }
+
+// nanosOfSecs is the Unix nanoseconds of a record's time, 0 for the zero
+// time.
+func nanosOfSecs(s uint32) int64 { return int64(s) * int64(time.Second) }
+
+// fromSecs is the UTC time of Unix seconds s; 0 is the zero time.
+func fromSecs(s uint32) time.Time {
+	if s == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, n).UTC()
+	return time.Unix(int64(s), 0).UTC()
 }
+
+// toSecond is t as a record keeps it.
+func toSecond(t time.Time) time.Time { return fromSecs(secs(t)) }
 
 // secretFields are the sealed part of a record.
 type secretFields struct {
@@ -147,8 +190,8 @@ func (m *Manager) key(id string) string { return m.keys.index.Sum(id) }
 
 // seal is s as stored.
 func (m *Manager) seal(s Session) record {
-	r := record{ID: m.key(s.ID), UserID: s.UserID, Created: nanos(s.CreatedAt), Accessed: nanos(s.LastAccessedAt),
-		Expires: nanos(s.ExpiresAt), Method: methodIndex(s.Metadata.LoginMethod)}
+	r := record{ID: m.key(s.ID), UserID: s.UserID, Created: secs(s.CreatedAt), Accessed: secs(s.LastAccessedAt),
+		Expires: secs(s.ExpiresAt), Method: methodIndex(s.Metadata.LoginMethod)}
 	b, _ := json.Marshal(secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
 		DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location})
 	r.Sealed = string(m.keys.box.Seal(b, []byte(r.ID)))
@@ -183,7 +226,16 @@ func (m *Manager) openCached(r record, e *entry) (Session, error) {
 	return m.session(r, f), nil
 }
 
+// openFields opens the sealed part of r, read back from the log if r is
+// stripped.
 func (m *Manager) openFields(r record) (*secretFields, error) {
+	if r.Cold.Stripped() {
+		whole, err := m.tab.Load(r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("open session record: %w", err)
+		}
+		r = whole
+	}
 	b, _, err := m.keys.box.Open([]byte(r.Sealed), []byte(r.ID))
 	if err != nil {
 		return nil, fmt.Errorf("open session record: %w", err)
@@ -197,8 +249,8 @@ func (m *Manager) openFields(r record) (*secretFields, error) {
 
 // session is the Session of r and its opened fields.
 func (m *Manager) session(r record, f *secretFields) Session {
-	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: fromNanos(r.Created), LastAccessedAt: fromNanos(r.Accessed),
-		ExpiresAt: fromNanos(r.Expires), IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
+	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: fromSecs(r.Created), LastAccessedAt: fromSecs(r.Accessed),
+		ExpiresAt: fromSecs(r.Expires), IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
 		Metadata: Metadata{LoginMethod: loginMethods[r.Method%uint8(len(loginMethods))], DeviceName: f.DeviceName, Location: f.Location}}
 }
 

@@ -2,10 +2,15 @@ package sessions
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"searchsvc/storage"
 )
@@ -110,5 +115,143 @@ func TestConvertLegacy(t *testing.T) {
 	}
 	if n, err := m.ConvertLegacy(); err != nil || n != 0 {
 		t.Errorf("second ConvertLegacy = %d, %v; want 0", n, err)
+	}
+}
+
+// TestSealedPartsStayInTheLog: after a restart the session table holds
+// every record stripped of its sealed part, which is read back from the
+// log when needed; a touch flush, a renewal and a compaction, which
+// rewrite whole records, keep it; and a stripped record refuses to be
+// encoded, so none can be written without it.
+func TestSealedPartsStayInTheLog(t *testing.T) {
+	e := newEnv(t, Config{CSRF: true, Sliding: true, MaxAge: time.Hour, RenewThreshold: 50 * time.Minute, IdleTimeout: time.Hour})
+	s, err := e.m.Create("user-1", homeIP, "Mozilla/5.0 (Kept Browser)", LoginPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := e.create("user-2")
+	check := func(stage string) {
+		t.Helper()
+		stripped := 0
+		e.m.tab.Scan(func(r record) bool {
+			if r.Cold.Stripped() && r.Sealed == "" {
+				stripped++
+			}
+			return true
+		})
+		if stripped != 2 {
+			t.Errorf("%s: %d of 2 records held stripped", stage, stripped)
+		}
+		got, _, err := e.m.Validate(s.ID, homeIP)
+		if err != nil || got.CSRFToken != s.CSRFToken || got.UserAgent != s.UserAgent || got.IPAddress != s.IPAddress {
+			t.Errorf("%s: Validate = %+v, %v; want the session with its token, agent and address", stage, got, err)
+		}
+		if list := e.m.List("user-2"); len(list) != 1 || list[0].ID != other.ID || list[0].UserAgent != other.UserAgent {
+			t.Errorf("%s: List(user-2) = %+v, want %s", stage, list, other.ID)
+		}
+	}
+	e.reopen()
+	check("after reopen")
+	e.clk.Add(20 * time.Minute) // a touch is due, and the renewal threshold is passed
+	if _, renewed, err := e.m.Validate(s.ID, homeIP); err != nil || !renewed {
+		t.Fatalf("Validate 20 min later: renewed %v, %v; want a renewal", renewed, err)
+	}
+	if _, _, err := e.m.Validate(other.ID, homeIP); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	e.reopen()
+	check("after a renewal and a flush")
+	if err := e.store.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	check("after compaction")
+	e.reopen()
+	check("after compaction and reopen")
+	var r record
+	e.m.tab.Scan(func(x record) bool { r = x; return false })
+	if _, err := json.Marshal(r); !errors.Is(err, errStripped) {
+		t.Errorf("encoding a stripped record: %v, want errStripped", err)
+	}
+}
+
+// TestPack: packing keeps every record equal, and gives the records of
+// one user one copy of its id.
+func TestPack(t *testing.T) {
+	tests := []struct {
+		name string
+		rs   []record
+	}{
+		{"none", nil},
+		{"one", []record{{ID: "k1", UserID: "u1", Sealed: "s1", Created: 1}}},
+		{"shared users, stripped and whole", []record{
+			{ID: "k1", UserID: "u1", Sealed: "sealed-1"},
+			{ID: "k2", UserID: "u2"},
+			{ID: "k3", UserID: "u1", Sealed: "sealed-3"},
+			{ID: "k4", UserID: "user-22"},
+			{ID: "k5", UserID: "u2", Sealed: "x"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := slices.Clone(tt.rs)
+			got := slices.Clone(tt.rs)
+			pack(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("packed %+v, want %+v", got, want)
+			}
+			first := map[string]string{}
+			for _, r := range got {
+				if f, ok := first[r.UserID]; ok && unsafe.StringData(f) != unsafe.StringData(r.UserID) {
+					t.Errorf("user %s has more than one copy", r.UserID)
+				}
+				first[r.UserID] = r.UserID
+			}
+		})
+	}
+}
+
+// TestSecs: a record keeps its times to the second, the zero time as 0,
+// and times outside what 32 bits of Unix seconds hold at their bounds.
+func TestSecs(t *testing.T) {
+	tests := []struct {
+		in   time.Time
+		want uint32
+		back time.Time
+	}{
+		{time.Time{}, 0, time.Time{}},
+		{time.Date(2026, 3, 10, 12, 0, 0, 999_999_999, time.UTC), 1773144000, time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)},
+		{time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC), 1, time.Unix(1, 0).UTC()},
+		{time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC), math.MaxUint32, time.Unix(math.MaxUint32, 0).UTC()},
+	}
+	for _, tt := range tests {
+		if got := secs(tt.in); got != tt.want {
+			t.Errorf("secs(%v) = %d, want %d", tt.in, got, tt.want)
+		}
+		if got := toSecond(tt.in); !got.Equal(tt.back) {
+			t.Errorf("toSecond(%v) = %v, want %v", tt.in, got, tt.back)
+		}
+	}
+}
+
+// TestCreateKeepsSeconds: the session Create returns has the times its
+// record keeps, so what a client is told is what a restart gives back.
+func TestCreateKeepsSeconds(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.clk.Add(1500 * time.Millisecond)
+	s := e.create("u")
+	e.reopen()
+	got, ok := e.stored(s.ID)
+	if !ok {
+		t.Fatal("session not stored")
+	}
+	if !got.CreatedAt.Equal(s.CreatedAt) || !got.ExpiresAt.Equal(s.ExpiresAt) || !got.LastAccessedAt.Equal(s.LastAccessedAt) {
+		t.Errorf("stored times %v %v %v, want those Create returned: %v %v %v",
+			got.CreatedAt, got.LastAccessedAt, got.ExpiresAt, s.CreatedAt, s.LastAccessedAt, s.ExpiresAt)
+	}
+	if s.CreatedAt.Nanosecond() != 0 {
+		t.Errorf("CreatedAt %v has a fraction of a second", s.CreatedAt)
 	}
 }

@@ -66,7 +66,7 @@ func (m *Manager) LoadSeen() int {
 	var at []int64
 	m.tab.Scan(func(r record) bool {
 		if p, ok := keyPrefix(r.ID); ok {
-			if t, ok := times[p]; ok && t > r.Accessed {
+			if t, ok := times[p]; ok && t > nanosOfSecs(r.Accessed) {
 				keys, at = append(keys, r.ID), append(at, t)
 			}
 		}
@@ -101,7 +101,7 @@ func (m *Manager) writeSeen(snap []idEntry) error {
 			continue
 		}
 		ns := r.e.last.Load() / int64(time.Second) * int64(time.Second)
-		if ns <= s.Accessed {
+		if ns <= nanosOfSecs(s.Accessed) {
 			continue // the record says as much
 		}
 		p, ok := keyPrefix(r.id)

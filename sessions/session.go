@@ -201,9 +201,15 @@ func New(st *storage.Store, cfg Config) *Manager {
 		ID: func(r *record) string { return r.ID },
 		// Only absolute expiry: the idle check needs the in-memory
 		// lastAccessedAt, which the store does not see.
-		Expired: func(r *record, now time.Time) bool { return now.UnixNano() > r.Expires },
+		Expired: func(r *record, now time.Time) bool { return now.After(fromSecs(r.Expires)) },
 		Index:   map[string]func(*record) string{"user": func(r *record) string { return r.UserID }},
 		Pack:    pack,
+		// The sealed parts stay in the log until needed: they are most
+		// of a record, and a session's are read once it is met.
+		Cold: &storage.Cold[record]{
+			Strip: func(r *record) { r.Sealed = "" },
+			Ref:   func(r *record) *storage.ColdRef { return &r.Cold },
+		},
 	})
 	m.legacy = storage.Register(st, legacyTable, storage.TableConfig[Session]{
 		ID: func(s *Session) string { return s.ID },
@@ -278,9 +284,9 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 	s := Session{
 		ID:             httpx.NewUUID(),
 		UserID:         userID,
-		CreatedAt:      now,
-		LastAccessedAt: now,
-		ExpiresAt:      now.Add(m.cfg.MaxAge),
+		CreatedAt:      toSecond(now), // as the record keeps them
+		LastAccessedAt: toSecond(now),
+		ExpiresAt:      toSecond(now.Add(m.cfg.MaxAge)),
 		UserAgent:      truncate(userAgent, MaxUserAgent),
 		Metadata:       Metadata{LoginMethod: loginMethod},
 	}
@@ -329,7 +335,7 @@ func (m *Manager) Get(id string) (Session, bool) {
 	if err != nil {
 		return Session{}, false
 	}
-	s.LastAccessedAt = m.lastAccess(r.ID, fromNanos(r.Accessed))
+	s.LastAccessedAt = m.lastAccess(r.ID, fromSecs(r.Accessed))
 	return s, true
 }
 
@@ -386,8 +392,8 @@ func (m *Manager) List(userID string) []Session {
 	now := m.cfg.Now()
 	var out []Session
 	for _, r := range m.tab.Find("user", userID) {
-		last := m.lastAccess(r.ID, fromNanos(r.Accessed))
-		if !m.active(fromNanos(r.Expires), last, now) {
+		last := m.lastAccess(r.ID, fromSecs(r.Accessed))
+		if !m.active(fromSecs(r.Expires), last, now) {
 			continue
 		}
 		s, err := m.open(r)

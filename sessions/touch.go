@@ -185,7 +185,7 @@ func (m *Manager) flush(lag time.Duration) error {
 			continue
 		}
 		at := r.e.last.Load()
-		if ahead := at - max(s.Accessed, r.e.logged.Load()); ahead > 0 && ahead >= int64(lag) {
+		if ahead := at - max(nanosOfSecs(s.Accessed), r.e.logged.Load()); ahead > 0 && ahead >= int64(lag) {
 			todo = append(todo, flushUpdate{r.id, at})
 		}
 	}
@@ -209,8 +209,8 @@ func (m *Manager) writeAccess(todo []flushUpdate) error {
 	ops := make([]storage.Op, 0, len(todo))
 	for _, u := range todo {
 		ops = append(ops, m.tab.UpdateIfExists(u.id, func(s *record) error {
-			if u.at > s.Accessed {
-				s.Accessed = u.at
+			if n := secsOfNanos(u.at); n > s.Accessed {
+				s.Accessed = n
 			}
 			return nil
 		}))

@@ -86,7 +86,7 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	if !m.cfg.Sliding || s.ExpiresAt.Sub(now) >= m.cfg.RenewThreshold {
 		return s, false, nil
 	}
-	exp := now.Add(m.cfg.MaxAge).UTC()
+	exp := toSecond(now.Add(m.cfg.MaxAge))
 	// A renewal that gains less than the renewal step is not worth a
 	// write. With RenewThreshold below MaxAge a renewal gains at least
 	// MaxAge-RenewThreshold and the next one waits as long, so writes are
@@ -104,9 +104,9 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	}
 	defer e.renewing.Store(false)
 	err = m.store.Commit(m.tab.Update(key, func(r *record) error {
-		r.Expires = exp.UnixNano()
+		r.Expires = secs(exp)
 		// The write is made anyway: let lastAccessedAt ride along.
-		if n := now.UnixNano(); n > r.Accessed {
+		if n := secs(now); n > r.Accessed {
 			r.Accessed = n
 		}
 		return nil

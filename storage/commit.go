@@ -266,7 +266,7 @@ func (s *Store) writeBatch() error {
 	s.clearFull()
 	s.mu.Lock()
 	for _, t := range s.tables {
-		t.applyPending()
+		t.applyPending(size)
 	}
 	s.seq++
 	s.fileOps += nops

@@ -38,6 +38,9 @@ func (s *Store) compact() error {
 		return s.compactFailed(fmt.Errorf("create %s: %w", tmp, err))
 	}
 	abort := func(err error) error {
+		for _, t := range s.tables {
+			t.switchRefs(false)
+		}
 		f.Close()
 		if rerr := s.fsys.Remove(tmp); rerr != nil {
 			s.log.Warn("cannot remove unfinished compaction", "file", tmp, "err", rerr)
@@ -49,13 +52,16 @@ func (s *Store) compact() error {
 	bw := bufio.NewWriterSize(cw, 256<<10)
 	var lb lineBuilder
 	var seq uint64
+	var pos int64 // bytes emitted so far: the offset of the next line
 	var ioErr error
-	emit := func(table, id string, v []byte) error {
+	emit := func(table, id string, v []byte) (int64, error) {
 		seq++
 		lb.reset(seq)
-		lb.addPut(table, id, v)
-		_, ioErr = bw.Write(lb.finish())
-		return ioErr
+		at := pos + int64(lb.addPut(table, id, v))
+		line := lb.finish()
+		pos += int64(len(line))
+		_, ioErr = bw.Write(line)
+		return at, ioErr
 	}
 	expired := make(map[table][]string)
 	dropped := 0
@@ -94,21 +100,23 @@ func (s *Store) compact() error {
 			// The rename may or may not be durable: the old log must stay,
 			// and so must the new one. Refuse writes until a restart sorts
 			// out which is newest.
+			for _, t := range s.tables {
+				t.switchRefs(false)
+			}
 			f.Close()
 			return s.fail(fmt.Errorf("fsync %s: %w", s.dir, err))
 		}
 	}
 
-	old := filepath.Join(s.dir, logName(s.gen))
-	if err := s.file.Close(); err != nil {
-		s.log.Warn("close superseded log", "file", old, "err", err)
-	}
-	s.file = f
-	if err := s.fsys.Remove(old); err != nil {
-		s.log.Warn("cannot remove superseded log", "file", old, "err", err)
-	}
-
+	// The file, the generation and the cold records' positions in it
+	// change together under the lock, so a Load reads one log or the
+	// other, never a position of one in the other.
+	old, oldFile := filepath.Join(s.dir, logName(s.gen)), s.file
 	s.mu.Lock()
+	s.file = f
+	for _, t := range s.tables {
+		t.switchRefs(true)
+	}
 	for t, ids := range expired {
 		t.drop(ids)
 	}
@@ -117,6 +125,12 @@ func (s *Store) compact() error {
 	s.stats.Compactions++
 	s.stats.LastCompaction = now
 	s.mu.Unlock()
+	if err := oldFile.Close(); err != nil {
+		s.log.Warn("close superseded log", "file", old, "err", err)
+	}
+	if err := s.fsys.Remove(old); err != nil {
+		s.log.Warn("cannot remove superseded log", "file", old, "err", err)
+	}
 	s.log.Info("compacted the log", "file", logName(gen), "records", seq, "bytes", cw.n, "expired_dropped", dropped)
 	return nil
 }

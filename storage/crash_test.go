@@ -41,7 +41,15 @@ func dump(db *testDB) *model {
 	m := newModel()
 	db.users.Scan(func(u user) bool { m.Users[u.ID] = u; return true })
 	db.creds.Scan(func(c credential) bool { m.Creds[c.ID] = c; return true })
-	db.sessions.Scan(func(s session) bool { m.Sessions[s.ID] = s; return true })
+	var ids []string
+	db.sessions.Scan(func(s session) bool { ids = append(ids, s.ID); return true })
+	for _, id := range ids {
+		s, err := db.sessions.Load(id)
+		if err != nil {
+			panic(fmt.Sprintf("load session %s: %v", id, err))
+		}
+		m.Sessions[id] = s
+	}
 	return m
 }
 
@@ -86,7 +94,7 @@ type step struct {
 }
 
 func sess(id, userID string, ttl time.Duration) session {
-	return session{ID: id, UserID: userID, ExpiresAt: epoch.Add(ttl)}
+	return session{ID: id, UserID: userID, ExpiresAt: epoch.Add(ttl), Meta: map[string]string{"ip": "192.0.2." + id[1:]}}
 }
 
 // crashWorkload touches every kind of op, moves unique keys between

@@ -13,6 +13,7 @@ type rawOp struct {
 	T   []byte
 	ID  []byte
 	V   []byte // the record's JSON; nil for a delete
+	At  int    // where V starts in the ops array; -1 if not known
 	Del bool
 }
 
@@ -37,7 +38,7 @@ func decodeOps(data []byte, ops []rawOp) ([]rawOp, error) {
 		}
 		ops = ops[:0]
 		for _, o := range js {
-			ops = append(ops, rawOp{T: []byte(o.T), ID: []byte(o.ID), V: o.V, Del: o.Del})
+			ops = append(ops, rawOp{T: []byte(o.T), ID: []byte(o.ID), V: o.V, At: -1, Del: o.Del})
 		}
 	}
 	if len(ops) == 0 {
@@ -63,7 +64,7 @@ func parseOps(b []byte, ops []rawOp) ([]rawOp, bool) {
 	}
 	p := 1
 	for {
-		var o rawOp
+		o := rawOp{At: -1}
 		var ok bool
 		if p, ok = expect(b, p, `{"t":`); !ok {
 			return ops, false
@@ -87,7 +88,7 @@ func parseOps(b []byte, ops []rawOp) ([]rawOp, bool) {
 			if end < 0 {
 				return ops, false
 			}
-			o.V = b[p:end:end]
+			o.V, o.At = b[p:end:end], p
 			if p, ok = expect(b, end, `}`); !ok {
 				return ops, false
 			}

@@ -77,6 +77,12 @@ func FuzzDecodeOps(f *testing.F) {
 		if !ok {
 			return
 		}
+		for i, o := range fast {
+			// A cold table reads the value back at At: it must be there.
+			if !o.Del && (o.At < 0 || o.At+len(o.V) > len(data) || !bytes.Equal(data[o.At:o.At+len(o.V)], o.V)) {
+				t.Fatalf("%q op %d: value %q not at its position %d", data, i, o.V, o.At)
+			}
+		}
 		for _, o := range fast {
 			if !o.Del && !json.Valid(o.V) {
 				return // rejected later, when the value is decoded

@@ -21,8 +21,8 @@
 //
 // # Commits and durability
 //
-// Records live in memory as typed values; the log is only read at Open.
-// One writer goroutine owns the log. It takes the first waiting Commit,
+// Records live in memory as typed values; the log is read whole only at
+// Open (and, for cold tables, a record at a time; see below). One writer goroutine owns the log. It takes the first waiting Commit,
 // gathers the others (waiting up to CommitWindow only if the last batch had
 // several), checks each against the current state plus the commits ahead
 // of it, and writes every commit that passed as ONE line with one write and
@@ -68,6 +68,22 @@
 // log. Open removes temp files and all but the newest generation, so a
 // crash at any step leaves either the old state or the new one. Expired
 // records are dropped at compaction and at Open.
+//
+// # Cold tables
+//
+// A table with TableConfig.Cold keeps each record in memory stripped of
+// what only some uses need, with where its whole JSON lies in the active
+// log (offset, length and the CRC32C of those bytes, taken when the line
+// holding them was verified at Open or written). Load reads a record back
+// with one pread and checks it against that CRC: damage since is a
+// *CorruptError, never a different record. The writer reads a record back
+// before an Update's func sees it, so every write is of a whole record,
+// and Put and Insert refuse a stripped one. A compaction copies the cold
+// records' bytes, checked the same way, from the old log in one sequential
+// read, and switches the file and every position in it under the lock
+// that Load holds, so a Load reads one log or the other. A record whose
+// position the replay cannot tell (a line not in the writer's own layout)
+// stays whole in memory until the next compaction.
 //
 // # Soft deletion and indexes
 //

@@ -37,6 +37,22 @@ func (mf *memFile) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+func (mf *memFile) ReadAt(p []byte, off int64) (int, error) {
+	mf.fs.mu.Lock()
+	defer mf.fs.mu.Unlock()
+	if err, _ := mf.fs.begin("read"); err != nil {
+		return 0, pathErr("read", mf.name, err)
+	}
+	if off >= int64(len(mf.n.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, mf.n.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
 func (mf *memFile) Write(p []byte) (int, error) {
 	mf.fs.mu.Lock()
 	defer mf.fs.mu.Unlock()

@@ -51,12 +51,15 @@ func (lb *lineBuilder) mark() (int, int) { return len(lb.buf), lb.nops }
 // rollback forgets every op added after mark.
 func (lb *lineBuilder) rollback(n, nops int) { lb.buf, lb.nops = lb.buf[:n], nops }
 
-// addPut appends a put op: the record's whole value.
-func (lb *lineBuilder) addPut(table, id string, value []byte) {
+// addPut appends a put op, the record's whole value, and returns where
+// the value starts in the line.
+func (lb *lineBuilder) addPut(table, id string, value []byte) int {
 	lb.opStart(table, id)
 	lb.buf = append(lb.buf, `,"v":`...)
+	at := len(lb.buf)
 	lb.buf = append(lb.buf, value...)
 	lb.buf = append(lb.buf, '}')
+	return at
 }
 
 // addDelete appends a delete op.

@@ -39,6 +39,9 @@ type FS interface {
 // File is an open file of an FS. *os.File satisfies it.
 type File interface {
 	io.Reader
+	// ReaderAt reads what a cold table keeps only in the log, while the
+	// file is also appended to.
+	io.ReaderAt
 	io.Writer
 	io.Closer
 	// Sync makes the file's contents and size durable.

@@ -15,20 +15,22 @@ import (
 // survivors are decoded in parallel, expired ones dropped, and the indexes
 // built once, so intermediate states of the log never matter.
 
-// staged is the last logged JSON of a record and the offset of its line.
+// staged is the last logged JSON of a record, the offset of its line and
+// of the JSON itself (-1: not known, and the record stays whole in memory).
 type staged struct {
-	raw []byte
-	off int64
+	raw  []byte
+	off  int64
+	voff int64
 }
 
 // replayPut stages a record. raw is a slice of the whole log, which stays
 // in memory until the replay ends.
-func (t *Table[T]) replayPut(id, raw []byte, off int64) {
+func (t *Table[T]) replayPut(id, raw []byte, off, voff int64) {
 	if e := t.stage[string(id)]; e != nil {
-		e.raw, e.off = raw, off
+		e.raw, e.off, e.voff = raw, off, voff
 		return
 	}
-	t.stage[string(id)] = &staged{raw: raw, off: off}
+	t.stage[string(id)] = &staged{raw: raw, off: off, voff: voff}
 }
 
 func (t *Table[T]) replayDelete(id []byte) { delete(t.stage, string(id)) }
@@ -56,8 +58,15 @@ func (t *Table[T]) finishReplay(path string, now time.Time) error {
 			return &CorruptError{File: path, Offset: ents[i].off,
 				Reason: fmt.Sprintf("%s record logged as %q has id %q", t.name, ids[i], key)}
 		}
-		if t.cfg.Expired == nil || !t.cfg.Expired(v, now) {
-			keep = append(keep, i)
+		if t.cfg.Expired != nil && t.cfg.Expired(v, now) {
+			continue
+		}
+		keep = append(keep, i)
+		if t.cfg.Cold != nil {
+			*t.cfg.Cold.Ref(v) = ColdRef{}
+			if ref, ok := coldRef(ents[i].voff, ents[i].raw); ok {
+				t.strip(v, ref)
+			}
 		}
 	}
 	if t.cfg.Pack != nil {

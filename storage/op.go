@@ -106,6 +106,9 @@ func (o *op[T]) prepare(b *batch) error {
 	}
 	cur, exists := t.current(o.id)
 	next := pendingRec[T]{}
+	if (o.kind == opInsert || o.kind == opPut) && t.stripped(&o.v) {
+		return fmt.Errorf("%w: %s %q is a stripped record of a cold table, not a whole one", ErrInvalid, t.name, o.id)
+	}
 	switch o.kind {
 	case opInsert:
 		if exists {
@@ -121,7 +124,11 @@ func (o *op[T]) prepare(b *batch) error {
 		if !exists {
 			return fmt.Errorf("%w: %s %q", ErrNotFound, t.name, o.id)
 		}
-		next.v = cur
+		whole, err := t.whole(o.id, cur)
+		if err != nil {
+			return err
+		}
+		next.v = whole
 		if err := o.callFn(&next.v); err != nil {
 			return err
 		}
@@ -154,8 +161,12 @@ func (o *op[T]) prepare(b *batch) error {
 		if got := t.cfg.ID(&stored); got != o.id {
 			return fmt.Errorf("%w: %s id %q reads back as %q", ErrInvalid, t.name, o.id, got)
 		}
+		at := b.lb.addPut(t.name, o.id, raw)
+		if t.cfg.Cold != nil {
+			*t.cfg.Cold.Ref(&stored) = ColdRef{}
+			next.ref, _ = coldRef(int64(at), raw)
+		}
 		next.v = stored
-		b.lb.addPut(t.name, o.id, raw)
 	}
 	for _, u := range t.uniq {
 		oldKey, newKey := "", ""

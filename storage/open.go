@@ -181,6 +181,9 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 		if err != nil {
 			return &CorruptError{File: path, Offset: off, Reason: err.Error()}
 		}
+		// Where data starts in the file is where a cold table finds its
+		// records' values.
+		dataOff := offsetIn(buf, data)
 		for _, o := range ops {
 			t := s.byName[string(o.T)]
 			if t == nil {
@@ -193,7 +196,11 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 			if o.Del {
 				t.replayDelete(o.ID)
 			} else {
-				t.replayPut(o.ID, o.V, off)
+				voff := int64(-1)
+				if dataOff >= 0 && o.At >= 0 {
+					voff = dataOff + int64(o.At)
+				}
+				t.replayPut(o.ID, o.V, off, voff)
 			}
 		}
 		s.fileOps += int64(len(ops))
@@ -217,6 +224,17 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 	return res, nil
 }
 
+// offsetIn returns where part, a slice of buf whose capacity runs to
+// buf's (as the lines a newBytesLineReader hands out do), starts in buf,
+// or -1 if it is not such a slice.
+func offsetIn(buf, part []byte) int64 {
+	off := cap(buf) - cap(part)
+	if len(part) == 0 || off < 0 || off >= len(buf) || &buf[off] != &part[0] {
+		return -1
+	}
+	return int64(off)
+}
+
 // rawTable keeps the records of a table found in the log but not
 // registered, so that compaction carries them over instead of losing them.
 type rawTable struct {
@@ -226,17 +244,18 @@ type rawTable struct {
 
 func (t *rawTable) tableName() string { return t.name }
 func (t *rawTable) count() int        { return len(t.recs) }
-func (t *rawTable) replayPut(id, raw []byte, _ int64) {
+func (t *rawTable) replayPut(id, raw []byte, _, _ int64) {
 	t.recs[string(id)] = bytes.Clone(raw)
 }
 func (t *rawTable) replayDelete(id []byte)               { delete(t.recs, string(id)) }
 func (t *rawTable) finishReplay(string, time.Time) error { return nil }
 func (t *rawTable) drop([]string)                        {}
-func (t *rawTable) applyPending()                        {}
+func (t *rawTable) applyPending(int64)                   {}
+func (t *rawTable) switchRefs(bool)                      {}
 func (t *rawTable) clearPending()                        {}
-func (t *rawTable) writeLive(_ time.Time, emit func(table, id string, v []byte) error) ([]string, error) {
+func (t *rawTable) writeLive(_ time.Time, emit func(table, id string, v []byte) (int64, error)) ([]string, error) {
 	for id, v := range t.recs {
-		if err := emit(t.name, id, v); err != nil {
+		if _, err := emit(t.name, id, v); err != nil {
 			return nil, err
 		}
 	}

@@ -361,7 +361,15 @@ func checkScan(t *testing.T, data []byte) (scanResult, error) {
 		t.Fatalf("read %d of %d bytes", res.Size, len(data))
 	}
 	// Open reads the file whole: the same data must read the same way.
-	whole, werr := scanLines(newBytesLineReader(data), "fuzz", func(int64, uint64, []byte) error { return nil })
+	// Its ops are slices of the data, found where they are (cold tables
+	// note their values' offsets from them).
+	whole, werr := scanLines(newBytesLineReader(data), "fuzz", func(off int64, _ uint64, ops []byte) error {
+		at := offsetIn(data, ops)
+		if at < off || !bytes.Equal(data[at:at+int64(len(ops))], ops) {
+			t.Fatalf("line at %d: ops found at %d", off, at)
+		}
+		return nil
+	})
 	if whole != res || fmt.Sprint(werr) != fmt.Sprint(err) {
 		t.Fatalf("streamed: %+v, %v; whole: %+v, %v", res, err, whole, werr)
 	}

@@ -239,9 +239,12 @@ func (s *Store) Close() error {
 
 func (s *Store) closeFiles() error {
 	var errs []error
-	if s.file != nil {
-		errs = append(errs, s.file.Close())
-		s.file = nil
+	s.mu.Lock() // a Load may be reading the file
+	f := s.file
+	s.file = nil
+	s.mu.Unlock()
+	if f != nil {
+		errs = append(errs, f.Close())
 	}
 	if s.lock != nil {
 		errs = append(errs, s.lock.Close())

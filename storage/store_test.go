@@ -26,11 +26,13 @@ type credential struct {
 	Secret string `json:"secret"`
 }
 
+// session is a record of a cold table: Meta is kept only in the log.
 type session struct {
 	ID        string            `json:"id"`
 	UserID    string            `json:"userId"`
 	ExpiresAt time.Time         `json:"expiresAt"`
 	Meta      map[string]string `json:"meta,omitempty"`
+	Cold      ColdRef           `json:"-"`
 }
 
 // epoch is the tests' fixed "now".
@@ -63,6 +65,10 @@ func newDB(dir string, opts Options) *testDB {
 			ID:      func(x *session) string { return x.ID },
 			Expired: func(x *session, now time.Time) bool { return !x.ExpiresAt.After(now) },
 			Index:   map[string]func(*session) string{"user": func(x *session) string { return x.UserID }},
+			Cold: &Cold[session]{
+				Strip: func(x *session) { x.Meta = nil },
+				Ref:   func(x *session) *ColdRef { return &x.Cold },
+			},
 		}),
 	}
 }
@@ -349,7 +355,7 @@ func TestStoredValueIsDecoupled(t *testing.T) {
 	meta := map[string]string{"k": "v"}
 	mustCommit(t, db.s, db.sessions.Put(session{ID: "s1", UserID: "u1", ExpiresAt: epoch.Add(time.Hour), Meta: meta}))
 	meta["k"] = "changed"
-	got, _ := db.sessions.Get("s1")
+	got, _ := db.sessions.Load("s1")
 	if got.Meta["k"] != "v" {
 		t.Errorf("stored Meta[k] = %q after the caller changed its map, want v", got.Meta["k"])
 	}

@@ -40,6 +40,11 @@ type TableConfig[T any] struct {
 	// so pages stay partly used and cannot be given back to the system;
 	// packed, they can. For tables of very many records.
 	Pack func([]T)
+	// Cold, if set, makes the table cold: it keeps each record stripped in
+	// memory and reads it whole back from the log when needed (Load). Get,
+	// Lookup, Find, Scan and ScanIndex return the stripped copies. Put and
+	// Insert refuse a stripped record, so that none can replace a whole one.
+	Cold *Cold[T]
 }
 
 // Table is a typed table of records of type T keyed by id, registered with
@@ -64,10 +69,17 @@ type Table[T any] struct {
 
 	// stage holds, during Open only, the last logged JSON of each record.
 	stage map[string]*staged
+
+	// moved holds, during a compaction of a cold table, the records'
+	// positions in the new log. Only the writer touches it.
+	moved []movedRef
 }
 
+// pendingRec is a change in the writer's overlay: v is whole, and for a
+// put ref is where its JSON lies in the batch's line.
 type pendingRec[T any] struct {
 	v   T
+	ref ColdRef
 	del bool
 }
 
@@ -89,12 +101,13 @@ type multiIndex[T any] struct {
 type table interface {
 	tableName() string
 	count() int
-	replayPut(id, raw []byte, off int64)
+	replayPut(id, raw []byte, off, voff int64)
 	replayDelete(id []byte)
 	finishReplay(path string, now time.Time) error
-	writeLive(now time.Time, emit func(table, id string, v []byte) error) (expired []string, err error)
+	writeLive(now time.Time, emit func(table, id string, v []byte) (int64, error)) (expired []string, err error)
+	switchRefs(apply bool)
 	drop(ids []string)
-	applyPending()
+	applyPending(base int64)
 	clearPending()
 }
 
@@ -104,6 +117,9 @@ type table interface {
 func Register[T any](s *Store, name string, cfg TableConfig[T]) *Table[T] {
 	if cfg.ID == nil {
 		panic(fmt.Sprintf("storage: table %q: TableConfig.ID is nil", name))
+	}
+	if cfg.Cold != nil && (cfg.Cold.Strip == nil || cfg.Cold.Ref == nil) {
+		panic(fmt.Sprintf("storage: table %q: TableConfig.Cold needs Strip and Ref", name))
 	}
 	if !validID(name) {
 		panic(fmt.Sprintf("storage: invalid table name %q", name))
@@ -225,21 +241,34 @@ func (t *Table[T]) uniqueKey(u *uniqueIndex[T], v *T) string {
 }
 
 // writeLive emits every record that has not expired, as JSON, and returns
-// the ids of those that have.
-func (t *Table[T]) writeLive(now time.Time, emit func(table, id string, v []byte) error) ([]string, error) {
+// the ids of those that have. emit returns where the value lies in the new
+// log; a cold table notes it (moved) for switchRefs.
+func (t *Table[T]) writeLive(now time.Time, emit func(table, id string, v []byte) (int64, error)) ([]string, error) {
 	var expired []string
+	var cold []movedRef
 	for id, v := range t.recs {
 		if t.cfg.Expired != nil && t.cfg.Expired(&v, now) {
 			expired = append(expired, id)
+			continue
+		}
+		if t.stripped(&v) {
+			cold = append(cold, movedRef{id: id, ref: *t.cfg.Cold.Ref(&v)})
 			continue
 		}
 		raw, err := json.Marshal(&v)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s %q: %w", t.name, id, err)
 		}
-		if err := emit(t.name, id, raw); err != nil {
+		at, err := emit(t.name, id, raw)
+		if err != nil {
 			return nil, err
 		}
+		if ref, ok := coldRef(at, raw); ok && t.cfg.Cold != nil {
+			t.moved = append(t.moved, movedRef{id: id, ref: ref})
+		}
+	}
+	if err := t.writeCold(cold, emit); err != nil {
+		return nil, err
 	}
 	return expired, nil
 }
@@ -249,15 +278,16 @@ func (t *Table[T]) drop(ids []string) {
 	for _, id := range ids {
 		t.pend[id] = pendingRec[T]{del: true}
 	}
-	t.applyPending()
+	t.applyPending(0)
 }
 
-// applyPending makes the batch overlay the committed state. The caller holds
+// applyPending makes the batch overlay the committed state; base is the
+// log offset of the batch's line, where a cold table's records now lie. The caller holds
 // s.mu for writing. Index entries are removed for every changed record
 // before any is added, so a key moving from one record to another within a
 // batch ends up with its new owner whatever the map order, and an ordered
 // index only ever holds records whose stored value is where it put them.
-func (t *Table[T]) applyPending() {
+func (t *Table[T]) applyPending(base int64) {
 	if len(t.pend) == 0 {
 		return
 	}
@@ -293,7 +323,14 @@ func (t *Table[T]) applyPending() {
 			delete(t.recs, id)
 			continue
 		}
-		t.recs[id] = p.v
+		if p.ref.Stripped() && t.cfg.Cold != nil {
+			v, ref := p.v, p.ref
+			ref.off += base
+			t.strip(&v, ref)
+			t.recs[id] = v
+		} else {
+			t.recs[id] = p.v
+		}
 		for _, u := range t.uniq {
 			if k := t.uniqueKey(u, &p.v); k != "" && (!had || t.uniqueKey(u, &old) != k) {
 				u.m[k] = id
