@@ -6,7 +6,11 @@ import (
 )
 
 // cache keeps opened (decrypted) blocks, least recently used out first,
-// within a byte budget. It is shared by every user's segments.
+// within a byte budget. It is shared by every user's segments. Of a
+// postings block it keeps only the streams queries read (see
+// segment.cachedPostings): a query for a rare word needs a few bytes of
+// a block of 64 KiB, and one that reads a term's documents does not need
+// its positions, which lie beside them.
 type cache struct {
 	mu     sync.Mutex
 	budget int64
@@ -19,10 +23,19 @@ type cache struct {
 	inflate inflaters
 }
 
+// cacheKey names a whole block (stream false), or the n bytes of the
+// postings stream at off (stream true, block zero).
 type cacheKey struct {
-	seg   *segment
-	block uint32
+	seg    *segment
+	block  uint32
+	stream bool
+	off, n uint64
 }
+
+// entryOverhead is what an entry costs beside its bytes: its list
+// element, its cacheEntry and its share of the map. A cached stream is
+// often a few bytes, so this counts against the budget as they do.
+const entryOverhead = 160
 
 type cacheEntry struct {
 	key  cacheKey
@@ -47,7 +60,7 @@ func (c *cache) get(k cacheKey) ([]byte, bool) {
 
 // put keeps data unless it alone exceeds the budget.
 func (c *cache) put(k cacheKey, data []byte) {
-	size := int64(cap(data)) + 64
+	size := int64(cap(data)) + entryOverhead
 	if size > c.budget {
 		return
 	}
@@ -67,7 +80,7 @@ func (c *cache) removeElement(e *list.Element) {
 	ce := e.Value.(*cacheEntry)
 	c.ll.Remove(e)
 	delete(c.items, ce.key)
-	c.used -= int64(cap(ce.data)) + 64
+	c.used -= int64(cap(ce.data)) + entryOverhead
 }
 
 // drop forgets every block of a segment that is gone.

@@ -244,7 +244,10 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 	if sc == nil {
 		sc = &scratch{}
 	}
-	defer ix.scratch.Put(sc)
+	defer func() {
+		sc.blocks.forget()
+		ix.scratch.Put(sc)
+	}()
 	total := 0
 	top := make([]candidate, 0, limit+1)
 	damaged := false

@@ -197,10 +197,29 @@ func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
 			return b, nil
 		}
 	}
+	plain, err := s.openBlock(n, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if memo != nil {
+		memo.n, memo.data = n, plain
+	} else if s.cache != nil {
+		s.cache.put(k, plain)
+	}
+	return plain, nil
+}
+
+// openBlock reads, opens and decompresses block n, reading into raw's
+// array and decompressing into out's when they are large enough. The
+// block returned may lie in either.
+func (s *segment) openBlock(n uint32, raw, out []byte) ([]byte, error) {
 	if int(n) >= len(s.offs) {
 		return nil, fmt.Errorf("%w: no block %d", ErrCorrupt, n)
 	}
-	raw := make([]byte, s.lens[n])
+	if cap(raw) < int(s.lens[n]) {
+		raw = make([]byte, s.lens[n])
+	}
+	raw = raw[:s.lens[n]]
 	if _, err := s.f.ReadAt(raw, s.offs[n]); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
@@ -213,7 +232,7 @@ func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
 		return nil, err
 	}
 	if kind == kindPostings || kind == kindDict {
-		if plain, err = s.inflate.decompress(plain); err != nil {
+		if plain, err = s.inflate.decompress(out, plain); err != nil {
 			return nil, err
 		}
 	}
@@ -227,12 +246,76 @@ func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
 			return nil, fmt.Errorf("%w: postings block %d size", ErrCorrupt, n)
 		}
 	}
-	if memo != nil {
-		memo.n, memo.data = n, plain
-	} else if s.cache != nil {
-		s.cache.put(k, plain)
-	}
 	return plain, nil
+}
+
+// blockScratch is one query's buffers for opening postings blocks on a
+// cache miss, and the block last opened in them: the words of a prefix
+// lie side by side, so the next miss is often in the same block.
+type blockScratch struct {
+	seg      *segment // nil: nothing opened
+	n        uint32
+	plain    []byte
+	raw, out []byte
+}
+
+// forget lets go of the segment last read, so a scratch kept between
+// queries holds no closed segment.
+func (bs *blockScratch) forget() { bs.seg, bs.plain = nil, nil }
+
+func (bs *blockScratch) block(s *segment, n uint32) ([]byte, error) {
+	if bs.seg == s && bs.n == n {
+		return bs.plain, nil
+	}
+	bs.seg = nil
+	if int(n) < len(s.lens) && cap(bs.raw) < int(s.lens[n]) {
+		bs.raw = make([]byte, s.lens[n])
+	}
+	if bs.out == nil {
+		// One byte more than a postings block, so reading one to its end
+		// does not grow the array.
+		bs.out = make([]byte, 0, postBlock+1)
+	}
+	plain, err := s.openBlock(n, bs.raw, bs.out)
+	if err != nil {
+		return nil, err
+	}
+	bs.seg, bs.n, bs.plain = s, n, plain
+	return plain, nil
+}
+
+// cachedPostings returns n bytes of the postings stream at off, as a
+// query reads them: the cache keeps those bytes alone, copied out of
+// their blocks, which are opened in bs and not kept.
+func (s *segment) cachedPostings(off, n uint64, bs *blockScratch) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if off > s.postTotal || n > s.postTotal-off {
+		return nil, fmt.Errorf("%w: postings past the end", ErrCorrupt)
+	}
+	k := cacheKey{seg: s, stream: true, off: off, n: n}
+	if b, ok := s.cache.get(k); ok {
+		return b, nil
+	}
+	out := make([]byte, 0, n)
+	first, last := off/postBlock, (off+n-1)/postBlock
+	for i := first; i <= last; i++ {
+		b, err := bs.block(s, s.post[i])
+		if err != nil {
+			return nil, err
+		}
+		lo, hi := uint64(0), uint64(len(b))
+		if i == first {
+			lo = off - first*postBlock
+		}
+		if i == last {
+			hi = off + n - last*postBlock
+		}
+		out = append(out, b[lo:hi]...)
+	}
+	s.cache.put(k, out)
+	return out, nil
 }
 
 // postings returns n bytes of the postings stream at off: a slice of one
