@@ -1,0 +1,177 @@
+package search
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// streamDocs are documents whose common words have postings streams
+// longer than a block, and whose rare words have streams of a few bytes.
+func streamDocs() []Doc {
+	var docs []Doc
+	for i := range 1500 {
+		docs = append(docs, Doc{ID: fmt.Sprintf("s%04d", i), Kind: "email", Title: "weekly " + letters(i),
+			Text: strings.Repeat("alpha beta gamma ", 12) + "only" + letters(i) + " delta" + letters(i%40)})
+	}
+	return docs
+}
+
+// onlySegment returns the one segment of userA's index.
+func onlySegment(t *testing.T, ix *Index) *segment {
+	t.Helper()
+	u, err := ix.getUser(userA, false)
+	if err != nil || u == nil {
+		t.Fatalf("getUser: %v, %v", u, err)
+	}
+	var segs []*segment
+	for _, p := range u.parts {
+		if p.seg != nil {
+			segs = append(segs, p.seg)
+		}
+	}
+	if len(segs) != 1 {
+		t.Fatalf("got %d segments, want 1", len(segs))
+	}
+	return segs[0]
+}
+
+// TestCachedPostings reads every stream of a segment through the cache,
+// as queries do, and compares it with the stream read block by block
+// without the cache: the same bytes, then the same bytes again from the
+// cache, which holds each stream alone and no whole postings block.
+func TestCachedPostings(t *testing.T) {
+	ix := openTest(t, t.TempDir())
+	if err := ix.Add(userA, streamDocs()...); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	seg := onlySegment(t, ix)
+	if len(seg.post) < 2 {
+		t.Fatalf("got %d postings blocks, want several", len(seg.post))
+	}
+	var bs blockScratch
+	spanning, streams := 0, 0
+	it := seg.dictFrom(0, &blockMemo{})
+	for it.next() {
+		e := it.e
+		for _, st := range []struct{ off, n uint64 }{{e.off + e.posLen, e.docLen}, {e.off, e.posLen}} {
+			if st.n == 0 {
+				continue
+			}
+			streams++
+			if st.off/postBlock != (st.off+st.n-1)/postBlock {
+				spanning++
+			}
+			var buf []byte
+			want, err := seg.postings(st.off, st.n, &buf, &blockMemo{})
+			if err != nil {
+				t.Fatalf("%q: postings: %v", e.term, err)
+			}
+			want = bytes.Clone(want)
+			misses := ix.cache.misses
+			got, err := seg.cachedPostings(st.off, st.n, &bs)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%q at %d+%d: got %d bytes (%v), want %d bytes", e.term, st.off, st.n, len(got), err, len(want))
+			}
+			if ix.cache.misses != misses+1 {
+				t.Fatalf("%q: got %d misses, want %d", e.term, ix.cache.misses, misses+1)
+			}
+			hits := ix.cache.hits
+			again, err := seg.cachedPostings(st.off, st.n, &bs)
+			if err != nil || !bytes.Equal(again, want) || ix.cache.hits != hits+1 {
+				t.Fatalf("%q again: got %d bytes (%v), %d hits; want %d bytes, %d hits", e.term, len(again), err, ix.cache.hits, len(want), hits+1)
+			}
+		}
+	}
+	if it.err != nil {
+		t.Fatal(it.err)
+	}
+	if spanning == 0 {
+		t.Fatalf("got no stream across blocks of %d, want some", streams)
+	}
+	ix.cache.mu.Lock()
+	defer ix.cache.mu.Unlock()
+	n := 0
+	for e := ix.cache.ll.Front(); e != nil; e = e.Next() {
+		ce := e.Value.(*cacheEntry)
+		switch {
+		case ce.key.stream && uint64(len(ce.data)) != ce.key.n:
+			t.Errorf("stream at %d: got %d bytes cached, want %d", ce.key.off, len(ce.data), ce.key.n)
+		case !ce.key.stream && seg.kinds[ce.key.block] == kindPostings:
+			t.Errorf("postings block %d cached whole", ce.key.block)
+		}
+		if ce.key.stream {
+			n++
+		}
+	}
+	if n != streams {
+		t.Errorf("got %d streams cached, want %d", n, streams)
+	}
+}
+
+// TestCacheBudget runs queries from several goroutines through a cache far
+// smaller than what they read, so streams are evicted while other queries
+// read them: every answer is the one a large cache gives, and the cache
+// never holds more than its budget.
+func TestCacheBudget(t *testing.T) {
+	docs := streamDocs()
+	queries := []Node{
+		qterm("alpha"),
+		qterm("only" + letters(7)),
+		And{Children: []Node{qterm("delta" + letters(3)), qterm("gamma")}},
+		qphrase(FieldText, "beta", "gamma"),
+		qprefix("delta"),
+		Or{Children: []Node{qterm("only" + letters(1400)), qfield(FieldTitle, "weekly")}},
+	}
+	var want [][]string
+	big := openTest(t, t.TempDir())
+	big.Add(userA, docs...)
+	big.Flush()
+	for _, q := range queries {
+		ids := hitIDs(search(t, big, userA, Request{Query: q, Limit: 50}))
+		if len(ids) == 0 {
+			t.Fatalf("%v: no hits", q)
+		}
+		want = append(want, ids)
+	}
+	for _, budget := range []int64{1 << 10, 8 << 10, 64 << 10} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			ix := openTest(t, t.TempDir(), func(c *Config) { c.CacheBytes = budget })
+			ix.Add(userA, docs...)
+			ix.Flush()
+			var wg sync.WaitGroup
+			errs := make(chan error, 4)
+			for g := range 4 {
+				wg.Go(func() {
+					for round := range 20 {
+						i := (g + round) % len(queries)
+						res, err := ix.Search(userA, Request{Query: queries[i], Limit: 50})
+						if err != nil {
+							errs <- err
+							return
+						}
+						if got := hitIDs(res); !slices.Equal(got, want[i]) {
+							errs <- fmt.Errorf("query %d: got %v, want %v", i, got, want[i])
+							return
+						}
+						if used := ix.Stats().CacheBytes; used > budget {
+							errs <- fmt.Errorf("cache holds %d bytes, budget %d", used, budget)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+		})
+	}
+}
