@@ -58,6 +58,23 @@ func (c *columns) appendDocID(b []byte, d uint32) []byte {
 	return append(b, c.ids[d]...)
 }
 
+// copyID appends document d of src's id to c's ids: as bytes while
+// every id so far came from segments that keep them so, as a merge of
+// such segments does, else as strings.
+func (c *columns) copyID(src *columns, d uint32) {
+	if src.uuids != nil && c.ids == nil {
+		c.uuids = append(c.uuids, src.uuidAt(d)...)
+		return
+	}
+	if c.uuids != nil {
+		for e := range uint32(c.len()) {
+			c.ids = append(c.ids, c.id(e))
+		}
+		c.uuids = nil
+	}
+	c.ids = append(c.ids, src.id(d))
+}
+
 // find returns the document with this id that dead does not reject, in a
 // segment's columns. A segment written from a buffer keeps the replaced
 // versions of a document, deleted, beside the live one. The canonical
@@ -111,7 +128,12 @@ func encodeColumns(c *columns) []byte {
 		}
 	}
 	for i := range c.len() {
-		b = appendID(b, c.id(uint32(i)))
+		if c.uuids != nil {
+			b = append(b, 0)
+			b = append(b, c.uuidAt(uint32(i))...)
+		} else {
+			b = appendID(b, c.ids[i])
+		}
 		b = binary.AppendVarint(b, c.dates[i])
 		b = binary.AppendUvarint(b, uint64(c.kind[i]))
 		b = binary.AppendUvarint(b, uint64(c.integ[i]))

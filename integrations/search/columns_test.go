@@ -72,6 +72,59 @@ func TestColumnsIDs(t *testing.T) {
 	}
 }
 
+// TestCopyID copies ids as a merge does, from segments that keep them as
+// bytes and from ones that keep them as strings: every id is kept, as
+// bytes only while every source had them so.
+func TestCopyID(t *testing.T) {
+	decoded := func(ids ...string) *columns {
+		var in columns
+		for _, id := range ids {
+			in.ids = append(in.ids, id)
+			in.dates = append(in.dates, 0)
+			in.kind = append(in.kind, tableIndex(&in.kinds, "email"))
+			in.integ = append(in.integ, tableIndex(&in.integs, "imap"))
+			in.record = append(in.record, tableIndex(&in.records, "r1"))
+			in.lens = append(in.lens, [numFields]uint32{})
+		}
+		c, err := decodeColumns(encodeColumns(&in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &c
+	}
+	u1, u2, u3 := "0b9f7a2e-1111-4c6e-9a57-000000000001", "0b9f7a2e-1111-4c6e-9a57-000000000002", "0b9f7a2e-1111-4c6e-9a57-000000000003"
+	tests := []struct {
+		name    string
+		srcs    []*columns
+		want    []string
+		compact bool
+	}{
+		{"bytes", []*columns{decoded(u2, u1), decoded(u3)}, []string{u2, u1, u3}, true},
+		{"bytes then strings", []*columns{decoded(u2, u1), decoded("d1", u3)}, []string{u2, u1, "d1", u3}, false},
+		{"strings then bytes", []*columns{decoded("d1"), decoded(u3, u1)}, []string{"d1", u3, u1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c columns
+			for _, src := range tt.srcs {
+				for d := range uint32(src.len()) {
+					c.copyID(src, d)
+				}
+			}
+			if got := c.uuids != nil; got != tt.compact {
+				t.Errorf("got compact %v, want %v", got, tt.compact)
+			}
+			var got []string
+			for d := range uint32(c.len()) {
+				got = append(got, c.id(d))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestPagingUUIDTies pages, with both sorts and with id filters, through
 // documents with UUID ids (kept as bytes in their segment, as strings in
 // the buffer) that tie on score and date, so only their ids order them:
