@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -95,14 +96,18 @@ func TestCachedPostings(t *testing.T) {
 	if spanning == 0 {
 		t.Fatalf("got no stream across blocks of %d, want some", streams)
 	}
+	bs.release()
 	ix.cache.mu.Lock()
 	defer ix.cache.mu.Unlock()
+	if ix.cache.pinned != 0 {
+		t.Errorf("got %d pins after release, want 0", ix.cache.pinned)
+	}
 	n := 0
-	for e := ix.cache.ll.Front(); e != nil; e = e.Next() {
-		ce := e.Value.(*cacheEntry)
+	for e := ix.cache.ring.Front(); e != nil; e = e.Next() {
+		ce := e.Value.(*centry)
 		switch {
-		case ce.key.stream && uint64(len(ce.data)) != ce.key.n:
-			t.Errorf("stream at %d: got %d bytes cached, want %d", ce.key.off, len(ce.data), ce.key.n)
+		case ce.key.stream && uint64(ce.n) != ce.key.n:
+			t.Errorf("stream at %d: got %d bytes cached, want %d", ce.key.off, ce.n, ce.key.n)
 		case !ce.key.stream && seg.kinds[ce.key.block] == kindPostings:
 			t.Errorf("postings block %d cached whole", ce.key.block)
 		}
@@ -173,5 +178,140 @@ func TestCacheBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// fill is the content the cache tests keep under stream key i: n bytes
+// that differ from every other key's.
+func fill(i, n int) []byte {
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(i*7 + j*13 + i>>8)
+	}
+	return b
+}
+
+func streamKey(i int) cacheKey { return cacheKey{stream: true, off: uint64(i), n: 1} }
+
+// TestCachePins checks that a pinned entry keeps its bytes while the ring
+// comes round many times, that put keeps nothing rather than overwrite
+// it, and that it goes once unpinned; also after its segment is dropped
+// and after the cache is closed.
+func TestCachePins(t *testing.T) {
+	const size = 1000
+	budget := int64(4 * (size + entryOverhead))
+	seg := &segment{}
+	tests := []struct {
+		name string
+		end  func(c *cache, pinned *centry)
+	}{
+		{"unpin", func(c *cache, e *centry) { c.unpin(e) }},
+		{"drop, then unpin", func(c *cache, e *centry) { c.drop(seg); c.unpin(e) }},
+		{"close, then unpin", func(c *cache, e *centry) { c.close(); c.unpin(e) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCache(budget)
+			want := fill(0, size)
+			k := cacheKey{seg: seg, stream: true, n: 1}
+			held, e := c.put(k, want)
+			if e == nil {
+				t.Fatal("first put kept nothing")
+			}
+			kept, refused := 0, 0
+			for i := 1; i < 40; i++ {
+				data := fill(i, size-i%3)
+				got, ei := c.put(streamKey(i), data)
+				if !bytes.Equal(got, data) {
+					t.Fatalf("put %d: got other bytes", i)
+				}
+				if ei == nil {
+					refused++
+				} else {
+					kept++
+					c.unpin(ei)
+				}
+				if !bytes.Equal(held, want) {
+					t.Fatalf("after put %d: the pinned entry's bytes changed", i)
+				}
+				if c.used > budget {
+					t.Fatalf("after put %d: %d bytes used, budget %d", i, c.used, budget)
+				}
+			}
+			if kept == 0 || refused == 0 {
+				t.Fatalf("got %d kept, %d refused; want some of each", kept, refused)
+			}
+			if b, eg, ok := c.get(k); !ok || !bytes.Equal(b, want) {
+				t.Fatalf("get of the pinned entry: %v", ok)
+			} else {
+				c.unpin(eg)
+			}
+			tt.end(c, e)
+			if c.pinned != 0 {
+				t.Fatalf("got %d pins, want 0", c.pinned)
+			}
+			if c.closed {
+				if c.arena != nil {
+					t.Fatal("arena kept after close and the last unpin")
+				}
+				if _, ei := c.put(streamKey(99), fill(99, 10)); ei != nil {
+					t.Fatal("closed cache kept an entry")
+				}
+				return
+			}
+			for i := 40; i < 50; i++ {
+				_, ei := c.put(streamKey(i), fill(i, size))
+				if ei == nil {
+					t.Fatalf("put %d after the unpin kept nothing", i)
+				}
+				c.unpin(ei)
+			}
+			if _, _, ok := c.get(k); ok {
+				t.Fatal("the unpinned entry is still there after the ring came round")
+			}
+		})
+	}
+}
+
+// TestCacheConcurrent gets and puts from several goroutines through a
+// cache a few entries large, each reader checking the bytes it holds
+// pinned after the others had every chance to overwrite them.
+func TestCacheConcurrent(t *testing.T) {
+	c := newCache(6 * (600 + entryOverhead))
+	defer c.close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for round := range 3000 {
+				i := (g*31 + round*7) % 50
+				want := fill(i, 200+i*8)
+				var p pins
+				b, e, ok := c.get(streamKey(i))
+				if ok {
+					p.add(c, e)
+				} else {
+					b, e = c.put(streamKey(i), want)
+					p.add(c, e)
+				}
+				runtime.Gosched()
+				if !bytes.Equal(b, want) {
+					errs <- fmt.Errorf("goroutine %d, key %d: bytes changed while pinned", g, i)
+					p.release()
+					return
+				}
+				p.release()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pinned != 0 || c.used > c.budget {
+		t.Fatalf("got %d pins, %d bytes used; want 0, at most %d", c.pinned, c.used, c.budget)
 	}
 }

@@ -17,6 +17,7 @@ type dictIter struct {
 	off  uint64
 	prev []byte
 	memo *blockMemo
+	pin  pins // the block read through the cache, when memo is nil
 	lazy bool // e.term is left empty: lookups compare prev
 	e    dictEntry
 	err  error
@@ -33,7 +34,15 @@ func (it *dictIter) load() bool {
 	if it.blk >= len(it.s.dict) {
 		return false
 	}
-	b, err := it.s.block(it.s.dict[it.blk], it.memo)
+	// The block before is done with: prev is a copy of its last term.
+	it.pin.release()
+	var b []byte
+	var err error
+	if it.memo == nil && it.s.cache != nil {
+		b, err = it.s.cachedBlock(it.s.dict[it.blk], &it.pin)
+	} else {
+		b, err = it.s.block(it.s.dict[it.blk], it.memo)
+	}
 	if err != nil {
 		it.err = err
 		return false
@@ -100,6 +109,7 @@ func (s *segment) seek(term string) dictIter {
 // does without a copy, as prefix does.
 func (s *segment) lookup(term string) (dictEntry, bool, error) {
 	it := s.seek(term)
+	defer it.pin.release()
 	for it.next() {
 		switch {
 		case string(it.prev) == term:
@@ -116,6 +126,7 @@ func (s *segment) lookup(term string) (dictEntry, bool, error) {
 // returns false.
 func (s *segment) prefix(p string, fn func(dictEntry) bool) error {
 	it := s.seek(p)
+	defer it.pin.release()
 	for it.next() {
 		if string(it.prev) < p {
 			continue

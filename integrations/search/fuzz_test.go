@@ -15,6 +15,7 @@ func exercise(t *testing.T, seg *segment) {
 	it := seg.dictFrom(0, &blockMemo{})
 	var buf, pbuf []byte
 	var bs blockScratch
+	defer bs.release()
 	var p postingIter
 	for n := 0; it.next() && n < 10_000; n++ {
 		e := it.e

@@ -279,7 +279,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		sc = &scratch{}
 	}
 	defer func() {
-		sc.blocks.forget()
+		sc.blocks.release()
 		ix.scratch.Put(sc)
 	}()
 	total := 0

@@ -185,17 +185,11 @@ type blockMemo struct {
 	data []byte
 }
 
-// block returns block n opened: through the cache when memo is nil, else
-// through the memo.
+// block returns block n opened, through memo when there is one. It does
+// not use the cache: queries read through cachedBlock and cachedPostings.
 func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
-	k := cacheKey{seg: s, block: n}
 	if memo != nil && memo.data != nil && memo.n == n {
 		return memo.data, nil
-	}
-	if memo == nil && s.cache != nil {
-		if b, ok := s.cache.get(k); ok {
-			return b, nil
-		}
 	}
 	plain, err := s.openBlock(n, nil, nil)
 	if err != nil {
@@ -203,10 +197,24 @@ func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
 	}
 	if memo != nil {
 		memo.n, memo.data = n, plain
-	} else if s.cache != nil {
-		s.cache.put(k, plain)
 	}
 	return plain, nil
+}
+
+// cachedBlock returns block n through the cache, pinned in p.
+func (s *segment) cachedBlock(n uint32, p *pins) ([]byte, error) {
+	k := cacheKey{seg: s, block: n}
+	if b, e, ok := s.cache.get(k); ok {
+		p.add(s.cache, e)
+		return b, nil
+	}
+	plain, err := s.openBlock(n, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	b, e := s.cache.put(k, plain)
+	p.add(s.cache, e)
+	return b, nil
 }
 
 // openBlock reads, opens and decompresses block n, reading into raw's
@@ -252,16 +260,22 @@ func (s *segment) openBlock(n uint32, raw, out []byte) ([]byte, error) {
 // blockScratch is one query's buffers for opening postings blocks on a
 // cache miss, and the block last opened in them: the words of a prefix
 // lie side by side, so the next miss is often in the same block.
+// It holds the pins of the cached streams the query reads.
 type blockScratch struct {
 	seg      *segment // nil: nothing opened
 	n        uint32
 	plain    []byte
 	raw, out []byte
+	pins     pins
 }
 
-// forget lets go of the segment last read, so a scratch kept between
-// queries holds no closed segment.
-func (bs *blockScratch) forget() { bs.seg, bs.plain = nil, nil }
+// release unpins the streams read and lets go of the segment last read,
+// so a scratch kept between queries holds no closed segment. The streams
+// are not read after.
+func (bs *blockScratch) release() {
+	bs.pins.release()
+	bs.seg, bs.plain = nil, nil
+}
 
 func (bs *blockScratch) block(s *segment, n uint32) ([]byte, error) {
 	if bs.seg == s && bs.n == n {
@@ -286,7 +300,8 @@ func (bs *blockScratch) block(s *segment, n uint32) ([]byte, error) {
 
 // cachedPostings returns n bytes of the postings stream at off, as a
 // query reads them: the cache keeps those bytes alone, copied out of
-// their blocks, which are opened in bs and not kept.
+// their blocks, which are opened in bs and not kept. They stay pinned in
+// bs until its release.
 func (s *segment) cachedPostings(off, n uint64, bs *blockScratch) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
@@ -295,7 +310,8 @@ func (s *segment) cachedPostings(off, n uint64, bs *blockScratch) ([]byte, error
 		return nil, fmt.Errorf("%w: postings past the end", ErrCorrupt)
 	}
 	k := cacheKey{seg: s, stream: true, off: off, n: n}
-	if b, ok := s.cache.get(k); ok {
+	if b, e, ok := s.cache.get(k); ok {
+		bs.pins.add(s.cache, e)
 		return b, nil
 	}
 	out := make([]byte, 0, n)
@@ -314,8 +330,9 @@ func (s *segment) cachedPostings(off, n uint64, bs *blockScratch) ([]byte, error
 		}
 		out = append(out, b[lo:hi]...)
 	}
-	s.cache.put(k, out)
-	return out, nil
+	b, e := s.cache.put(k, out)
+	bs.pins.add(s.cache, e)
+	return b, nil
 }
 
 // postings returns n bytes of the postings stream at off: a slice of one
