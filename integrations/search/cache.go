@@ -1,7 +1,7 @@
 package search
 
 import (
-	"container/list"
+	"encoding/binary"
 	"runtime"
 	"sync"
 )
@@ -13,92 +13,125 @@ import (
 // block of 64 KiB, and one that reads a term's documents does not need its
 // positions, which lie beside them.
 //
-// The bytes live in an arena mapped outside the Go heap (see mapArena),
-// filled as a ring, oldest entry out first. In the heap they would count
-// as live, and the collector lets the heap grow half as far again past
-// what is live (GC_PERCENT 50): a full cache would cost half its budget
-// once more in garbage. Out of it, an entry's bytes are reused as soon as
-// it is evicted, so a reader pins the entries it reads (get and put pin;
-// unpin releases) and a pinned entry is never evicted or overwritten:
-// when the oldest entry is pinned, put keeps nothing and the caller reads
-// its own copy.
+// The entries live in an arena mapped outside the Go heap (see mapArena),
+// filled as a ring, oldest entry out first; in the heap is only the map
+// from keys to their places. In the heap the bytes would count as live,
+// and the collector lets the heap grow half as far again past what is
+// live (GC_PERCENT 50): a full cache would cost half its budget once more.
+// Out of it, an entry's bytes are reused as soon as it is evicted, so a
+// reader pins the entries it reads (get and put pin, unpin releases) and
+// a pinned entry is never evicted or overwritten: when the oldest entry is
+// pinned, put keeps nothing and the caller reads its own copy.
+//
+// An entry is a header of entryHeader bytes (its key, its length, its
+// pins) and its bytes, padded to 8. It is live while items points to it;
+// one dropped with its segment keeps its place in the ring (and its bytes,
+// while pinned) until the ring comes round to it.
 type cache struct {
 	mu      sync.Mutex
 	budget  int64
-	used    int64 // the entries' bytes and entryOverhead each
+	used    int64 // the live entries' places in the arena and entryOverhead each
 	arena   []byte
 	cleanup runtime.Cleanup
-	head    int        // where the next entry goes in the arena
-	ring    *list.List // of *centry, in arena order from head: oldest first
-	items   map[cacheKey]*centry
-	pinned  int // pins held, over every entry
-	closed  bool
-	hits    uint64
-	misses  uint64
+	// The ring: entries from tail to head, in the order they came; when
+	// head has gone round past the arena's end, from tail to end, then
+	// from the start to head.
+	head, tail, end, count int
+	items               map[cacheKey]uint32
+	pinned              int // pins held, over every entry
+	closed              bool
+	nextSeg             uint32
+	hits                uint64
+	misses              uint64
 	// inflate is here, shared by every segment, as the cache is.
 	inflate inflaters
 }
 
-// cacheKey names a whole block (stream false), or the n bytes of the
-// postings stream at off (stream true, block zero).
+// cacheKey names a whole block, or (block streamBlock) the n bytes of the
+// postings stream at off. seg is the segment's number in the cache.
 type cacheKey struct {
-	seg    *segment
-	block  uint32
-	stream bool
-	off, n uint64
+	seg, block uint32
+	off, n     uint64
 }
 
-// centry is one entry: n bytes at off in the arena. An entry dropped with
-// its segment leaves items, but keeps its place in the ring (and its
-// bytes, while pinned) until the ring comes round to it.
-type centry struct {
-	key    cacheKey
-	off, n int
-	pins   int
-	live   bool // in items
-	elem   *list.Element
-}
+// streamBlock marks a stream's key; it is the footer's number, which is
+// never cached.
+const streamBlock = footerBlock
 
-// entryOverhead is what an entry costs beside its bytes: its centry, its
-// list element and its share of the map. A cached stream is often a few
-// bytes, so this counts against the budget as they do.
-const entryOverhead = 160
+const (
+	entryHeader = 32
+	// entryOverhead is what an entry costs in the heap: its share of
+	// the map, which may be up to half empty after it grows.
+	entryOverhead = 80
+)
 
 func newCache(budget int64) *cache {
-	return &cache{budget: budget, ring: list.New(), items: map[cacheKey]*centry{}}
+	return &cache{budget: budget, items: map[cacheKey]uint32{}}
 }
 
-// get returns the entry's bytes, pinned.
-func (c *cache) get(k cacheKey) ([]byte, *centry, bool) {
+// segID numbers a segment for its keys.
+func (c *cache) segID() uint32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[k]
-	if !ok {
-		c.misses++
-		return nil, nil, false
-	}
-	c.hits++
-	e.pins++
-	c.pinned++
-	return c.arena[e.off : e.off+e.n : e.off+e.n], e, true
+	c.nextSeg++
+	return c.nextSeg
 }
 
-// put copies data into the cache and returns the copy, pinned; or data
-// itself and no entry when it keeps nothing: data alone exceeds the
-// budget, the key is there already, or a pinned entry is in the way.
-func (c *cache) put(k cacheKey, data []byte) ([]byte, *centry) {
+func (c *cache) entryLen(at int) int {
+	return int(binary.LittleEndian.Uint32(c.arena[at+24:]))
+}
+
+func (c *cache) pins(at int) uint32 { return binary.LittleEndian.Uint32(c.arena[at+28:]) }
+
+func (c *cache) setPins(at int, n uint32) { binary.LittleEndian.PutUint32(c.arena[at+28:], n) }
+
+func (c *cache) keyAt(at int) cacheKey {
+	h := c.arena[at:]
+	return cacheKey{seg: binary.LittleEndian.Uint32(h), block: binary.LittleEndian.Uint32(h[4:]),
+		off: binary.LittleEndian.Uint64(h[8:]), n: binary.LittleEndian.Uint64(h[16:])}
+}
+
+// place is the room an entry of n bytes takes in the arena.
+func place(n int) int { return entryHeader + (n+7)&^7 }
+
+func (c *cache) data(at int) []byte {
+	n := c.entryLen(at)
+	return c.arena[at+entryHeader : at+entryHeader+n : at+entryHeader+n]
+}
+
+// get returns the entry's bytes and place, pinned.
+func (c *cache) get(k cacheKey) ([]byte, uint32, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.items[k]
+	if !ok {
+		c.misses++
+		return nil, 0, false
+	}
+	c.hits++
+	c.setPins(int(at), c.pins(int(at))+1)
+	c.pinned++
+	return c.data(int(at)), at, true
+}
+
+// put copies data into the cache and returns the copy and its place,
+// pinned; or data itself and false when it keeps nothing: data alone
+// exceeds the budget, the key is there already, or a pinned entry is in
+// the way.
+func (c *cache) put(k cacheKey, data []byte) ([]byte, uint32, bool) {
 	n := len(data)
-	size := int64(n) + entryOverhead
-	if n == 0 || size > c.budget {
-		return data, nil
+	need := place(n)
+	cost := int64(need) + entryOverhead
+	if n == 0 || cost > c.budget || int64(n) >= 1<<32 {
+		return data, 0, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.items[k]; ok || c.closed {
-		return data, nil
+		return data, 0, false
 	}
 	if c.arena == nil {
-		a := mapArena(int(c.budget))
+		a := mapArena(int(min(c.budget, 1<<32)))
 		c.arena = a
 		// The arena goes with an Index's Close; a cache that is never
 		// closed (a segment opened alone) lets it go when it is collected.
@@ -107,79 +140,85 @@ func (c *cache) put(k cacheKey, data []byte) ([]byte, *centry) {
 		c.cleanup = runtime.AddCleanup(c, unmapArena, a)
 	}
 	for {
-		front := c.ring.Front()
-		if front == nil {
-			if c.head+n > len(c.arena) {
-				c.head = 0
-			}
+		if c.count == 0 {
+			c.head, c.tail, c.end = 0, 0, 0
 			break
 		}
-		fe := front.Value.(*centry)
-		if fe.off >= c.head {
-			// Free: from head to the oldest entry.
-			if c.head+n <= fe.off && c.used+size <= c.budget {
-				break
-			}
-		} else {
-			// Free: from head to the end, then from the start to the
-			// oldest entry.
-			if c.head+n > len(c.arena) {
-				c.head = 0
+		if c.tail < c.head {
+			// Free: from head to the arena's end, then from its start
+			// to tail.
+			if c.head+need > len(c.arena) {
+				c.end, c.head = c.head, 0
 				continue
 			}
-			if c.used+size <= c.budget {
+			if c.used+cost <= c.budget {
 				break
 			}
+		} else if c.head+need <= c.tail && c.used+cost <= c.budget {
+			// Free: from head to tail.
+			break
 		}
-		if fe.pins > 0 {
-			return data, nil
+		if c.pins(c.tail) > 0 {
+			return data, 0, false
 		}
-		c.evict(fe)
+		c.evictTail()
 	}
-	copy(c.arena[c.head:c.head+n], data)
-	e := &centry{key: k, off: c.head, n: n, pins: 1, live: true}
-	e.elem = c.ring.PushBack(e)
-	c.items[k] = e
-	c.used += size
+	at := c.head
+	h := c.arena[at : at+entryHeader]
+	binary.LittleEndian.PutUint32(h, k.seg)
+	binary.LittleEndian.PutUint32(h[4:], k.block)
+	binary.LittleEndian.PutUint64(h[8:], k.off)
+	binary.LittleEndian.PutUint64(h[16:], k.n)
+	binary.LittleEndian.PutUint32(h[24:], uint32(n))
+	binary.LittleEndian.PutUint32(h[28:], 1)
+	copy(c.arena[at+entryHeader:], data)
+	c.items[k] = uint32(at)
+	c.used += cost
 	c.pinned++
-	c.head += n
-	return c.arena[e.off : e.off+n : e.off+n], e
+	c.count++
+	c.head += need
+	return c.data(at), uint32(at), true
 }
 
-// evict removes an unpinned entry from the ring, and from items if it is
-// still there.
-func (c *cache) evict(e *centry) {
-	c.ring.Remove(e.elem)
-	c.forget(e)
-}
-
-// forget takes a live entry out of items and the budget.
-func (c *cache) forget(e *centry) {
-	if e.live {
-		e.live = false
-		delete(c.items, e.key)
-		c.used -= int64(e.n) + entryOverhead
+// evictTail takes the oldest entry, unpinned, out of the ring.
+func (c *cache) evictTail() {
+	at := c.tail
+	c.forget(c.keyAt(at), at)
+	c.tail += place(c.entryLen(at))
+	c.count--
+	if c.tail == c.end && c.tail > c.head {
+		c.tail, c.end = 0, 0
 	}
 }
 
-// unpin releases pins taken by get and put; an entry is not read after.
-func (c *cache) unpin(es ...*centry) {
+// forget takes the entry at at out of items and the budget, if it is
+// still there.
+func (c *cache) forget(k cacheKey, at int) {
+	if cur, ok := c.items[k]; ok && int(cur) == at {
+		delete(c.items, k)
+		c.used -= int64(place(c.entryLen(at))) + entryOverhead
+	}
+}
+
+// unpin releases pins taken by get and put; the entries' bytes are not
+// read after.
+func (c *cache) unpin(ats ...uint32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, e := range es {
-		e.pins--
+	for _, at := range ats {
+		c.setPins(int(at), c.pins(int(at))-1)
 		c.pinned--
 	}
 	c.unmapIfDone()
 }
 
-// drop forgets every block of a segment that is gone.
-func (c *cache) drop(s *segment) {
+// drop forgets every entry of a segment that is gone.
+func (c *cache) drop(seg uint32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, e := range c.items {
-		if k.seg == s {
-			c.forget(e)
+	for k, at := range c.items {
+		if k.seg == seg {
+			c.forget(k, int(at))
 		}
 	}
 }
@@ -189,8 +228,8 @@ func (c *cache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	for _, e := range c.items {
-		c.forget(e)
+	for k, at := range c.items {
+		c.forget(k, int(at))
 	}
 	c.unmapIfDone()
 }
@@ -202,27 +241,26 @@ func (c *cache) unmapIfDone() {
 	c.cleanup.Stop()
 	unmapArena(c.arena)
 	c.arena = nil
-	c.ring.Init()
+	c.head, c.tail, c.end, c.count = 0, 0, 0, 0
 }
 
-// pins are the cache entries one reader holds.
+// pins are the places of the cache entries one reader holds.
 type pins struct {
-	c  *cache
-	es []*centry
+	c   *cache
+	ats []uint32
 }
 
-func (p *pins) add(c *cache, e *centry) {
-	if e != nil {
+func (p *pins) add(c *cache, at uint32, ok bool) {
+	if ok {
 		p.c = c
-		p.es = append(p.es, e)
+		p.ats = append(p.ats, at)
 	}
 }
 
 // release unpins every entry; their bytes are not read after.
 func (p *pins) release() {
-	if len(p.es) > 0 {
-		p.c.unpin(p.es...)
-		clear(p.es)
-		p.es = p.es[:0]
+	if len(p.ats) > 0 {
+		p.c.unpin(p.ats...)
+		p.ats = p.ats[:0]
 	}
 }

@@ -103,15 +103,14 @@ func TestCachedPostings(t *testing.T) {
 		t.Errorf("got %d pins after release, want 0", ix.cache.pinned)
 	}
 	n := 0
-	for e := ix.cache.ring.Front(); e != nil; e = e.Next() {
-		ce := e.Value.(*centry)
+	for k, at := range ix.cache.items {
 		switch {
-		case ce.key.stream && uint64(ce.n) != ce.key.n:
-			t.Errorf("stream at %d: got %d bytes cached, want %d", ce.key.off, ce.n, ce.key.n)
-		case !ce.key.stream && seg.kinds[ce.key.block] == kindPostings:
-			t.Errorf("postings block %d cached whole", ce.key.block)
+		case k.block == streamBlock && uint64(ix.cache.entryLen(int(at))) != k.n:
+			t.Errorf("stream at %d: got %d bytes cached, want %d", k.off, ix.cache.entryLen(int(at)), k.n)
+		case k.block != streamBlock && seg.kinds[k.block] == kindPostings:
+			t.Errorf("postings block %d cached whole", k.block)
 		}
-		if ce.key.stream {
+		if k.block == streamBlock {
 			n++
 		}
 	}
@@ -191,7 +190,7 @@ func fill(i, n int) []byte {
 	return b
 }
 
-func streamKey(i int) cacheKey { return cacheKey{stream: true, off: uint64(i), n: 1} }
+func streamKey(i int) cacheKey { return cacheKey{seg: 1, block: streamBlock, off: uint64(i), n: 1} }
 
 // TestCachePins checks that a pinned entry keeps its bytes while the ring
 // comes round many times, that put keeps nothing rather than overwrite
@@ -199,37 +198,36 @@ func streamKey(i int) cacheKey { return cacheKey{stream: true, off: uint64(i), n
 // and after the cache is closed.
 func TestCachePins(t *testing.T) {
 	const size = 1000
-	budget := int64(4 * (size + entryOverhead))
-	seg := &segment{}
+	budget := int64(4 * (place(size) + entryOverhead))
 	tests := []struct {
 		name string
-		end  func(c *cache, pinned *centry)
+		end  func(c *cache, pinned uint32)
 	}{
-		{"unpin", func(c *cache, e *centry) { c.unpin(e) }},
-		{"drop, then unpin", func(c *cache, e *centry) { c.drop(seg); c.unpin(e) }},
-		{"close, then unpin", func(c *cache, e *centry) { c.close(); c.unpin(e) }},
+		{"unpin", func(c *cache, at uint32) { c.unpin(at) }},
+		{"drop, then unpin", func(c *cache, at uint32) { c.drop(2); c.unpin(at) }},
+		{"close, then unpin", func(c *cache, at uint32) { c.close(); c.unpin(at) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCache(budget)
 			want := fill(0, size)
-			k := cacheKey{seg: seg, stream: true, n: 1}
-			held, e := c.put(k, want)
-			if e == nil {
+			k := cacheKey{seg: 2, block: streamBlock, n: 1}
+			held, at, ok := c.put(k, want)
+			if !ok {
 				t.Fatal("first put kept nothing")
 			}
 			kept, refused := 0, 0
 			for i := 1; i < 40; i++ {
 				data := fill(i, size-i%3)
-				got, ei := c.put(streamKey(i), data)
+				got, ai, ok := c.put(streamKey(i), data)
 				if !bytes.Equal(got, data) {
 					t.Fatalf("put %d: got other bytes", i)
 				}
-				if ei == nil {
+				if !ok {
 					refused++
 				} else {
 					kept++
-					c.unpin(ei)
+					c.unpin(ai)
 				}
 				if !bytes.Equal(held, want) {
 					t.Fatalf("after put %d: the pinned entry's bytes changed", i)
@@ -241,12 +239,12 @@ func TestCachePins(t *testing.T) {
 			if kept == 0 || refused == 0 {
 				t.Fatalf("got %d kept, %d refused; want some of each", kept, refused)
 			}
-			if b, eg, ok := c.get(k); !ok || !bytes.Equal(b, want) {
+			if b, ag, ok := c.get(k); !ok || !bytes.Equal(b, want) {
 				t.Fatalf("get of the pinned entry: %v", ok)
 			} else {
-				c.unpin(eg)
+				c.unpin(ag)
 			}
-			tt.end(c, e)
+			tt.end(c, at)
 			if c.pinned != 0 {
 				t.Fatalf("got %d pins, want 0", c.pinned)
 			}
@@ -254,17 +252,17 @@ func TestCachePins(t *testing.T) {
 				if c.arena != nil {
 					t.Fatal("arena kept after close and the last unpin")
 				}
-				if _, ei := c.put(streamKey(99), fill(99, 10)); ei != nil {
+				if _, _, ok := c.put(streamKey(99), fill(99, 10)); ok {
 					t.Fatal("closed cache kept an entry")
 				}
 				return
 			}
 			for i := 40; i < 50; i++ {
-				_, ei := c.put(streamKey(i), fill(i, size))
-				if ei == nil {
+				_, ai, ok := c.put(streamKey(i), fill(i, size))
+				if !ok {
 					t.Fatalf("put %d after the unpin kept nothing", i)
 				}
-				c.unpin(ei)
+				c.unpin(ai)
 			}
 			if _, _, ok := c.get(k); ok {
 				t.Fatal("the unpinned entry is still there after the ring came round")
@@ -277,7 +275,7 @@ func TestCachePins(t *testing.T) {
 // cache a few entries large, each reader checking the bytes it holds
 // pinned after the others had every chance to overwrite them.
 func TestCacheConcurrent(t *testing.T) {
-	c := newCache(6 * (600 + entryOverhead))
+	c := newCache(int64(6 * (place(600) + entryOverhead)))
 	defer c.close()
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -287,13 +285,11 @@ func TestCacheConcurrent(t *testing.T) {
 				i := (g*31 + round*7) % 50
 				want := fill(i, 200+i*8)
 				var p pins
-				b, e, ok := c.get(streamKey(i))
-				if ok {
-					p.add(c, e)
-				} else {
-					b, e = c.put(streamKey(i), want)
-					p.add(c, e)
+				b, at, ok := c.get(streamKey(i))
+				if !ok {
+					b, at, ok = c.put(streamKey(i), want)
 				}
+				p.add(c, at, ok)
 				runtime.Gosched()
 				if !bytes.Equal(b, want) {
 					errs <- fmt.Errorf("goroutine %d, key %d: bytes changed while pinned", g, i)

@@ -19,6 +19,7 @@ type segment struct {
 	user      string
 	key       int
 	cache     *cache
+	cacheID   uint32 // the segment's number in the cache's keys
 	inflate   *inflaters
 	offs      []int64 // file offset of each block
 	kinds     []byte
@@ -57,6 +58,7 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 	seg := &segment{seq: seq, f: f, size: size, s: s, user: user, cache: c, inflate: &inflaters{}}
 	if c != nil {
 		seg.inflate = &c.inflate
+		seg.cacheID = c.segID()
 	}
 	const trailer = int64(4 + len(segEnd))
 	if size < int64(len(segMagic)+sealedSize(0))+trailer {
@@ -171,7 +173,7 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 
 func (s *segment) close() {
 	if s.cache != nil {
-		s.cache.drop(s)
+		s.cache.drop(s.cacheID)
 	}
 	if s.closer != nil {
 		s.closer.Close()
@@ -203,17 +205,17 @@ func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
 
 // cachedBlock returns block n through the cache, pinned in p.
 func (s *segment) cachedBlock(n uint32, p *pins) ([]byte, error) {
-	k := cacheKey{seg: s, block: n}
-	if b, e, ok := s.cache.get(k); ok {
-		p.add(s.cache, e)
+	k := cacheKey{seg: s.cacheID, block: n}
+	if b, at, ok := s.cache.get(k); ok {
+		p.add(s.cache, at, ok)
 		return b, nil
 	}
 	plain, err := s.openBlock(n, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	b, e := s.cache.put(k, plain)
-	p.add(s.cache, e)
+	b, at, ok := s.cache.put(k, plain)
+	p.add(s.cache, at, ok)
 	return b, nil
 }
 
@@ -309,9 +311,9 @@ func (s *segment) cachedPostings(off, n uint64, bs *blockScratch) ([]byte, error
 	if off > s.postTotal || n > s.postTotal-off {
 		return nil, fmt.Errorf("%w: postings past the end", ErrCorrupt)
 	}
-	k := cacheKey{seg: s, stream: true, off: off, n: n}
-	if b, e, ok := s.cache.get(k); ok {
-		bs.pins.add(s.cache, e)
+	k := cacheKey{seg: s.cacheID, block: streamBlock, off: off, n: n}
+	if b, at, ok := s.cache.get(k); ok {
+		bs.pins.add(s.cache, at, ok)
 		return b, nil
 	}
 	out := make([]byte, 0, n)
@@ -330,8 +332,8 @@ func (s *segment) cachedPostings(off, n uint64, bs *blockScratch) ([]byte, error
 		}
 		out = append(out, b[lo:hi]...)
 	}
-	b, e := s.cache.put(k, out)
-	bs.pins.add(s.cache, e)
+	b, at, ok := s.cache.put(k, out)
+	bs.pins.add(s.cache, at, ok)
 	return b, nil
 }
 
