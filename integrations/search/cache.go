@@ -37,12 +37,12 @@ type cache struct {
 	// head has gone round past the arena's end, from tail to end, then
 	// from the start to head.
 	head, tail, end, count int
-	items               map[cacheKey]uint32
-	pinned              int // pins held, over every entry
-	closed              bool
-	nextSeg             uint32
-	hits                uint64
-	misses              uint64
+	items                  map[cacheKey]uint32
+	pinned                 int // pins held, over every entry
+	closed                 bool
+	nextSeg                uint32
+	hits                   uint64
+	misses                 uint64
 	// inflate is here, shared by every segment, as the cache is.
 	inflate inflaters
 }
