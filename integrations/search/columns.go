@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -10,8 +11,14 @@ import (
 // columns are the per-document values of a segment or buffer, indexed by
 // document number: what filters, sorting and BM25 need without reading
 // postings. Kind, integration and record are indexes into small tables.
+//
+// A segment whose ids are all UUIDs in their canonical form, as the
+// service's are, keeps them in uuids, 16 bytes each, instead of ids: as
+// strings they take 52 bytes each, more than every other column of the
+// document together, and they are what a large open index holds most of.
 type columns struct {
 	ids     []string
+	uuids   []byte
 	dates   []int64 // Unix milliseconds
 	kind    []uint32
 	integ   []uint32
@@ -23,16 +30,67 @@ type columns struct {
 	byID    []uint32 // document numbers sorted by id (segments only)
 }
 
-func (c *columns) len() int { return len(c.ids) }
+func (c *columns) len() int {
+	if c.uuids != nil {
+		return len(c.uuids) / 16
+	}
+	return len(c.ids)
+}
+
+// id returns document d's id, made anew when it is kept in uuids.
+func (c *columns) id(d uint32) string {
+	if c.uuids != nil {
+		return formatUUID(c.uuidAt(d))
+	}
+	return c.ids[d]
+}
+
+func (c *columns) uuidAt(d uint32) []byte { return c.uuids[16*int(d) : 16*int(d)+16] }
+
+// appendDocID appends document d's id to b; a UUID kept in uuids is
+// written out without allocating when b has room for its 36 bytes.
+func (c *columns) appendDocID(b []byte, d uint32) []byte {
+	if c.uuids != nil {
+		var t [36]byte
+		putUUID(&t, c.uuidAt(d))
+		return append(b, t[:]...)
+	}
+	return append(b, c.ids[d]...)
+}
+
+// copyID appends document d of src's id to c's ids: as bytes while
+// every id so far came from segments that keep them so, as a merge of
+// such segments does, else as strings.
+func (c *columns) copyID(src *columns, d uint32) {
+	if src.uuids != nil && c.ids == nil {
+		c.uuids = append(c.uuids, src.uuidAt(d)...)
+		return
+	}
+	if c.uuids != nil {
+		for e := range uint32(c.len()) {
+			c.ids = append(c.ids, c.id(e))
+		}
+		c.uuids = nil
+	}
+	c.ids = append(c.ids, src.id(d))
+}
 
 // find returns the document with this id that dead does not reject, in a
 // segment's columns. A segment written from a buffer keeps the replaced
-// versions of a document, deleted, beside the live one.
+// versions of a document, deleted, beside the live one. The canonical
+// form of a UUID sorts as its bytes do, so byID is in the order of the
+// ids either way.
 func (c *columns) find(id string, dead func(uint32) bool) (uint32, bool) {
-	i, _ := slices.BinarySearchFunc(c.byID, id, func(d uint32, id string) int {
-		return strings.Compare(c.ids[d], id)
-	})
-	for ; i < len(c.byID) && c.ids[c.byID[i]] == id; i++ {
+	cmpAt := func(d uint32, id string) int { return strings.Compare(c.ids[d], id) }
+	if c.uuids != nil {
+		u, ok := parseUUID(id)
+		if !ok {
+			return 0, false
+		}
+		cmpAt = func(d uint32, _ string) int { return bytes.Compare(c.uuidAt(d), u[:]) }
+	}
+	i, _ := slices.BinarySearchFunc(c.byID, id, cmpAt)
+	for ; i < len(c.byID) && cmpAt(c.byID[i], id) == 0; i++ {
 		if !dead(c.byID[i]) {
 			return c.byID[i], true
 		}
@@ -41,9 +99,13 @@ func (c *columns) find(id string, dead func(uint32) bool) (uint32, bool) {
 }
 
 func (c *columns) sortByID() {
-	c.byID = make([]uint32, len(c.ids))
+	c.byID = make([]uint32, c.len())
 	for i := range c.byID {
 		c.byID[i] = uint32(i)
+	}
+	if c.uuids != nil {
+		slices.SortFunc(c.byID, func(a, b uint32) int { return bytes.Compare(c.uuidAt(a), c.uuidAt(b)) })
+		return
 	}
 	slices.SortFunc(c.byID, func(a, b uint32) int { return strings.Compare(c.ids[a], c.ids[b]) })
 }
@@ -65,8 +127,13 @@ func encodeColumns(c *columns) []byte {
 			b = appendString(b, s)
 		}
 	}
-	for i := range c.ids {
-		b = appendID(b, c.ids[i])
+	for i := range c.len() {
+		if c.uuids != nil {
+			b = append(b, 0)
+			b = append(b, c.uuidAt(uint32(i))...)
+		} else {
+			b = appendID(b, c.ids[i])
+		}
 		b = binary.AppendVarint(b, c.dates[i])
 		b = binary.AppendUvarint(b, uint64(c.kind[i]))
 		b = binary.AppendUvarint(b, uint64(c.integ[i]))
@@ -89,8 +156,8 @@ func appendID(b []byte, id string) []byte {
 	return append(b, id...)
 }
 
-func readID(r *reader, out *strings.Builder) {
-	n := r.uvarint()
+// readID reads the rest of an id whose first uvarint was n.
+func readID(r *reader, n uint64, out *strings.Builder) {
 	if n == 0 {
 		u := r.bytes(16)
 		if r.err == nil && len(u) == 16 {
@@ -179,18 +246,36 @@ func decodeColumns(b []byte) (columns, error) {
 			*t = append(*t, r.string(maxTerm))
 		}
 	}
-	c.ids = make([]string, 0, n)
-	var ids strings.Builder       // one allocation for every id
-	ids.Grow(min(n*36, 4*len(b))) // UUIDs mostly; a hostile count is bounded by the bytes
+	// The ids go to uuids until one is not a UUID; then every id so far
+	// is written out as text, and all are kept as strings of one
+	// allocation.
+	uuids := make([]byte, 0, min(n*16, len(b)))
+	var ids strings.Builder
+	var idEnd []int
 	c.dates = make([]int64, 0, n)
 	c.kind = make([]uint32, 0, n)
 	c.integ = make([]uint32, 0, n)
 	c.record = make([]uint32, 0, n)
 	c.lens = make([][numFields]uint32, 0, n)
-	idEnd := make([]int, 0, n)
 	for range n {
-		readID(r, &ids)
-		idEnd = append(idEnd, ids.Len())
+		switch k := r.uvarint(); {
+		case k == 0 && uuids != nil:
+			uuids = append(uuids, r.bytes(16)...)
+		default:
+			if uuids != nil {
+				ids.Grow(min(n*36, 4*len(b))) // a hostile count is bounded by the bytes
+				idEnd = make([]int, 0, n)
+				for j := 0; j+16 <= len(uuids); j += 16 {
+					var t [36]byte
+					putUUID(&t, uuids[j:j+16])
+					ids.Write(t[:])
+					idEnd = append(idEnd, ids.Len())
+				}
+				uuids = nil
+			}
+			readID(r, k, &ids)
+			idEnd = append(idEnd, ids.Len())
+		}
 		c.dates = append(c.dates, r.varint())
 		k, in, rec := r.uvarint(), r.uvarint(), r.uvarint()
 		if r.err == nil && (k >= uint64(len(c.kinds)) || in >= uint64(len(c.integs)) || rec >= uint64(len(c.records))) {
@@ -214,10 +299,15 @@ func decodeColumns(b []byte) (columns, error) {
 	if r.err != nil {
 		return columns{}, r.err
 	}
-	all, start := ids.String(), 0
-	for _, end := range idEnd {
-		c.ids = append(c.ids, all[start:end])
-		start = end
+	if uuids != nil {
+		c.uuids = uuids
+	} else {
+		c.ids = make([]string, 0, n)
+		all, start := ids.String(), 0
+		for _, end := range idEnd {
+			c.ids = append(c.ids, all[start:end])
+			start = end
+		}
 	}
 	c.sortByID()
 	return c, nil

@@ -53,9 +53,10 @@ func (c *compressor) compress(plain []byte) []byte {
 // inflaters keeps DEFLATE readers for reuse.
 type inflaters struct{ pool sync.Pool }
 
-// decompress undoes compress; a hostile block is an error, and never
-// inflates beyond maxInflated.
-func (f *inflaters) decompress(b []byte) ([]byte, error) {
+// decompress undoes compress, into dst's array when it is large enough
+// (a block stored raw is returned as a slice of b); a hostile block is an
+// error, and never inflates beyond maxInflated.
+func (f *inflaters) decompress(dst, b []byte) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("%w: empty block", ErrCorrupt)
 	}
@@ -74,7 +75,10 @@ func (f *inflaters) decompress(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	defer f.pool.Put(r)
-	out := make([]byte, 0, min(maxInflated, 4*len(b)+1024))
+	out := dst[:0]
+	if cap(out) == 0 {
+		out = make([]byte, 0, min(maxInflated, 4*len(b)+1024))
+	}
 	out, err := readAllLimit(r, out, maxInflated)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Reading a segment's dictionary: its blocks of prefix-compressed terms,
@@ -18,6 +17,7 @@ type dictIter struct {
 	off  uint64
 	prev []byte
 	memo *blockMemo
+	pin  pins // the block read through the cache, when memo is nil
 	lazy bool // e.term is left empty: lookups compare prev
 	e    dictEntry
 	err  error
@@ -34,7 +34,15 @@ func (it *dictIter) load() bool {
 	if it.blk >= len(it.s.dict) {
 		return false
 	}
-	b, err := it.s.block(it.s.dict[it.blk], it.memo)
+	// The block before is done with: prev is a copy of its last term.
+	it.pin.release()
+	var b []byte
+	var err error
+	if it.memo == nil && it.s.cache != nil {
+		b, err = it.s.cachedBlock(it.s.dict[it.blk], &it.pin)
+	} else {
+		b, err = it.s.block(it.s.dict[it.blk], it.memo)
+	}
 	if err != nil {
 		it.err = err
 		return false
@@ -69,15 +77,17 @@ func (it *dictIter) next() bool {
 	if it.err != nil {
 		return false
 	}
-	term := append(it.prev[:shared:shared], suffix...)
-	if len(it.prev) > 0 && bytes.Compare(term, it.prev) <= 0 {
+	// The term shares its first bytes with the one before, so it follows
+	// it exactly when its suffix follows the rest of that one; prev is
+	// then rewritten in place, which a walk of a block does not allocate.
+	if len(it.prev) > 0 && bytes.Compare(suffix, it.prev[shared:]) <= 0 {
 		it.err = fmt.Errorf("%w: dictionary out of order", ErrCorrupt)
 		return false
 	}
-	it.prev = term
+	it.prev = append(it.prev[:shared], suffix...)
 	it.e = dictEntry{df: uint32(df), off: it.off, posLen: posLen, docLen: docLen}
 	if !it.lazy {
-		it.e.term = string(term)
+		it.e.term = string(it.prev)
 	}
 	it.off += posLen + docLen
 	return true
@@ -85,25 +95,27 @@ func (it *dictIter) next() bool {
 
 // seek returns a lazy iterator (see dictIter.lazy), through the cache,
 // positioned before the first entry that could be at or after term.
-func (s *segment) seek(term string) *dictIter {
+func (s *segment) seek(term string) dictIter {
 	i, _ := slices.BinarySearch(s.dictFirst, term)
 	if i == len(s.dictFirst) || s.dictFirst[i] != term {
 		i = max(i-1, 0)
 	}
-	it := &dictIter{s: s, blk: i - 1, lazy: true}
+	it := dictIter{s: s, blk: i - 1, lazy: true}
 	it.load()
 	return it
 }
 
-// lookup finds one term.
+// lookup finds one term. It compares string(it.prev), which the compiler
+// does without a copy, as prefix does.
 func (s *segment) lookup(term string) (dictEntry, bool, error) {
 	it := s.seek(term)
+	defer it.pin.release()
 	for it.next() {
-		switch c := strings.Compare(string(it.prev), term); {
-		case c == 0:
+		switch {
+		case string(it.prev) == term:
 			it.e.term = term
 			return it.e, true, nil
-		case c > 0:
+		case string(it.prev) > term:
 			return dictEntry{}, false, nil
 		}
 	}
@@ -114,11 +126,12 @@ func (s *segment) lookup(term string) (dictEntry, bool, error) {
 // returns false.
 func (s *segment) prefix(p string, fn func(dictEntry) bool) error {
 	it := s.seek(p)
+	defer it.pin.release()
 	for it.next() {
 		if string(it.prev) < p {
 			continue
 		}
-		if !strings.HasPrefix(string(it.prev), p) {
+		if len(it.prev) < len(p) || string(it.prev[:len(p)]) != p {
 			return nil
 		}
 		it.e.term = string(it.prev)

@@ -152,7 +152,7 @@ func (ev *evaluator) and(p *plan) set {
 }
 
 func (ev *evaluator) postings(ref termRef, withPos bool) (docs, pos []byte, ok bool) {
-	docs, pos, err := ev.p.postings(ref, &ev.docBuf, &ev.posBuf, withPos)
+	docs, pos, err := ev.p.postings(ref, &ev.docBuf, &ev.posBuf, &ev.sc.blocks, withPos)
 	if err != nil {
 		ev.err = err
 		return nil, nil, false
@@ -324,7 +324,7 @@ func (ev *evaluator) phrase(p *plan) set {
 	for j, ref := range refs {
 		// Each word has buffers of its own for streams that span blocks.
 		var docBuf, posBuf []byte
-		docs, pos, err := ev.p.postings(ref, &docBuf, &posBuf, true)
+		docs, pos, err := ev.p.postings(ref, &docBuf, &posBuf, &ev.sc.blocks, true)
 		if err != nil {
 			ev.err = err
 			return set{}

@@ -9,10 +9,13 @@ import (
 )
 
 // exercise reads everything of an opened segment, as queries and merges
-// would: every dictionary entry, its postings, its positions.
-func exercise(seg *segment) {
+// would: every dictionary entry, its postings, its positions. A stream
+// read through the cache is the one read block by block.
+func exercise(t *testing.T, seg *segment) {
 	it := seg.dictFrom(0, &blockMemo{})
 	var buf, pbuf []byte
+	var bs blockScratch
+	defer bs.release()
 	var p postingIter
 	for n := 0; it.next() && n < 10_000; n++ {
 		e := it.e
@@ -21,6 +24,9 @@ func exercise(seg *segment) {
 			continue
 		}
 		docs = bytes.Clone(docs)
+		if cached, err := seg.cachedPostings(e.off+e.posLen, e.docLen, &bs); err == nil && !bytes.Equal(cached, docs) {
+			t.Fatalf("%q: got %d bytes through the cache, want %d", e.term, len(cached), len(docs))
+		}
 		pos, _ := seg.postings(e.off, e.posLen, &pbuf, nil)
 		p.reset(docs, pos)
 		for p.next() {
@@ -67,7 +73,7 @@ func FuzzSegmentFile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		exercise(seg)
+		exercise(t, seg)
 	})
 }
 
@@ -137,7 +143,7 @@ func FuzzSegmentBlocks(f *testing.F) {
 		if err != nil {
 			return
 		}
-		exercise(seg)
+		exercise(t, seg)
 	})
 }
 

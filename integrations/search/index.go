@@ -286,6 +286,7 @@ func (ix *Index) Close() error {
 		u.mergeDone.Broadcast()
 		u.mu.Unlock()
 	}
+	ix.cache.close()
 	return err
 }
 

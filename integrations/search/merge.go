@@ -277,7 +277,7 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 				continue
 			}
 			remaps[i][d] = int32(c.len())
-			c.ids = append(c.ids, pc.ids[d])
+			c.copyID(pc, uint32(d))
 			c.dates = append(c.dates, pc.dates[d])
 			c.kind = append(c.kind, tableIndex(&c.kinds, pc.kinds[pc.kind[d]]))
 			c.integ = append(c.integ, tableIndex(&c.integs, pc.integs[pc.integ[d]]))

@@ -136,16 +136,23 @@ func (p *part) prefix(pre string, max int, fn func(termRef)) error {
 	})
 }
 
-// postings returns a term's doc stream and position stream. bufs hold
-// copies when a stream spans blocks.
-func (p *part) postings(r termRef, docBuf, posBuf *[]byte, withPos bool) (docs, pos []byte, err error) {
+// postings returns a term's doc stream and position stream: through the
+// cache, opening blocks in bs, or without one, in bufs copied when a
+// stream spans blocks.
+func (p *part) postings(r termRef, docBuf, posBuf *[]byte, bs *blockScratch, withPos bool) (docs, pos []byte, err error) {
 	if r.bt != nil {
 		return r.bt.docs, r.bt.pos, nil
 	}
-	docs, err = p.seg.postings(r.e.off+r.e.posLen, r.e.docLen, docBuf, nil)
+	get := func(off, n uint64, buf *[]byte) ([]byte, error) {
+		if p.seg.cache != nil {
+			return p.seg.cachedPostings(off, n, bs)
+		}
+		return p.seg.postings(off, n, buf, nil)
+	}
+	docs, err = get(r.e.off+r.e.posLen, r.e.docLen, docBuf)
 	if err != nil || !withPos {
 		return docs, nil, err
 	}
-	pos, err = p.seg.postings(r.e.off, r.e.posLen, posBuf, nil)
+	pos, err = get(r.e.off, r.e.posLen, posBuf)
 	return docs, pos, err
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -64,13 +65,28 @@ type key struct {
 }
 
 func (a key) before(b key) bool {
-	if a.score != b.score {
-		return a.score > b.score
-	}
-	if a.date != b.date {
-		return a.date > b.date
+	if o := a.order(b); o != 0 {
+		return o < 0
 	}
 	return a.id < b.id
+}
+
+// order compares keys by score and date alone: -1 when a goes first, 1
+// when b does, 0 when only their ids can tell.
+func (a key) order(b key) int {
+	switch {
+	case a.score != b.score:
+		if a.score > b.score {
+			return -1
+		}
+		return 1
+	case a.date != b.date:
+		if a.date > b.date {
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 // cursor is where the next page starts, and under SortRelevance the
@@ -150,10 +166,28 @@ func decodeCursor(s string, sort byte) (cursor, error) {
 	return c, nil
 }
 
+// candidate is a document that may be on the page. Its key has no id:
+// the id is written out only to break a tie (see before) and for the
+// page's hits, as most candidates are pushed out by better ones.
 type candidate struct {
 	k key
 	p *part
 	d uint32
+}
+
+func (a candidate) before(b candidate) bool {
+	if o := a.k.order(b.k); o != 0 {
+		return o < 0
+	}
+	var x, y [36]byte
+	return bytes.Compare(a.p.cols().appendDocID(x[:0], a.d), b.p.cols().appendDocID(y[:0], b.d)) < 0
+}
+
+// withID is the candidate's key with its id.
+func (a candidate) withID() key {
+	k := a.k
+	k.id = a.p.cols().id(a.d)
+	return k
 }
 
 // Search runs a query over one user's index. It reads only: nothing is
@@ -244,7 +278,10 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 	if sc == nil {
 		sc = &scratch{}
 	}
-	defer ix.scratch.Put(sc)
+	defer func() {
+		sc.blocks.release()
+		ix.scratch.Put(sc)
+	}()
 	total := 0
 	top := make([]candidate, 0, limit+1)
 	damaged := false
@@ -268,27 +305,41 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 				continue
 			}
 		}
+		// A document's id is written out (into idBuf, see
+		// columns.appendDocID) only when a filter or the cursor needs it:
+		// most documents fall behind the page by score or date alone.
+		var idBuf [36]byte
 		for j, d := range s.docs {
 			if p.deleted(d) || rec >= 0 && int64(c.record[d]) != rec {
 				continue
 			}
-			id := c.ids[d]
-			if in != nil && !in[id] || nin != nil && nin[id] {
-				continue
+			var id []byte
+			if in != nil || nin != nil {
+				id = c.appendDocID(idBuf[:0], d)
+				if in != nil && !in[string(id)] || nin != nil && nin[string(id)] {
+					continue
+				}
 			}
 			total++
-			k := key{date: c.dates[d], id: id}
+			k := key{date: c.dates[d]}
 			if sortByte == 'r' {
 				k.score = scoreAt(s, j)
 			}
-			if after != nil && !after.k.before(k) {
+			if after != nil {
+				o := after.k.order(k)
+				if o == 0 && id == nil {
+					id = c.appendDocID(idBuf[:0], d)
+				}
+				if o > 0 || o == 0 && after.k.id >= string(id) {
+					continue
+				}
+			}
+			cd := candidate{k: k, p: p, d: d}
+			if len(top) == limit+1 && !cd.before(top[limit]) {
 				continue
 			}
-			if len(top) == limit+1 && !k.before(top[limit].k) {
-				continue
-			}
-			at, _ := slices.BinarySearchFunc(top, k, func(c candidate, k key) int {
-				if c.k.before(k) {
+			at, _ := slices.BinarySearchFunc(top, cd, func(c, cd candidate) int {
+				if c.before(cd) {
 					return -1
 				}
 				return 1
@@ -296,7 +347,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 			if len(top) == limit+1 {
 				top = top[:limit]
 			}
-			top = slices.Insert(top, at, candidate{k: k, p: p, d: d})
+			top = slices.Insert(top, at, cd)
 		}
 		ev.release(s)
 	}
@@ -306,7 +357,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 	res := Result{Hits: make([]Hit, 0, min(len(top), limit)), Total: min(total, MaxTotal), TotalIsLowerBound: total > MaxTotal}
 	for j, cd := range top {
 		if j == limit {
-			next := cursor{k: top[limit-1].k}
+			next := cursor{k: top[limit-1].withID()}
 			if sortByte == 'r' {
 				next.stats, next.n, next.inv, next.dfs = true, r.n, r.invAvg, pl.dfs
 			}
@@ -315,7 +366,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		}
 		c := cd.p.cols()
 		res.Hits = append(res.Hits, Hit{
-			ID:          cd.k.id,
+			ID:          c.id(cd.d),
 			RecordID:    c.records[c.record[cd.d]],
 			Integration: c.integs[c.integ[cd.d]],
 			Kind:        c.kinds[c.kind[cd.d]],

@@ -19,6 +19,7 @@ type segment struct {
 	user      string
 	key       int
 	cache     *cache
+	cacheID   uint32 // the segment's number in the cache's keys
 	inflate   *inflaters
 	offs      []int64 // file offset of each block
 	kinds     []byte
@@ -57,6 +58,7 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 	seg := &segment{seq: seq, f: f, size: size, s: s, user: user, cache: c, inflate: &inflaters{}}
 	if c != nil {
 		seg.inflate = &c.inflate
+		seg.cacheID = c.segID()
 	}
 	const trailer = int64(4 + len(segEnd))
 	if size < int64(len(segMagic)+sealedSize(0))+trailer {
@@ -171,7 +173,7 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 
 func (s *segment) close() {
 	if s.cache != nil {
-		s.cache.drop(s)
+		s.cache.drop(s.cacheID)
 	}
 	if s.closer != nil {
 		s.closer.Close()
@@ -185,22 +187,49 @@ type blockMemo struct {
 	data []byte
 }
 
-// block returns block n opened: through the cache when memo is nil, else
-// through the memo.
+// block returns block n opened, through memo when there is one. It does
+// not use the cache: queries read through cachedBlock and cachedPostings.
 func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
-	k := cacheKey{seg: s, block: n}
 	if memo != nil && memo.data != nil && memo.n == n {
 		return memo.data, nil
 	}
-	if memo == nil && s.cache != nil {
-		if b, ok := s.cache.get(k); ok {
-			return b, nil
-		}
+	plain, err := s.openBlock(n, nil, nil)
+	if err != nil {
+		return nil, err
 	}
+	if memo != nil {
+		memo.n, memo.data = n, plain
+	}
+	return plain, nil
+}
+
+// cachedBlock returns block n through the cache, pinned in p.
+func (s *segment) cachedBlock(n uint32, p *pins) ([]byte, error) {
+	k := cacheKey{seg: s.cacheID, block: n}
+	if b, at, ok := s.cache.get(k); ok {
+		p.add(s.cache, at, ok)
+		return b, nil
+	}
+	plain, err := s.openBlock(n, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	b, at, ok := s.cache.put(k, plain)
+	p.add(s.cache, at, ok)
+	return b, nil
+}
+
+// openBlock reads, opens and decompresses block n, reading into raw's
+// array and decompressing into out's when they are large enough. The
+// block returned may lie in either.
+func (s *segment) openBlock(n uint32, raw, out []byte) ([]byte, error) {
 	if int(n) >= len(s.offs) {
 		return nil, fmt.Errorf("%w: no block %d", ErrCorrupt, n)
 	}
-	raw := make([]byte, s.lens[n])
+	if cap(raw) < int(s.lens[n]) {
+		raw = make([]byte, s.lens[n])
+	}
+	raw = raw[:s.lens[n]]
 	if _, err := s.f.ReadAt(raw, s.offs[n]); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
@@ -213,7 +242,7 @@ func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
 		return nil, err
 	}
 	if kind == kindPostings || kind == kindDict {
-		if plain, err = s.inflate.decompress(plain); err != nil {
+		if plain, err = s.inflate.decompress(out, plain); err != nil {
 			return nil, err
 		}
 	}
@@ -227,12 +256,85 @@ func (s *segment) block(n uint32, memo *blockMemo) ([]byte, error) {
 			return nil, fmt.Errorf("%w: postings block %d size", ErrCorrupt, n)
 		}
 	}
-	if memo != nil {
-		memo.n, memo.data = n, plain
-	} else if s.cache != nil {
-		s.cache.put(k, plain)
-	}
 	return plain, nil
+}
+
+// blockScratch is one query's buffers for opening postings blocks on a
+// cache miss, and the block last opened in them: the words of a prefix
+// lie side by side, so the next miss is often in the same block.
+// It holds the pins of the cached streams the query reads.
+type blockScratch struct {
+	seg      *segment // nil: nothing opened
+	n        uint32
+	plain    []byte
+	raw, out []byte
+	pins     pins
+}
+
+// release unpins the streams read and lets go of the segment last read,
+// so a scratch kept between queries holds no closed segment. The streams
+// are not read after.
+func (bs *blockScratch) release() {
+	bs.pins.release()
+	bs.seg, bs.plain = nil, nil
+}
+
+func (bs *blockScratch) block(s *segment, n uint32) ([]byte, error) {
+	if bs.seg == s && bs.n == n {
+		return bs.plain, nil
+	}
+	bs.seg = nil
+	if int(n) < len(s.lens) && cap(bs.raw) < int(s.lens[n]) {
+		bs.raw = make([]byte, s.lens[n])
+	}
+	if bs.out == nil {
+		// One byte more than a postings block, so reading one to its end
+		// does not grow the array.
+		bs.out = make([]byte, 0, postBlock+1)
+	}
+	plain, err := s.openBlock(n, bs.raw, bs.out)
+	if err != nil {
+		return nil, err
+	}
+	bs.seg, bs.n, bs.plain = s, n, plain
+	return plain, nil
+}
+
+// cachedPostings returns n bytes of the postings stream at off, as a
+// query reads them: the cache keeps those bytes alone, copied out of
+// their blocks, which are opened in bs and not kept. They stay pinned in
+// bs until its release.
+func (s *segment) cachedPostings(off, n uint64, bs *blockScratch) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if off > s.postTotal || n > s.postTotal-off {
+		return nil, fmt.Errorf("%w: postings past the end", ErrCorrupt)
+	}
+	k := cacheKey{seg: s.cacheID, block: streamBlock, off: off, n: n}
+	if b, at, ok := s.cache.get(k); ok {
+		bs.pins.add(s.cache, at, ok)
+		return b, nil
+	}
+	out := make([]byte, 0, n)
+	first, last := off/postBlock, (off+n-1)/postBlock
+	for i := first; i <= last; i++ {
+		b, err := bs.block(s, s.post[i])
+		if err != nil {
+			return nil, err
+		}
+		lo, hi := uint64(0), uint64(len(b))
+		if i == first {
+			lo = off - first*postBlock
+		}
+		if i == last {
+			hi = off + n - last*postBlock
+		}
+		out = append(out, b[lo:hi]...)
+	}
+	b, at, ok := s.cache.put(k, out)
+	bs.pins.add(s.cache, at, ok)
+	return b, nil
 }
 
 // postings returns n bytes of the postings stream at off: a slice of one

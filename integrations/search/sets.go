@@ -14,6 +14,7 @@ type scratch struct {
 	scores [][]float64
 	acc    []float64 // a prefix's dense scores, by document
 	hit    []bool
+	blocks blockScratch
 }
 
 // dense returns n zero scores.

@@ -164,9 +164,9 @@ func (ix *Index) IDs(userID string) ([]string, error) {
 	var ids []string
 	for _, p := range u.parts {
 		c := p.cols()
-		for d, id := range c.ids {
-			if !p.deleted(uint32(d)) {
-				ids = append(ids, id)
+		for d := range uint32(c.len()) {
+			if !p.deleted(d) {
+				ids = append(ids, c.id(d))
 			}
 		}
 	}
