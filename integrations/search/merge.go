@@ -74,6 +74,7 @@ func (ix *Index) pickMerge(u *user) []*part {
 		return nil
 	}
 	tiers := map[int][]*part{}
+	var all []*part
 	for _, p := range u.parts {
 		if p.seg == nil || p.bad.Load() {
 			continue
@@ -83,41 +84,51 @@ func (ix *Index) pickMerge(u *user) []*part {
 		}
 		t := ix.tier(p.docs())
 		tiers[t] = append(tiers[t], p)
+		all = append(all, p)
 	}
 	for t := range 64 {
-		if ps := ix.tierMerge(tiers[t], t, ix.cfg.MergeFactor, quiet); ps != nil {
-			return ps
+		ps := tiers[t]
+		if len(ps) < ix.cfg.MergeFactor {
+			continue
 		}
+		slices.SortStableFunc(ps, func(a, b *part) int { return a.docs() - b.docs() })
+		ps = ps[:ix.cfg.MergeFactor]
+		if sumLive(ps) > ix.cfg.MaxMergeDocs {
+			break // and every higher tier's merge would pass it too
+		}
+		return ps
+	}
+	if quiet {
+		return ix.quietMerge(all)
 	}
 	return nil
 }
 
-// tierMerge returns the smallest n of ps, the segments of tier t, if their
-// merge is due: n of them within MaxMergeDocs; or, once indexing is quiet,
-// at least two of a tier above the smallest whose merge lands in a higher
-// tier, so the segments a burst of indexing leaves behind become one
-// without any document being rewritten twice in a tier.
-func (ix *Index) tierMerge(ps []*part, t, n int, quiet bool) []*part {
-	if len(ps) < 2 || len(ps) < n && (!quiet || t == 0) {
-		return nil
-	}
+// quietMerge returns, once indexing is quiet, the smallest segments that
+// one merge within MaxMergeDocs takes each to a higher tier than its
+// own, if there are two or more: the segments a burst of indexing left
+// behind become one, and still no document is rewritten twice in a tier.
+func (ix *Index) quietMerge(ps []*part) []*part {
 	ps = slices.Clone(ps)
 	slices.SortStableFunc(ps, func(a, b *part) int { return a.docs() - b.docs() })
-	ps = ps[:min(n, len(ps))]
-	docs := 0
-	for _, p := range ps {
-		docs += p.live()
+	n, docs := 0, 0
+	for n < len(ps) && docs+ps[n].live() <= ix.cfg.MaxMergeDocs {
+		docs += ps[n].live()
+		n++
 	}
-	if docs > ix.cfg.MaxMergeDocs || len(ps) < n && ix.tier(docs) == t {
-		return nil
+	for ; n >= 2; n-- {
+		if ix.tier(docs) > ix.tier(ps[n-1].docs()) {
+			return ps[:n]
+		}
+		docs -= ps[n-1].live()
 	}
-	return ps
+	return nil
 }
 
 // flushPartners returns the segments a frozen buffer b is written
-// together with, if any: those its flush would make due for a merge (see
-// tierMerge), so their merge is the flush, one write instead of two. The
-// caller holds u.mu.
+// together with, if any: the MergeFactor-1 of its tier that its flush
+// would make due for a merge, so that merge is the flush, one write
+// instead of two. The caller holds u.mu.
 func (ix *Index) flushPartners(u *user, b *part) []*part {
 	if u.merging || b.live() == 0 {
 		return nil
@@ -134,14 +145,18 @@ func (ix *Index) flushPartners(u *user, b *part) []*part {
 	}
 	slices.SortStableFunc(ps, func(a, b *part) int { return a.docs() - b.docs() })
 	ps = ps[:ix.cfg.MergeFactor-1]
-	docs := b.live()
-	for _, p := range ps {
-		docs += p.live()
-	}
-	if docs > ix.cfg.MaxMergeDocs {
+	if b.live()+sumLive(ps) > ix.cfg.MaxMergeDocs {
 		return nil
 	}
 	return ps
+}
+
+func sumLive(ps []*part) int {
+	n := 0
+	for _, p := range ps {
+		n += p.live()
+	}
+	return n
 }
 
 // Reseal rewrites every user's segments, manifest and the checkpoint
