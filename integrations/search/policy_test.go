@@ -3,8 +3,10 @@ package search
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // policyUser is a user whose segments hold docs documents each (a
@@ -161,4 +163,22 @@ func TestFlushMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(openTest(t, dir, factor3))
+}
+
+// TestBufferKeepsNoText checks that no term of a buffer points into the
+// text it came from: the buffer would hold every document's whole text.
+func TestBufferKeepsNoText(t *testing.T) {
+	text := strings.Repeat("plain lowercase words stay as they are ", 100) + "zeppelin"
+	b := newBuffer()
+	b.add(analyzeDoc(Doc{ID: "d1", Title: "subject words", From: "alice", Text: text}))
+	start := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	end := start + uintptr(len(text))
+	if len(b.terms) < 5 {
+		t.Fatalf("terms: got %d, want at least 5", len(b.terms))
+	}
+	for term := range b.terms {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(term))); p >= start && p < end {
+			t.Errorf("term %q points into the text", term)
+		}
+	}
 }
