@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"strings"
 )
 
 // docTerm is one term or word of an analyzed document.
@@ -107,7 +108,9 @@ func (b *buffer) add(a *analyzed) uint32 {
 		bt := b.terms[t.term]
 		if bt == nil {
 			bt = &bufTerm{}
-			b.terms[t.term] = bt
+			// A term is often a piece of the document's text: a copy,
+			// so the buffer holds the term and not the whole text.
+			b.terms[strings.Clone(t.term)] = bt
 			b.bytes += 120 + len(t.term)
 		}
 		before := cap(bt.docs) + cap(bt.pos)

@@ -128,6 +128,18 @@ func (ix *Index) writeFrozen(u *user) error {
 			u.mu.Unlock()
 			return nil
 		}
+		if in := ix.flushPartners(u, p); in != nil {
+			err := ix.mergeLocked(u, append(in, p)) // unlocks u.mu
+			if err == nil {
+				continue
+			}
+			ix.log.Warn("search flush with a merge failed, flushing alone", "user_id", u.id, "err", err)
+			u.mu.Lock()
+			if u.gone || !slices.Contains(u.parts, p) {
+				u.mu.Unlock()
+				continue
+			}
+		}
 		seq := u.nextSeq
 		u.nextSeq++
 		u.mu.Unlock()

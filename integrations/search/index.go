@@ -30,8 +30,12 @@ type Config struct {
 	// written to a segment anyway; default 2 s.
 	FlushAfter time.Duration
 	// MergeFactor is how many segments of one tier are merged into one;
-	// default 10. Each document is rewritten about once per tier.
+	// default 5. Each document is rewritten at most once per tier.
 	MergeFactor int
+	// MaxMergeDocs bounds the live documents a merge puts in one segment;
+	// default 16,384. Larger segments are only rewritten to drop deleted
+	// documents.
+	MaxMergeDocs int
 	// OnDamage, if set, is called (from the goroutine that found it) when
 	// part of a user's index was found damaged and dropped: the caller
 	// reconciles that user against the store (see NeedsRebuild).
@@ -124,7 +128,10 @@ func Open(cfg Config) (*Index, error) {
 		cfg.FlushAfter = 2 * time.Second
 	}
 	if cfg.MergeFactor < 2 {
-		cfg.MergeFactor = 10
+		cfg.MergeFactor = 5
+	}
+	if cfg.MaxMergeDocs <= 0 {
+		cfg.MaxMergeDocs = 16 << 10
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

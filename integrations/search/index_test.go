@@ -169,7 +169,11 @@ func TestQueries(t *testing.T) {
 	for _, mode := range []string{"buffered", "flushed", "segments", "merged", "reopened"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
-			ix := openTest(t, dir, func(c *Config) { c.MergeFactor = 2 })
+			factor := 2
+			if mode == "segments" {
+				factor = 100 // no merge, not even by a flush
+			}
+			ix := openTest(t, dir, func(c *Config) { c.MergeFactor = factor })
 			docs := handDocs()
 			switch mode {
 			case "buffered", "flushed", "reopened":
@@ -186,6 +190,9 @@ func TestQueries(t *testing.T) {
 				if err := ix.Flush(); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if got := ix.Stats().Segments; mode == "segments" && got != len(docs) {
+				t.Fatalf("segments: got %d, want %d", got, len(docs))
 			}
 			if mode == "merged" {
 				waitMerged(t, ix)

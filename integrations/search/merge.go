@@ -3,89 +3,10 @@ package search
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 )
-
-// Merging follows a tiered policy built for SD cards: segments are grouped
-// in tiers by their number of documents (mergeBase, times MergeFactor per
-// tier), and MergeFactor segments of one tier become one segment of the
-// next. A document is so rewritten about once per tier, in one long
-// sequential write. Tiers count documents, not bytes: a merge's output
-// compresses better than its inputs, and by bytes it could land in its
-// inputs' tier and be merged again and again. A segment with more deleted
-// than live documents is rewritten alone. One merge runs at a time,
-// streaming: its memory is a few blocks and one term's doc stream,
-// whatever the size of the segments.
-const mergeBase = 1024
-
-func (ix *Index) merger() {
-	defer ix.wg.Done()
-	t := time.NewTicker(10 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ix.stop:
-			return
-		case <-ix.mergeKick:
-		case <-t.C:
-		}
-		for _, u := range ix.userList() {
-			for {
-				select {
-				case <-ix.stop:
-					return
-				default:
-				}
-				in := ix.pickMerge(u)
-				if len(in) == 0 {
-					break
-				}
-				if err := ix.merge(u, in); err != nil {
-					ix.log.Error("search merge failed", "user_id", u.id, "err", err)
-					break
-				}
-			}
-		}
-	}
-}
-
-func (ix *Index) tier(docs int) int {
-	if docs < mergeBase {
-		return 0
-	}
-	return 1 + int(math.Log(float64(docs)/mergeBase)/math.Log(float64(ix.cfg.MergeFactor)))
-}
-
-// pickMerge returns the segments of u to merge now, if any.
-func (ix *Index) pickMerge(u *user) []*part {
-	u.mu.RLock()
-	defer u.mu.RUnlock()
-	if u.gone || u.merging {
-		return nil
-	}
-	tiers := map[int][]*part{}
-	for _, p := range u.parts {
-		if p.seg == nil || p.bad.Load() {
-			continue
-		}
-		if p.ndel > p.live() && p.docs() >= 64 {
-			return []*part{p}
-		}
-		t := ix.tier(p.docs())
-		tiers[t] = append(tiers[t], p)
-	}
-	for t := range 64 {
-		if ps := tiers[t]; len(ps) >= ix.cfg.MergeFactor {
-			slices.SortStableFunc(ps, func(a, b *part) int { return a.docs() - b.docs() })
-			return ps[:ix.cfg.MergeFactor]
-		}
-	}
-	return nil
-}
 
 // Reseal rewrites every user's segments, manifest and the checkpoint
 // under the current Key, so previous keys are no longer needed. Each
@@ -235,14 +156,27 @@ func (ix *Index) mergeLocked(u *user, in []*part) error {
 	}
 	u.parts = keep
 	u.dirty = true
+	flushed := 0
+	for _, p := range in {
+		if p.buf != nil {
+			flushed++
+		}
+	}
+	if flushed > 0 {
+		u.frozen -= flushed
+		u.flushed.Broadcast()
+	}
 	u.mu.Unlock()
 	ix.stats.merges.Add(1)
+	ix.stats.flushes.Add(int64(flushed))
 	if err := ix.writeManifest(u); err != nil {
 		return err
 	}
 	for _, p := range in {
-		p.seg.close()
-		os.Remove(filepath.Join(u.dir, segName(p.seg.seq)))
+		if p.seg != nil {
+			p.seg.close()
+			os.Remove(filepath.Join(u.dir, segName(p.seg.seq)))
+		}
 	}
 	return nil
 }
@@ -255,6 +189,66 @@ type badPart struct {
 
 func (e *badPart) Error() string { return e.err.Error() }
 func (e *badPart) Unwrap() error { return e.err }
+
+// mergeIn is one input of a merge walked in dictionary order: a
+// segment's dictionary, or the terms of a frozen buffer (a flush that
+// merges, see flushPartners).
+type mergeIn struct {
+	seg   *segment
+	it    *dictIter
+	memo  blockMemo
+	buf   *buffer
+	terms []string
+	at    int
+	term  string
+	err   error
+}
+
+func newMergeIn(p *part) *mergeIn {
+	if p.buf != nil {
+		return &mergeIn{buf: p.buf, terms: p.buf.sortedTerms()}
+	}
+	return &mergeIn{seg: p.seg, it: p.seg.dictFrom(0, &blockMemo{})}
+}
+
+// next moves to the input's next term; false at the end or on an error.
+func (m *mergeIn) next() bool {
+	if m.buf != nil {
+		if m.at == len(m.terms) {
+			return false
+		}
+		m.term = m.terms[m.at]
+		m.at++
+		return true
+	}
+	if !m.it.next() {
+		m.err = m.it.err
+		return false
+	}
+	m.term = m.it.e.term
+	return true
+}
+
+// postings returns the current term's doc stream and positions. A
+// segment's doc stream is copied into docCopy, as reading the positions
+// may replace the block it was read from.
+func (m *mergeIn) postings(docBuf, posBuf, docCopy *[]byte) (docs, pos []byte, err error) {
+	if m.buf != nil {
+		bt := m.buf.terms[m.term]
+		return bt.docs, bt.pos, nil
+	}
+	e := m.it.e
+	db, err := m.seg.postings(e.off+e.posLen, e.docLen, docBuf, &m.memo)
+	if err != nil {
+		return nil, nil, err
+	}
+	*docCopy = append((*docCopy)[:0], db...)
+	pb, err := m.seg.postings(e.off, e.posLen, posBuf, &m.memo)
+	if err != nil {
+		return nil, nil, err
+	}
+	return *docCopy, pb, nil
+}
 
 // writeMerged streams the merge: a k-way walk of the inputs'
 // dictionaries, each term's postings renumbered and stripped of deleted
@@ -300,14 +294,13 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 		}
 		return nil, nil, err
 	}
-	iters := make([]*dictIter, len(in))
-	memos := make([]blockMemo, len(in))
+	srcs := make([]*mergeIn, len(in))
 	live := make([]bool, len(in))
 	for i, p := range in {
-		iters[i] = p.seg.dictFrom(0, &blockMemo{})
-		live[i] = iters[i].next()
-		if iters[i].err != nil {
-			return fail(i, iters[i].err)
+		srcs[i] = newMergeIn(p)
+		live[i] = srcs[i].next()
+		if srcs[i].err != nil {
+			return fail(i, srcs[i].err)
 		}
 	}
 	var docs, docBuf, posBuf, docCopy []byte
@@ -315,8 +308,8 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 	for {
 		term := ""
 		for i := range in {
-			if live[i] && (term == "" || iters[i].e.term < term) {
-				term = iters[i].e.term
+			if live[i] && (term == "" || srcs[i].term < term) {
+				term = srcs[i].term
 			}
 		}
 		if term == "" {
@@ -326,25 +319,18 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 		var df uint32
 		var posLen uint64
 		last := int32(-1)
-		for i := range in {
-			if !live[i] || iters[i].e.term != term {
+		for i, src := range srcs {
+			if !live[i] || src.term != term {
 				continue
 			}
-			e := iters[i].e
-			db, err := in[i].seg.postings(e.off+e.posLen, e.docLen, &docBuf, &memos[i])
-			if err != nil {
-				return fail(i, err)
-			}
-			docCopy = append(docCopy[:0], db...) // the memo's block changes below
-			db = docCopy
-			pb, err := in[i].seg.postings(e.off, e.posLen, &posBuf, &memos[i])
+			db, pb, err := src.postings(&docBuf, &posBuf, &docCopy)
 			if err != nil {
 				return fail(i, err)
 			}
 			it.reset(db, pb)
 			for it.next() {
 				var raw []byte
-				if e.posLen > 0 {
+				if len(pb) > 0 {
 					raw = it.entryPositions()
 				}
 				if it.err != nil {
@@ -371,9 +357,9 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 			if it.err != nil {
 				return fail(i, it.err)
 			}
-			live[i] = iters[i].next()
-			if iters[i].err != nil {
-				return fail(i, iters[i].err)
+			live[i] = src.next()
+			if src.err != nil {
+				return fail(i, src.err)
 			}
 		}
 		if df > 0 {

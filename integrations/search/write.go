@@ -126,10 +126,13 @@ func (ix *Index) DeleteUser(userID string) error {
 		u.flushed.Broadcast()
 		u.mergeDone.Broadcast()
 		u.mu.Unlock()
-		u.manMu.Lock() // no manifest write is under way, and none will be
-		defer u.manMu.Unlock()
-		ix.ioMu.Lock() // nor a flush
+		// A flush holds ioMu while it writes a manifest (manMu): taken in
+		// that order here too, or a flush under way would wait on a
+		// DeleteUser that waits on it.
+		ix.ioMu.Lock() // no flush is under way, and none will write u
 		defer ix.ioMu.Unlock()
+		u.manMu.Lock() // nor a manifest write
+		defer u.manMu.Unlock()
 		u.mu.Lock()
 		for _, p := range u.parts {
 			if p.seg != nil {
