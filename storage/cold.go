@@ -58,7 +58,7 @@ type movedRef struct {
 // coldRef is the position of raw at off, or false if it is too long to
 // note (it stays whole in memory).
 func coldRef(off int64, raw []byte) (ColdRef, bool) {
-	if off < 0 || len(raw) == 0 || len(raw) > math.MaxUint32 {
+	if off < 0 || len(raw) == 0 || uint64(len(raw)) > math.MaxUint32 {
 		return ColdRef{}, false
 	}
 	return ColdRef{off: off, n: uint32(len(raw)), crc: crc32.Checksum(raw, castagnoli)}, true

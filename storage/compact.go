@@ -72,7 +72,12 @@ func (s *Store) compact() error {
 			return abort(s.compactFailed(fmt.Errorf("write %s: %w", tmp, ioErr)))
 		}
 		if err != nil {
+			// A record that does not read back whole (a cold record whose
+			// bytes were damaged since they were written) stays as it is
+			// in the log; compacting again at every commit would only
+			// rewrite the rest to throw it away.
 			s.count(0, cw.n)
+			s.noCompactUntil = s.now().Add(compactDamageBackoff)
 			return abort(fmt.Errorf("storage: compact: %w", err))
 		}
 		expired[t] = ids
@@ -136,8 +141,13 @@ func (s *Store) compact() error {
 }
 
 // compactNoSpaceBackoff is how long automatic compaction waits after one
-// ran out of space.
-const compactNoSpaceBackoff = 10 * time.Minute
+// ran out of space, and compactDamageBackoff after one met a record that
+// does not read back (damage, which only an operator's Verify and Repair
+// mend).
+const (
+	compactNoSpaceBackoff = 10 * time.Minute
+	compactDamageBackoff  = time.Hour
+)
 
 // compactFailed handles an error writing the compaction's temp file, which
 // the caller removes: the active log is untouched, so a full disk only
