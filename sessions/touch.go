@@ -1,8 +1,11 @@
 package sessions
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,10 +207,44 @@ func (m *Manager) flush(lag time.Duration) error {
 
 // writeAccess writes lastAccessedAt values in one Commit. A session
 // deleted meanwhile is left alone (UpdateIfExists), so no number of
-// deletions racing with it can fail the write.
+// deletions racing with it can fail the write. A session whose record
+// does not read back from the log (damaged since it was written) would
+// fail the Commit at every flush, and with it every other session's
+// write: it is ended instead, in the same Commit, and logged.
 func (m *Manager) writeAccess(todo []flushUpdate) error {
+	err := m.store.Commit(m.accessOps(todo, nil)...)
+	var damage *storage.CorruptError
+	if errors.As(err, &damage) {
+		damaged := make(map[string]bool)
+		for _, u := range todo {
+			if _, lerr := m.tab.Load(u.id); errors.As(lerr, &damage) {
+				damaged[u.id] = true
+				r, _ := m.tab.Get(u.id)
+				m.log.Error("session record damaged in the log: the session is ended", "user_id", r.UserID, "err", lerr)
+			}
+		}
+		if len(damaged) > 0 {
+			if err = m.store.Commit(m.accessOps(todo, damaged)...); err == nil {
+				m.forget(slices.Collect(maps.Keys(damaged))...)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write last access times: %w", err)
+	}
+	m.log.Debug("wrote last access times", "sessions", len(todo)) // those deleted meanwhile included
+	return nil
+}
+
+// accessOps are the ops of writeAccess: an update of each session in
+// todo, or its deletion if it is damaged.
+func (m *Manager) accessOps(todo []flushUpdate, damaged map[string]bool) []storage.Op {
 	ops := make([]storage.Op, 0, len(todo))
 	for _, u := range todo {
+		if damaged[u.id] {
+			ops = append(ops, m.tab.DeleteIfExists(u.id, nil))
+			continue
+		}
 		ops = append(ops, m.tab.UpdateIfExists(u.id, func(s *record) error {
 			if n := secsOfNanos(u.at); n > s.Accessed {
 				s.Accessed = n
@@ -215,9 +252,5 @@ func (m *Manager) writeAccess(todo []flushUpdate) error {
 			return nil
 		}))
 	}
-	if err := m.store.Commit(ops...); err != nil {
-		return fmt.Errorf("write last access times: %w", err)
-	}
-	m.log.Debug("wrote last access times", "sessions", len(todo)) // those deleted meanwhile included
-	return nil
+	return ops
 }
