@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"math"
 	"runtime"
 	"sync"
 )
@@ -28,11 +29,14 @@ import (
 // one dropped with its segment keeps its place in the ring (and its bytes,
 // while pinned) until the ring comes round to it.
 type cache struct {
-	mu      sync.Mutex
-	budget  int64
-	used    int64 // the live entries' places in the arena and entryOverhead each
-	arena   []byte
-	cleanup runtime.Cleanup
+	mu     sync.Mutex
+	budget int64
+	used   int64 // the live entries' places in the arena and entryOverhead each
+	// arenaLen is the arena's size and maxEntries the most entries kept:
+	// together within the budget (see newCache).
+	arenaLen, maxEntries int
+	arena                []byte
+	cleanup              runtime.Cleanup
 	// The ring: entries from tail to head, in the order they came; when
 	// head has gone round past the arena's end, from tail to end, then
 	// from the start to head.
@@ -43,6 +47,7 @@ type cache struct {
 	nextSeg                uint32
 	hits                   uint64
 	misses                 uint64
+	evicted, wraps         uint64 // entries evicted; times the ring went round
 	// inflate is here, shared by every segment, as the cache is.
 	inflate inflaters
 }
@@ -66,7 +71,12 @@ const (
 )
 
 func newCache(budget int64) *cache {
-	return &cache{budget: budget, items: map[cacheKey]uint32{}}
+	// The ring goes round the whole arena, so all of it is resident once
+	// the cache has filled: the arena takes three quarters of the budget
+	// and the map the rest, however small the entries.
+	arena := min(budget*3/4, math.MaxInt32)
+	return &cache{budget: budget, arenaLen: int(arena), maxEntries: int(max((budget-arena)/entryOverhead, 1)),
+		items: map[cacheKey]uint32{}}
 }
 
 // segID numbers a segment for its keys.
@@ -122,7 +132,7 @@ func (c *cache) put(k cacheKey, data []byte) ([]byte, uint32, bool) {
 	n := len(data)
 	need := place(n)
 	cost := int64(need) + entryOverhead
-	if n == 0 || cost > c.budget || int64(n) >= 1<<32 {
+	if n == 0 || cost > c.budget || need > c.arenaLen {
 		return data, 0, false
 	}
 	c.mu.Lock()
@@ -131,7 +141,7 @@ func (c *cache) put(k cacheKey, data []byte) ([]byte, uint32, bool) {
 		return data, 0, false
 	}
 	if c.arena == nil {
-		a := mapArena(int(min(c.budget, 1<<32)))
+		a := mapArena(c.arenaLen)
 		c.arena = a
 		// The arena goes with an Index's Close; a cache that is never
 		// closed (a segment opened alone) lets it go when it is collected.
@@ -149,12 +159,13 @@ func (c *cache) put(k cacheKey, data []byte) ([]byte, uint32, bool) {
 			// to tail.
 			if c.head+need > len(c.arena) {
 				c.end, c.head = c.head, 0
+				c.wraps++
 				continue
 			}
-			if c.used+cost <= c.budget {
+			if c.used+cost <= c.budget && c.count < c.maxEntries {
 				break
 			}
-		} else if c.head+need <= c.tail && c.used+cost <= c.budget {
+		} else if c.head+need <= c.tail && c.used+cost <= c.budget && c.count < c.maxEntries {
 			// Free: from head to tail.
 			break
 		}
@@ -183,6 +194,7 @@ func (c *cache) put(k cacheKey, data []byte) ([]byte, uint32, bool) {
 // evictTail takes the oldest entry, unpinned, out of the ring.
 func (c *cache) evictTail() {
 	at := c.tail
+	c.evicted++
 	c.forget(c.keyAt(at), at)
 	c.tail += place(c.entryLen(at))
 	c.count--

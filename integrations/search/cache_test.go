@@ -311,3 +311,23 @@ func TestCacheConcurrent(t *testing.T) {
 		t.Fatalf("got %d pins, %d bytes used; want 0, at most %d", c.pinned, c.used, c.budget)
 	}
 }
+
+// The ring goes round its whole arena, so all of it becomes resident:
+// the arena and what the entries cost in the heap stay within the
+// budget together, however small the entries (a rare word's stream is a
+// few bytes, and its map entry costs more than it).
+func TestCacheSmallEntriesWithinBudget(t *testing.T) {
+	const budget = 64 << 10
+	c := newCache(budget)
+	for i := range 10_000 {
+		_, at, ok := c.put(cacheKey{seg: 1, block: streamBlock, off: uint64(i), n: 1}, []byte{byte(i)})
+		if ok {
+			c.unpin(at)
+		}
+	}
+	if got := len(c.arena) + c.count*entryOverhead; got > budget || c.count == 0 || c.wraps == 0 {
+		t.Errorf("after 10,000 one-byte entries: arena %d + %d entries × %d = %d bytes (%d wraps), want at most the budget %d",
+			len(c.arena), c.count, entryOverhead, got, c.wraps, budget)
+	}
+	c.close()
+}

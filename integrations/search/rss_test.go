@@ -247,35 +247,42 @@ func eachMbox(path string, fn func([]byte) error) error {
 	return fn(msg.Bytes())
 }
 
-// fillCache queries the stemmed terms of userA's segments, one in ten in
-// dictionary order, until the cache holds nine tenths of its budget.
+// fillCache queries the stemmed terms of userA's segments, spread over
+// the dictionary (every tenth first, then the ones after those, and so
+// on; a term at a time, as holding them all would weigh on the figure),
+// until the cache is full (it has evicted) and its ring has gone round
+// the whole arena, as a long-running service's would have.
 func fillCache(ix *Index) error {
 	u, err := ix.getUser(userA, false)
 	if err != nil || u == nil {
 		return fmt.Errorf("no index for %s: %v", userA, err)
 	}
-	var terms []string
-	for _, p := range u.parts {
-		if p.seg == nil {
-			continue
-		}
-		it := p.seg.dictFrom(0, &blockMemo{})
-		for n := 0; it.next(); n++ {
-			if n%10 == 0 && !strings.HasPrefix(it.e.term, wordMark) {
-				terms = append(terms, it.e.term)
+	full := func() bool {
+		ix.cache.mu.Lock()
+		defer ix.cache.mu.Unlock()
+		return ix.cache.evicted > 0 && ix.cache.wraps > 0
+	}
+	for k := range 10 {
+		for _, p := range u.parts {
+			if p.seg == nil {
+				continue
+			}
+			it := p.seg.dictFrom(0, &blockMemo{})
+			for n := 0; it.next(); n++ {
+				if n%10 != k || strings.HasPrefix(it.e.term, wordMark) {
+					continue
+				}
+				if full() {
+					return nil
+				}
+				if _, err := ix.Search(userA, Request{Query: Term{Field: FieldAny, Text: it.e.term}, Limit: 20}); err != nil {
+					return err
+				}
+			}
+			if it.err != nil {
+				return it.err
 			}
 		}
-		if it.err != nil {
-			return it.err
-		}
 	}
-	for _, t := range terms {
-		if ix.Stats().CacheBytes >= ix.cfg.CacheBytes*9/10 {
-			return nil
-		}
-		if _, err := ix.Search(userA, Request{Query: Term{Field: FieldAny, Text: t}, Limit: 20}); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("the index's terms filled %d bytes of the cache", ix.Stats().CacheBytes)
+	return fmt.Errorf("the index's terms did not fill the cache: %d bytes held", ix.Stats().CacheBytes)
 }
