@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestConcurrent adds, replaces, deletes and searches from several
@@ -140,5 +141,39 @@ func TestVerifyConcurrent(t *testing.T) {
 	}
 	if res := search(t, ix, userA, Request{Query: qterm("common")}); res.Total != n {
 		t.Errorf("total %d, want %d", res.Total, n)
+	}
+}
+
+// Add and NeedsRebuild side by side finish: Add took a user's lock and
+// then the index's, NeedsRebuild the index's and then each user's, and
+// the two deadlocked within a few hundred adds (a cold review's test hung
+// every time). A deadlock here hangs the test until go test's timeout.
+func TestAddAndNeedsRebuildConcurrently(t *testing.T) {
+	ix := openTest(t, t.TempDir(), func(c *Config) { c.FlushAfter = time.Hour })
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				ix.NeedsRebuild()
+			}
+		}
+	})
+	for i := range 2000 {
+		docs := make([]Doc, 5)
+		for j := range docs {
+			docs[j] = Doc{ID: fmt.Sprintf("d%d", (i*5+j)%500), Title: "harbour log", Text: "alpha beta gamma", Date: time.Unix(1, 0)}
+		}
+		if err := ix.Add(userA, docs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if got := ix.NeedsRebuild(); len(got) != 0 {
+		t.Errorf("NeedsRebuild after adds: got %v, want none", got)
 	}
 }

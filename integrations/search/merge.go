@@ -80,13 +80,28 @@ var errMergeLost = errors.New("search: merge inputs changed")
 
 // merge writes the live documents of in as one segment and puts it in
 // their place; it does nothing when a merge of u is under way.
+//
+// The inputs were picked under a read lock since released: a flush may
+// have merged some of them away (and closed them) meanwhile, and the
+// merge then has nothing left to do.
 func (ix *Index) merge(u *user, in []*part) error {
 	u.mu.Lock()
-	if u.merging || u.gone {
+	if u.merging || u.gone || !u.holdsAll(in) {
 		u.mu.Unlock()
 		return nil
 	}
 	return ix.mergeLocked(u, in)
+}
+
+// holdsAll reports whether every part of in is still one of u's. The
+// caller holds u.mu.
+func (u *user) holdsAll(in []*part) bool {
+	for _, p := range in {
+		if !slices.Contains(u.parts, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeLocked is merge with u.mu held and no merge of u under way; it
@@ -169,16 +184,19 @@ func (ix *Index) mergeLocked(u *user, in []*part) error {
 	u.mu.Unlock()
 	ix.stats.merges.Add(1)
 	ix.stats.flushes.Add(int64(flushed))
-	if err := ix.writeManifest(u); err != nil {
-		return err
-	}
+	// The inputs are no longer u's either way. Their files stay while the
+	// manifest on disk may still list them (its write failed), and are
+	// removed at the next start if the next manifest does not.
+	err = ix.writeManifest(u)
 	for _, p := range in {
 		if p.seg != nil {
 			p.seg.close()
-			os.Remove(filepath.Join(u.dir, segName(p.seg.seq)))
+			if err == nil {
+				os.Remove(filepath.Join(u.dir, segName(p.seg.seq)))
+			}
 		}
 	}
-	return nil
+	return err
 }
 
 // badPart is an error that names the damaged input of a merge.

@@ -182,3 +182,46 @@ func TestBufferKeepsNoText(t *testing.T) {
 		}
 	}
 }
+
+// A merge whose inputs were merged away between the pick and the merge
+// (the merger picks under a read lock; a flush or a reseal may take them
+// first) does nothing: it used to read the closed segments, mark one bad
+// and log a failed merge.
+func TestMergeOfInputsMergedAway(t *testing.T) {
+	ix := openTest(t, t.TempDir(), func(c *Config) { c.FlushAfter = time.Hour })
+	for i := range 3 {
+		if err := ix.Add(userA, Doc{ID: fmt.Sprintf("d%d", i), Title: "harbour log", Text: "alpha", Date: time.Unix(int64(i+1), 0)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := ix.getUser(userA, false)
+	if err != nil || u == nil {
+		t.Fatalf("user: %v", err)
+	}
+	u.mu.RLock()
+	picked := slices.Clone(u.parts[:2])
+	u.mu.RUnlock()
+	if picked[0].seg == nil || picked[1].seg == nil {
+		t.Fatal("want two segments to merge")
+	}
+	if err := ix.merge(u, picked); err != nil {
+		t.Fatalf("first merge: %v", err)
+	}
+	merges := ix.Stats().Merges
+	if err := ix.merge(u, picked); err != nil {
+		t.Errorf("a merge of inputs merged away: got %v, want nothing done", err)
+	}
+	if got := ix.Stats().Merges; got != merges {
+		t.Errorf("merges: got %d, want %d (the second did nothing)", got, merges)
+	}
+	if bad := picked[0].bad.Load() || picked[1].bad.Load(); bad {
+		t.Error("an input merged away was marked bad")
+	}
+	res, err := ix.Search(userA, Request{Query: Term{Field: FieldAny, Text: "harbour"}, Limit: 10})
+	if err != nil || res.Total != 3 {
+		t.Errorf("after both: got %d hits (%v), want 3", res.Total, err)
+	}
+}

@@ -20,6 +20,19 @@ func (ix *Index) Add(userID string, docs ...Doc) error {
 	for i, d := range docs {
 		as[i] = analyzeDoc(d)
 	}
+	if err := ix.buffer(u, as); err != nil {
+		return err
+	}
+	// After u.mu is released: NeedsRebuild and Stats take ix.mu, then a
+	// user's lock.
+	ix.mu.Lock()
+	ix.lastAdd = ix.cfg.Now()
+	ix.mu.Unlock()
+	return nil
+}
+
+// buffer adds analyzed documents to u's buffer, freezing it when full.
+func (ix *Index) buffer(u *user, as []*analyzed) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.gone {
@@ -38,9 +51,6 @@ func (ix *Index) Add(userID string, docs ...Doc) error {
 			ix.kick(ix.flushKick)
 		}
 	}
-	ix.mu.Lock()
-	ix.lastAdd = ix.cfg.Now()
-	ix.mu.Unlock()
 	return nil
 }
 
@@ -178,14 +188,15 @@ func (ix *Index) IDs(userID string) ([]string, error) {
 
 // NeedsRebuild lists the users whose index lost documents to damage: the
 // caller re-adds what IDs lacks, then calls Rebuilt.
+// The users are listed first, under ix.mu, and each looked at after: Add
+// takes a user's lock before ix.mu, so holding ix.mu while taking a
+// user's lock could deadlock against it.
 func (ix *Index) NeedsRebuild() []string {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	var out []string
-	for id, u := range ix.users {
+	for _, u := range ix.userList() {
 		u.mu.RLock()
-		if u.rebuild {
-			out = append(out, id)
+		if u.rebuild && !u.gone {
+			out = append(out, u.id)
 		}
 		u.mu.RUnlock()
 	}
