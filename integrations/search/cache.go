@@ -33,7 +33,8 @@ type cache struct {
 	budget int64
 	used   int64 // the live entries' places in the arena and entryOverhead each
 	// arenaLen is the arena's size and maxEntries the most entries kept:
-	// together within the budget (see newCache).
+	// together within the budget (see newCache), so the ring's room and
+	// the count are all put checks; used follows from them.
 	arenaLen, maxEntries int
 	arena                []byte
 	cleanup              runtime.Cleanup
@@ -125,14 +126,13 @@ func (c *cache) get(k cacheKey) ([]byte, uint32, bool) {
 }
 
 // put copies data into the cache and returns the copy and its place,
-// pinned; or data itself and false when it keeps nothing: data alone
-// exceeds the budget, the key is there already, or a pinned entry is in
-// the way.
+// pinned; or data itself and false when it keeps nothing: data does not
+// fit the arena, the key is there already, or a pinned entry is in the
+// way.
 func (c *cache) put(k cacheKey, data []byte) ([]byte, uint32, bool) {
 	n := len(data)
 	need := place(n)
-	cost := int64(need) + entryOverhead
-	if n == 0 || cost > c.budget || need > c.arenaLen {
+	if n == 0 || need > c.arenaLen {
 		return data, 0, false
 	}
 	c.mu.Lock()
@@ -162,10 +162,10 @@ func (c *cache) put(k cacheKey, data []byte) ([]byte, uint32, bool) {
 				c.wraps++
 				continue
 			}
-			if c.used+cost <= c.budget && c.count < c.maxEntries {
+			if c.count < c.maxEntries {
 				break
 			}
-		} else if c.head+need <= c.tail && c.used+cost <= c.budget && c.count < c.maxEntries {
+		} else if c.head+need <= c.tail && c.count < c.maxEntries {
 			// Free: from head to tail.
 			break
 		}
@@ -184,7 +184,7 @@ func (c *cache) put(k cacheKey, data []byte) ([]byte, uint32, bool) {
 	binary.LittleEndian.PutUint32(h[28:], 1)
 	copy(c.arena[at+entryHeader:], data)
 	c.items[k] = uint32(at)
-	c.used += cost
+	c.used += int64(need) + entryOverhead
 	c.pinned++
 	c.count++
 	c.head += need
