@@ -22,7 +22,7 @@ import (
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/search"
 	"searchsvc/integrations/slack"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/oauth"
 	"searchsvc/sessions"
@@ -40,7 +40,7 @@ type app struct {
 	records      *records.Records
 	integrations *api.Handlers
 	oauth        *oauth.Handlers
-	syncer       *isync.Syncer
+	syncer       *syncer.Syncer
 	index        *search.Index
 	indexer      *indexer
 	metrics      *metrics
@@ -119,7 +119,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	// syncer's Indexer, completed once the index is open.
 	x := newIndexer()
 	client := &http.Client{Timeout: outboundTimeout}
-	a.syncer, err = isync.New(isync.Config{
+	a.syncer, err = syncer.New(syncer.Config{
 		Records:      a.records,
 		Registry:     reg,
 		DataDir:      c.DataDir,

@@ -13,7 +13,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -189,7 +189,7 @@ func backupKeyWarning(getenv func(string) string, dataDir, dir string) string {
 	}
 	st := storage.New(dir, storage.Options{})
 	recs := records.New(st, v, nil)
-	syncer, err := isync.New(isync.Config{Records: recs, Registry: &integrations.Registry{}, DataDir: dataDir})
+	sy, err := syncer.New(syncer.Config{Records: recs, Registry: &integrations.Registry{}, DataDir: dataDir})
 	if err != nil {
 		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
 	}
@@ -200,7 +200,7 @@ func backupKeyWarning(getenv func(string) string, dataDir, dir string) string {
 		st.Close()
 		os.Remove(filepath.Join(dir, "LOCK"))
 	}()
-	if err := syncer.CheckKeys(); err != nil {
+	if err := sy.CheckKeys(); err != nil {
 		return "the backup was sealed under another key, and the server will not start until it has that key: " + err.Error()
 	}
 	return ""

@@ -14,7 +14,7 @@ import (
 
 	"searchsvc/auth"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -238,7 +238,7 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	syncer, err := isync.New(isync.Config{Records: recs, Registry: reg, DataDir: c.DataDir})
+	sy, err := syncer.New(syncer.Config{Records: recs, Registry: reg, DataDir: c.DataDir})
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	n, err := recs.RotateKeys()
 	var items, nUsers int
 	if err == nil {
-		items, err = syncer.RotateKeys()
+		items, err = sy.RotateKeys()
 	}
 	if err == nil {
 		nUsers, err = users.ConvertUsers()
@@ -319,7 +319,7 @@ func reindexCmd(getenv func(string) string, stdout io.Writer) error {
 	}
 	dir := filepath.Join(c.DataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{})
-	syncer, err := isync.New(isync.Config{Records: records.New(st, v, nil), Registry: reg, DataDir: c.DataDir})
+	sy, err := syncer.New(syncer.Config{Records: records.New(st, v, nil), Registry: reg, DataDir: c.DataDir})
 	if err != nil {
 		return err
 	}
@@ -330,7 +330,7 @@ func reindexCmd(getenv func(string) string, stdout io.Writer) error {
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
 	defer st.Close()
-	if err := syncer.CheckKeys(); err != nil {
+	if err := sy.CheckKeys(); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(filepath.Join(c.DataDir, searchDir)); err != nil {
@@ -341,7 +341,7 @@ func reindexCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	x := newIndexer().connect(ix, syncer.Items(), reg, log)
+	x := newIndexer().connect(ix, sy.Items(), reg, log)
 	if failed := x.CatchUp(context.Background(), nil); len(failed) > 0 {
 		err = fmt.Errorf("%d users could not be indexed (logged above)", len(failed))
 	}

@@ -14,7 +14,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/search"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -134,7 +134,7 @@ func (x *indexer) failed(what, userID string, n int, err error) {
 	x.mark(userID)
 }
 
-func (x *indexer) doc(it isync.IndexedItem) search.Doc {
+func (x *indexer) doc(it syncer.IndexedItem) search.Doc {
 	return search.Doc{
 		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: x.kinds[it.Integration],
 		Title: it.Title, From: it.From, To: it.To, Text: it.Text, Date: it.Date,
@@ -142,7 +142,7 @@ func (x *indexer) doc(it isync.IndexedItem) search.Doc {
 }
 
 // Index adds the items a sync batch stored.
-func (x *indexer) Index(userID string, its []isync.IndexedItem) {
+func (x *indexer) Index(userID string, its []syncer.IndexedItem) {
 	docs := make([]search.Doc, len(its))
 	for i := range its {
 		docs[i] = x.doc(its[i])
@@ -391,7 +391,7 @@ func (x *indexer) load(userID, id string) (search.Doc, bool) {
 		x.log.Error("read item text for the index", "item_id", id, "err", err)
 		return search.Doc{}, false
 	}
-	return x.doc(isync.IndexedItem{
+	return x.doc(syncer.IndexedItem{
 		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration,
 		Title: m.Title, From: m.From, To: m.To, Date: it.Date, Text: text,
 	}), true

@@ -21,7 +21,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/api"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/sessions"
 	"searchsvc/storage"
@@ -203,7 +203,7 @@ type noSync struct{}
 
 func (noSync) Connected(records.Record)              {}
 func (noSync) Disconnect(records.Record) error       { return nil }
-func (noSync) Activity(string) isync.Activity        { return isync.Activity{State: isync.ActivityIdle} }
+func (noSync) Activity(string) syncer.Activity       { return syncer.Activity{State: syncer.ActivityIdle} }
 func (noSync) SyncNow(userID, recordID string) error { return nil }
 
 func mustParse(t testing.TB, s string) *url.URL {

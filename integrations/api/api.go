@@ -16,7 +16,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
-	"searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 )
 
 // Timeouts of the outbound calls the handlers make on a user's behalf.
@@ -32,7 +32,7 @@ const (
 	defaultTimeout = 30 * time.Second
 )
 
-// Sync is what the handlers ask of the sync scheduler; *sync.Syncer has
+// Sync is what the handlers ask of the sync scheduler; *syncer.Syncer has
 // it. Tests of the record routes give a fake.
 type Sync interface {
 	// Connected queues a first sync of a record just connected.
@@ -40,7 +40,7 @@ type Sync interface {
 	// Disconnect soft-deletes the record with its items and tasks.
 	Disconnect(rec records.Record) error
 	// Activity is what the record's sync is doing now.
-	Activity(recordID string) sync.Activity
+	Activity(recordID string) syncer.Activity
 	// SyncNow queues a sync of the user's record now.
 	SyncNow(userID, recordID string) error
 }
@@ -129,7 +129,7 @@ func endpoint(op string, fn httpx.HandlerFunc) http.Handler {
 // same 404, so that ids of other users' data cannot be probed. Anything
 // else goes to httpx as it is (a failed store is a 503, the rest a 500).
 func httpError(err error) error {
-	var nr *sync.NeedsReauthError
+	var nr *syncer.NeedsReauthError
 	switch {
 	case errors.Is(err, records.ErrNotFound):
 		return errRecordNotFound()

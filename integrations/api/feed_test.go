@@ -21,7 +21,7 @@ import (
 	"searchsvc/integrations/feed"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -82,7 +82,7 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	}
 	st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
 	recs := records.New(st, v, clock.Now)
-	syncer, err := isync.New(isync.Config{Records: recs, Registry: reg, DataDir: dir, Client: site.Client(),
+	sy, err := syncer.New(syncer.Config{Records: recs, Registry: reg, DataDir: dir, Client: site.Client(),
 		PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 }})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestFeedsManyForOneUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := api.New(api.Config{Registry: reg, Records: recs, Items: syncer.Items(), Sync: syncer, ManualClient: site.Client(),
+	h := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
 		UserID: func(*http.Request) (string, bool) { return "u1", true }})
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
@@ -124,7 +124,7 @@ func TestFeedsManyForOneUser(t *testing.T) {
 
 	// The feed at the third address goes away before the first sync.
 	brokenStatus.Store(http.StatusGone)
-	if err := syncer.RunOnce(context.Background()); err != nil {
+	if err := sy.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var rec struct {
@@ -134,7 +134,7 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	r := rec.Result
 	const sentence = "RSS or Atom feed: the feed number 3 of 3 could not be fetched: the server answered 410 Gone. The next sync tries again."
 	if strings.Join(r.Sources, " ") != strings.Join(urls, " ") || r.Status != records.StatusError || r.LastError != sentence ||
-		r.ItemsSynced != 3 || r.LastSyncAt == nil || r.Activity != isync.ActivityIdle || r.PendingTasks != 0 || r.ItemsLeft != 0 {
+		r.ItemsSynced != 3 || r.LastSyncAt == nil || r.Activity != syncer.ActivityIdle || r.PendingTasks != 0 || r.ItemsLeft != 0 {
 		t.Errorf("record view: got %+v,\nwant the 3 sources, error %q, 3 items, a lastSyncAt, idle", r, sentence)
 	}
 
@@ -166,7 +166,7 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	// and the record is connected again.
 	brokenStatus.Store(http.StatusOK)
 	clock.Advance(16 * time.Minute)
-	if err := syncer.RunOnce(context.Background()); err != nil {
+	if err := sy.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	rec.Result = api.RecordView{}
@@ -213,7 +213,7 @@ func TestFeedFetchFailureLogsNoAddress(t *testing.T) {
 		logs := &syncBuffer{}
 		st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
 		recs := records.New(st, v, clock.Now)
-		syncer, err := isync.New(isync.Config{Records: recs, Registry: reg, DataDir: dir, Client: site.Client(),
+		sy, err := syncer.New(syncer.Config{Records: recs, Registry: reg, DataDir: dir, Client: site.Client(),
 			PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 },
 			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		if err != nil {
@@ -223,7 +223,7 @@ func TestFeedFetchFailureLogsNoAddress(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		h := api.New(api.Config{Registry: reg, Records: recs, Items: syncer.Items(), Sync: syncer, ManualClient: site.Client(),
+		h := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
 			UserID: func(*http.Request) (string, bool) { return "u1", true }})
 		hangUp.Store(false)
 		body, _ := json.Marshal(map[string]any{"fields": map[string]string{"url": strings.Join(list, "\n")}})
@@ -236,7 +236,7 @@ func TestFeedFetchFailureLogsNoAddress(t *testing.T) {
 			t.Fatalf("%d feeds: form: got %d %s, want 201", len(list), w.Code, w.Body)
 		}
 		hangUp.Store(true)
-		if err := syncer.RunOnce(context.Background()); err != nil {
+		if err := sy.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		got := logs.String()

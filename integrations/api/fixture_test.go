@@ -16,7 +16,7 @@ import (
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -54,8 +54,8 @@ type syncFixture struct {
 
 	st      *storage.Store
 	records *records.Records
-	syncer  *isync.Syncer
-	indexer isync.Indexer // nil: none
+	syncer  *syncer.Syncer
+	indexer syncer.Indexer // nil: none
 }
 
 func newSyncFixture(t testing.TB) *syncFixture {
@@ -81,7 +81,7 @@ func (f *syncFixture) open() {
 	f.t.Helper()
 	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now})
 	f.records = records.New(f.st, f.vault, f.clock.Now)
-	s, err := isync.New(isync.Config{
+	s, err := syncer.New(syncer.Config{
 		Records: f.records, Registry: f.reg, DataDir: f.dir,
 		Getenv: func(k string) string { return f.env[k] }, Client: f.srv.Client(),
 		PollInterval: 15 * time.Minute, Workers: 2, ShutdownGrace: 50 * time.Millisecond,

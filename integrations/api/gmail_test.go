@@ -24,7 +24,7 @@ import (
 	"searchsvc/integrations/gmail/gmailtest"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -41,7 +41,7 @@ type gmailSync struct {
 	sync    storage.SyncMode
 	st      *storage.Store
 	records *records.Records
-	syncer  *isync.Syncer
+	syncer  *syncer.Syncer
 	// now is the syncer's clock: the wall clock plus skip.
 	skip  atomic.Int64
 	index *removals
@@ -54,7 +54,7 @@ type removals struct {
 	removed []string
 }
 
-func (x *removals) Index(_ string, its []isync.IndexedItem) {
+func (x *removals) Index(_ string, its []syncer.IndexedItem) {
 	x.mu.Lock()
 	x.indexed += len(its)
 	x.mu.Unlock()
@@ -103,7 +103,7 @@ func (g *gmailSync) open(tb testing.TB) {
 	tb.Helper()
 	g.st = storage.New(filepath.Join(g.dir, "main"), storage.Options{Sync: g.sync})
 	g.records = records.New(g.st, g.vault, nil)
-	s, err := isync.New(isync.Config{
+	s, err := syncer.New(syncer.Config{
 		Records: g.records, Registry: g.reg, DataDir: g.dir, Getenv: g.getenv,
 		Client: g.gm.Client(), PollInterval: time.Nanosecond, Now: g.now, Indexer: g.index,
 	})
@@ -143,7 +143,7 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 	if g.syncer.Pending(rec.ID) == 0 {
 		t.Fatal("nothing left to do after the interrupted run")
 	}
-	if a := g.syncer.Activity(rec.ID); a.State != isync.ActivityListing || a.ItemsLeft == 0 || a.Pending != a.ItemsLeft+1 {
+	if a := g.syncer.Activity(rec.ID); a.State != syncer.ActivityListing || a.ItemsLeft == 0 || a.Pending != a.ItemsLeft+1 {
 		t.Errorf("activity of the interrupted sync: got %+v, want listing, with the downloads queued left", a)
 	}
 

@@ -25,7 +25,7 @@ import (
 	"searchsvc/integrations/api"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -242,8 +242,8 @@ func (s fakeSync) Disconnect(rec records.Record) error {
 	return err
 }
 
-func (s fakeSync) Activity(recordID string) isync.Activity {
-	return isync.Activity{State: isync.ActivityDownloading, Pending: len(recordID) % 7, ItemsLeft: len(recordID) % 5}
+func (s fakeSync) Activity(recordID string) syncer.Activity {
+	return syncer.Activity{State: syncer.ActivityDownloading, Pending: len(recordID) % 7, ItemsLeft: len(recordID) % 5}
 }
 
 func (s fakeSync) SyncNow(string, string) error { return nil }

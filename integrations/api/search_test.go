@@ -13,14 +13,14 @@ import (
 	"searchsvc/httpx"
 	"searchsvc/integrations/api"
 	"searchsvc/integrations/search"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 )
 
 // testIndexer feeds the syncer's changes to a search index, as main's
 // indexer does (without its catch-up).
 type testIndexer struct{ ix *search.Index }
 
-func (x testIndexer) Index(user string, its []isync.IndexedItem) {
+func (x testIndexer) Index(user string, its []syncer.IndexedItem) {
 	docs := make([]search.Doc, len(its))
 	for i, it := range its {
 		docs[i] = search.Doc{ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: "email",

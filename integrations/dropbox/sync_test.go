@@ -14,7 +14,7 @@ import (
 	"searchsvc/integrations/dropbox"
 	"searchsvc/integrations/dropbox/dropboxtest"
 	"searchsvc/integrations/records"
-	"searchsvc/integrations/sync/syncfx"
+	"searchsvc/integrations/syncer/syncfx"
 )
 
 // syncRig is a Dropbox account on the fake, synced by the real Syncer.

@@ -20,7 +20,7 @@ import (
 	"searchsvc/integrations/imap"
 	"searchsvc/integrations/imap/imaptest"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -44,10 +44,10 @@ type benchChild struct {
 // search index each batch's texts.
 type countingIndexer struct{ indexed, removed atomic.Int64 }
 
-func (x *countingIndexer) Index(_ string, its []isync.IndexedItem) { x.indexed.Add(int64(len(its))) }
-func (x *countingIndexer) Remove(_ string, ids []string)           { x.removed.Add(int64(len(ids))) }
-func (x *countingIndexer) RemoveRecord(string, string)             {}
-func (x *countingIndexer) RemoveUser(string)                       {}
+func (x *countingIndexer) Index(_ string, its []syncer.IndexedItem) { x.indexed.Add(int64(len(its))) }
+func (x *countingIndexer) Remove(_ string, ids []string)            { x.removed.Add(int64(len(ids))) }
+func (x *countingIndexer) RemoveRecord(string, string)              {}
+func (x *countingIndexer) RemoveUser(string)                        {}
 
 func BenchmarkSyncerIMAP5000(b *testing.B) {
 	const messages = 5000
@@ -157,7 +157,7 @@ func TestSyncerBenchChild(t *testing.T) {
 	st := storage.New(filepath.Join(cfg.Dir, "main"), storage.Options{Now: clock})
 	recs := records.New(st, v, clock)
 	ix := &countingIndexer{}
-	s, err := isync.New(isync.Config{Records: recs, Registry: reg, DataDir: cfg.Dir, Now: clock, Indexer: ix})
+	s, err := syncer.New(syncer.Config{Records: recs, Registry: reg, DataDir: cfg.Dir, Now: clock, Indexer: ix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestSyncerBenchChild(t *testing.T) {
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
-	now.Add(int64(isync.DefaultPollInterval + time.Second))
+	now.Add(int64(syncer.DefaultPollInterval + time.Second))
 	d, n = sync()
 	fmt.Printf("second %f %d\n", d.Seconds(), n)
 	fmt.Printf("rss %d %d\n", procStatus("VmHWM"), hwm)

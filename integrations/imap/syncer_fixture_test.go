@@ -23,7 +23,7 @@ import (
 	"searchsvc/integrations/imap/imaptest"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
-	isync "searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -54,11 +54,11 @@ func (c *clock) Advance(d time.Duration) {
 // indexer records what the Syncer tells the index.
 type indexer struct {
 	mu      sync.Mutex
-	indexed map[string]isync.IndexedItem // by item id
-	removed []string                     // item ids, in order
+	indexed map[string]syncer.IndexedItem // by item id
+	removed []string                      // item ids, in order
 }
 
-func (x *indexer) Index(_ string, its []isync.IndexedItem) {
+func (x *indexer) Index(_ string, its []syncer.IndexedItem) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, it := range its {
@@ -81,7 +81,7 @@ func (x *indexer) take() (int, []string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	n, removed := len(x.indexed), x.removed
-	x.indexed, x.removed = map[string]isync.IndexedItem{}, nil
+	x.indexed, x.removed = map[string]syncer.IndexedItem{}, nil
 	slices.Sort(removed)
 	return n, removed
 }
@@ -101,7 +101,7 @@ type e2e struct {
 	ix     *indexer
 	st     *storage.Store
 	recs   *records.Records
-	syncer *isync.Syncer
+	syncer *syncer.Syncer
 	h      http.Handler
 }
 
@@ -111,7 +111,7 @@ func newE2E(t *testing.T, srv *imaptest.Server, d imap.Dialer) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &e2e{t: t, dir: t.TempDir(), srv: srv, def: d.Definition(), vault: v, ix: &indexer{indexed: map[string]isync.IndexedItem{}},
+	f := &e2e{t: t, dir: t.TempDir(), srv: srv, def: d.Definition(), vault: v, ix: &indexer{indexed: map[string]syncer.IndexedItem{}},
 		clock: &clock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}}
 	f.open(f.def)
 	return f
@@ -127,7 +127,7 @@ func (f *e2e) open(def integrations.Definition) {
 	}
 	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now})
 	f.recs = records.New(f.st, f.vault, f.clock.Now)
-	f.syncer, err = isync.New(isync.Config{
+	f.syncer, err = syncer.New(syncer.Config{
 		Records: f.recs, Registry: reg, DataDir: f.dir, PollInterval: poll, Workers: 1,
 		ShutdownGrace: time.Minute, Now: f.clock.Now, Rand: func(int64) int64 { return 0 }, Indexer: f.ix,
 	})

@@ -13,7 +13,7 @@ import (
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/slack"
 	"searchsvc/integrations/slack/slacktest"
-	"searchsvc/integrations/sync/syncfx"
+	"searchsvc/integrations/syncer/syncfx"
 )
 
 // syncRig is a Slack workspace on the fake, synced by the real Syncer.

@@ -1,10 +1,10 @@
-// Package sync runs the integrations' tasks: the task queue (the main
+// Package syncer runs the integrations' tasks: the task queue (the main
 // store's "tasks" table), the scheduler and its workers, the batches that
 // store what tasks produce, the failure classes that decide what a failed
 // task does to its record, and the start-up sweep. It changes records
 // through records' ops and items through the item store, and tells an
 // optional Indexer about every item stored or removed.
-package sync
+package syncer
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package syncfx runs a provider's tasks through the real sync.Syncer on
+// Package syncfx runs a provider's tasks through the real syncer.Syncer on
 // a real store in a temporary DATA_DIR, for the providers' tests and
 // benchmarks: connect a record, sync it, restart, move the clock, read
 // the stored items back opened, and see what the Indexer was told.
@@ -12,13 +12,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/records"
-	"searchsvc/integrations/sync"
+	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -43,7 +43,7 @@ type Fixture struct {
 	vault   *vault.Vault
 	st      *storage.Store
 	Records *records.Records
-	Syncer  *sync.Syncer
+	Syncer  *syncer.Syncer
 }
 
 // New opens a fixture in a temporary directory.
@@ -53,7 +53,7 @@ func New(tb testing.TB, opts Options) *Fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := &Fixture{tb: tb, opts: opts, Dir: tb.TempDir(), vault: v, Index: &Indexer{Live: map[string]sync.IndexedItem{}},
+	f := &Fixture{tb: tb, opts: opts, Dir: tb.TempDir(), vault: v, Index: &Indexer{Live: map[string]syncer.IndexedItem{}},
 		Clock: &Clock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}, Logs: &bytes.Buffer{}}
 	f.open()
 	return f
@@ -67,7 +67,7 @@ func (f *Fixture) open() {
 	}
 	f.st = storage.New(filepath.Join(f.Dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.Clock.Now})
 	f.Records = records.New(f.st, f.vault, f.Clock.Now)
-	f.Syncer, err = sync.New(sync.Config{
+	f.Syncer, err = syncer.New(syncer.Config{
 		Records: f.Records, Registry: reg, DataDir: f.Dir,
 		Getenv: func(k string) string { return f.opts.Env[k] }, Client: f.opts.Client,
 		Workers: 1, Now: f.Clock.Now, Rand: func(int64) int64 { return 0 }, Indexer: f.Index,
@@ -113,7 +113,7 @@ func (f *Fixture) Sync(rec records.Record) {
 	f.Run()
 }
 
-// Run runs every task that is due, without queueing a sync.
+// Run runs every task that is due, without queueing a syncer.
 func (f *Fixture) Run() {
 	f.tb.Helper()
 	if err := f.Syncer.RunOnce(context.Background()); err != nil {
@@ -176,7 +176,7 @@ func (f *Fixture) Count(rec records.Record) int {
 
 // Clock is a clock tests move by hand.
 type Clock struct {
-	mu gosync.Mutex
+	mu sync.Mutex
 	t  time.Time
 }
 
@@ -194,15 +194,15 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// Indexer is a sync.Indexer that keeps the items it was told are live.
+// Indexer is a syncer.Indexer that keeps the items it was told are live.
 type Indexer struct {
-	mu      gosync.Mutex
-	Live    map[string]sync.IndexedItem // by item id
-	Removed int                         // items removed
+	mu      sync.Mutex
+	Live    map[string]syncer.IndexedItem // by item id
+	Removed int                           // items removed
 }
 
 // Index notes its as live.
-func (x *Indexer) Index(_ string, its []sync.IndexedItem) {
+func (x *Indexer) Index(_ string, its []syncer.IndexedItem) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, it := range its {
@@ -272,7 +272,7 @@ func (f *Fixture) PlainText(needles ...string) []string {
 
 type lockedWriter struct {
 	b  *bytes.Buffer
-	mu *gosync.Mutex
+	mu *sync.Mutex
 }
 
 func (w lockedWriter) Write(p []byte) (int, error) {
