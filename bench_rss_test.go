@@ -184,7 +184,7 @@ func resetPeak(b *testing.B, pid int) {
 //   - burst-peak-MB, burst-extra-MB: the peak while 32 logins arrive at
 //     once (each from its own loopback address; those beyond the hash
 //     queue are refused 503 at once: logins-ok, logins-503), and that peak over the
-//     RSS before them, against the README's bound of CPUs × 19 MiB;
+//     RSS before them, against the bound of CPUs × 19 MiB (docs/security.md, "Passwords");
 //     burst-s: how long until the last of them is answered;
 //   - burst-after-MB, burst-20s-MB: RSS when the last login is answered
 //     (and the hasher has gone idle), and 20 s later.

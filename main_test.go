@@ -27,7 +27,7 @@ func TestConfigDefaults(t *testing.T) {
 		c.PollInterval.Seconds() != 900 || c.SyncWorkers != 2 || c.StoreSync != "fsync" || !c.RegistrationOpen ||
 		c.BaseURL.String() != "http://localhost:8080" || c.FrontendURL.String() != "http://localhost:8080" ||
 		c.OAuthRedirectBase.String() != "http://localhost:8080" || c.SessionSliding || c.CSRFTokens || c.SessionBindIP {
-		t.Errorf("defaults differ from the README's Configuration table: %+v", c)
+		t.Errorf("defaults differ from the table of docs/configuration.md: %+v", c)
 	}
 	if c.MaxConnections != 512 || c.MaxClientConnections != 64 || c.BodyMemory != 16<<20 || c.MemoryLimit != 64<<20 ||
 		c.GCPercent != 50 {
