@@ -206,8 +206,13 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	if err := h.endPresentedSession(r); err != nil {
 		return err
 	}
+	if err := h.startSession(w, r, http.StatusOK, "auth.login", u); err != nil {
+		return err
+	}
+	// Only once the session is stored: a login whose session write failed
+	// signed nobody in.
 	h.log.Info("login", "user_id", u.ID, "client_ip", ip.String())
-	return h.startSession(w, r, http.StatusOK, "auth.login", u)
+	return nil
 }
 
 // checkLogin returns the live user with email if password is theirs, else

@@ -1,8 +1,10 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -249,6 +251,23 @@ func TestLogin(t *testing.T) {
 	}
 	if _, ok := e.sm.Get(reg.cookie); !ok {
 		t.Fatal("login without the old cookie deleted the other session")
+	}
+}
+
+// The "login" line is written once the session is stored, never for a
+// login whose session write failed.
+func TestLoginLogLineAfterTheSession(t *testing.T) {
+	var buf bytes.Buffer
+	e := newEnv(t, func(s *setup) { s.cfg.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
+	e.register("ada@example.com", "Ada Lovelace")
+	buf.Reset()
+	if err := e.sessStore.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := e.send(request{method: "POST", path: "/v1/auth/login", body: map[string]string{"email": "ada@example.com", "password": testPassword}})
+	r.wantError(t, http.StatusServiceUnavailable, "service unavailable")
+	if strings.Contains(buf.String(), "msg=login ") {
+		t.Fatalf("a login line for a login that failed:\n%s", buf.String())
 	}
 }
 

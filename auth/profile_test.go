@@ -89,6 +89,24 @@ func TestChangePassword(t *testing.T) {
 	e.login("ada@example.com", "a brand new one")
 }
 
+// The session that a password change hands out works at once, whatever
+// the fraction of a second the change happened at (sessions keep whole
+// seconds).
+func TestChangePasswordKeepsTheNewSession(t *testing.T) {
+	e := newEnv(t)
+	c := e.register("ada@example.com", "Ada Lovelace")
+	e.clock.Add(time.Second + 700*time.Millisecond)
+	r := c.do("PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "a brand new one"})
+	r.wantStatus(t, http.StatusOK)
+	e.send(request{method: "GET", path: "/v1/user/profile", cookie: r.cookie.Value}).wantStatus(t, http.StatusOK)
+	e.clock.Add(600 * time.Millisecond) // into the next second
+	e.send(request{method: "GET", path: "/v1/user/profile", cookie: r.cookie.Value}).wantStatus(t, http.StatusOK)
+	u, _ := e.users.Get(c.userID)
+	if u.PasswordChangedAt == nil || u.PasswordChangedAt.Nanosecond() != 0 {
+		t.Fatalf("PasswordChangedAt %v, want a whole second", u.PasswordChangedAt)
+	}
+}
+
 // A stolen session cookie must not be a way to guess the password without
 // the login rate limit.
 func TestChangePasswordRateLimited(t *testing.T) {

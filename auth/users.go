@@ -187,9 +187,11 @@ func (u *Users) setHashOp(id, old, hash string, now time.Time) storage.Op {
 }
 
 // changePasswordOp is setHashOp for a password change: it also marks when,
-// which ends every session created before.
+// which ends every session created before. The time is kept to the
+// whole second, as sessions keep theirs: the session the change then
+// creates, in the same second, is not older than it.
 func (u *Users) changePasswordOp(id, old, hash string, now time.Time) storage.Op {
-	return u.setHash(id, old, hash, now, true)
+	return u.setHash(id, old, hash, now.Truncate(time.Second), true)
 }
 
 func (u *Users) setHash(id, old, hash string, now time.Time, changed bool) storage.Op {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -45,6 +47,9 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return BadBody(err)
 	}
 	if err := checkText(b); err != nil {
+		return BadBody(err)
+	}
+	if err := checkKeys(b); err != nil {
 		return BadBody(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -101,6 +106,71 @@ func checkText(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// checkKeys refuses an object that names a key twice. Keys are compared
+// as the decoder matches them to fields, unescaped and without regard to
+// case ("email", "Email" and "em\u0061il" are one key). What is not
+// well-formed is left to the decoder.
+func checkKeys(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type level struct {
+		object bool
+		keys   map[string]struct{}
+		atKey  bool // the next string token is a key
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		top := len(stack) - 1
+		if d, ok := tok.(json.Delim); ok {
+			if top >= 0 && stack[top].object {
+				stack[top].atKey = true // the value was this container
+			}
+			switch d {
+			case '{':
+				stack = append(stack, level{object: true, atKey: true})
+			case '[':
+				stack = append(stack, level{})
+			default:
+				stack = stack[:top]
+			}
+			continue
+		}
+		if top < 0 || !stack[top].object {
+			continue
+		}
+		l := &stack[top]
+		if !l.atKey {
+			l.atKey = true // a scalar value; a key comes next
+			continue
+		}
+		key, _ := tok.(string)
+		k := foldKey(key)
+		if _, dup := l.keys[k]; dup {
+			return fmt.Errorf("key %q twice in one object", key)
+		}
+		if l.keys == nil {
+			l.keys = make(map[string]struct{})
+		}
+		l.keys[k] = struct{}{}
+		l.atKey = false
+	}
+}
+
+// foldKey maps key to one spelling of its case-folding class, so that
+// keys the decoder takes for one field compare equal.
+func foldKey(key string) string {
+	return strings.Map(func(r rune) rune {
+		lo := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			lo = min(lo, f)
+		}
+		return lo
+	}, key)
 }
 
 // hex4 reads four hex digits at b[i:], as a \u escape holds.

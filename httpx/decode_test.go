@@ -42,6 +42,10 @@ func TestDecode(t *testing.T) {
 		{"surrogate pair", `{"email":"a@b.c","password":"\ud83d\ude00"}`, "", 0, ""},
 		{"escaped backslash then u", `{"email":"a@b.c","password":"\\ud800"}`, "", 0, ""},
 		{"valid UTF-8", `{"email":"a@b.c","password":"pässwörd €"}`, "", 0, ""},
+		{"a key twice", `{"email":"a@b.c","email":"admin@b.c"}`, "", 400, "invalid_request_body"},
+		{"a key twice in another case", `{"email":"a@b.c","EMAIL":"admin@b.c"}`, "", 400, "invalid_request_body"},
+		{"a key twice, once escaped", `{"email":"a@b.c","em\u0061il":"admin@b.c"}`, "", 400, "invalid_request_body"},
+		{"a key's name as a value", `{"email":"a@b.c","password":"email"}`, "", 0, ""},
 		{"too big garbage", strings.Repeat("}", 2*MaxBodyBytes), "", 413, "body_too_large"},
 	}
 	for _, tt := range tests {
@@ -73,6 +77,27 @@ func TestDecode(t *testing.T) {
 				t.Errorf("got %d %s %q, want %d %s \"invalid request body\"", e.Status, e.Code, e.Message, tt.status, tt.code)
 			}
 		})
+	}
+}
+
+func TestCheckKeys(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		dup  bool
+	}{
+		{`{"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]}`, false},
+		{`{"a":{"b":1,"b":2}}`, true},
+		{`{"a":[{"b":1},{"b":2,"c":{},"b":3}]}`, true},
+		{`{"a":{},"a":[]}`, true},
+		{`{"a":[1,"a",{"x":"a"}],"b":"a"}`, false},
+		{`{"K":1,"K":2}`, true}, // the Kelvin sign folds to k, as the decoder matches it
+		{`[{"a":1},{"a":1}]`, false},
+		{`{"a":1,"a"`, true},
+		{`{"a":`, false}, // left to the decoder
+	} {
+		if err := checkKeys([]byte(tc.body)); (err != nil) != tc.dup {
+			t.Errorf("%s: got %v, want duplicate %v", tc.body, err, tc.dup)
+		}
 	}
 }
 
