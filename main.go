@@ -71,15 +71,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "repair":
 		return repairCmd(getenv, args[2:], stdout)
 	case "admin":
-		return adminCmd(getenv, args[2:], stdout)
+		return adminCmd(getenv, args[2:], stdout, stderr)
 	case "rotate-key":
-		return rotateKeyCmd(getenv, stdout)
+		return rotateKeyCmd(getenv, stdout, stderr)
 	case "reindex":
-		return reindexCmd(getenv, stdout)
+		return reindexCmd(getenv, stdout, stderr)
 	case "backup":
 		return backupCmd(getenv, args[2:], stdout)
 	case "restore":
-		return restoreCmd(getenv, args[2:], stdout)
+		return restoreCmd(getenv, args[2:], stdout, stderr)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return nil
