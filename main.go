@@ -103,7 +103,8 @@ Commands:
              give or take the admin role (recovery; the server must be stopped)
   rotate-key re-seal credentials, items and the search index under
              CREDENTIALS_KEY that are still under a CREDENTIALS_KEY_PREVIOUS
-             key (server stopped)
+             key (server stopped); on a development data directory, under
+             a new key it generates into DATA_DIR/dev-secrets.json
   reindex    rebuild the search index from the stored items (server
              stopped); the index also rebuilds itself at start when damaged
              or missing
@@ -111,6 +112,10 @@ Commands:
   restore DIR
              put a backup into an empty DATA_DIR (server stopped)
   help       this text
+
+Commands take a secret that is not set from DATA_DIR/dev-secrets.json,
+which a development server (SESSION_SECURE=false, make run) generates, when
+that file exists; the server takes it only with SESSION_SECURE=false.
 
 Configuration (environment; secrets also as NAME_FILE=path or a file in
 $CREDENTIALS_DIRECTORY named like the variable in lower case):
