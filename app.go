@@ -115,7 +115,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	}
 	a := &app{mainStore: s.main, sessionStore: s.session, sessions: s.sessions, users: s.users,
 		records: s.records, web: webApp}
-	if err := a.startSearch(c, s, out, log); err != nil {
+	if err := a.buildSyncAndSearch(c, s, out, log); err != nil {
 		s.closeStores()
 		return nil, err
 	}
@@ -148,10 +148,10 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	return a, nil
 }
 
-// startSearch builds the syncer on the stores' tables and the search
+// buildSyncAndSearch builds the syncer on the stores' tables and the search
 // index that follows the item store: the indexer is the syncer's
 // Indexer, completed once the index is open.
-func (a *app) startSearch(c *config, s *stores, out outbound, log *slog.Logger) error {
+func (a *app) buildSyncAndSearch(c *config, s *stores, out outbound, log *slog.Logger) error {
 	x := newIndexer()
 	var err error
 	a.syncer, err = syncer.New(syncer.Config{
