@@ -4,6 +4,10 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -buildid= -X main.version=$(VERSION)
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 DATA_DIR  ?= ./data
+# `make run` passes LISTEN_ADDR and BASE_URL on from the environment or
+# the command line (make run LISTEN_ADDR=0.0.0.0:8080
+# BASE_URL=http://pi.local:8080); unset or empty, LISTEN_ADDR is
+# 127.0.0.1:8080 and BASE_URL the server's default.
 FUZZTIME  ?= 20s
 
 .PHONY: all run test build dist bench crashtest fuzz clean install uninstall reproducible
@@ -11,9 +15,10 @@ FUZZTIME  ?= 20s
 all: build
 
 ## run: build and start the server with development defaults (plain http on
-## 127.0.0.1:8080, secrets generated into DATA_DIR with a warning)
+## LISTEN_ADDR, 127.0.0.1:8080 unless set; secrets generated into DATA_DIR
+## with a warning, which every command then finds there by itself)
 run: build
-	SESSION_SECURE=false DATA_DIR=$(DATA_DIR) LISTEN_ADDR=127.0.0.1:8080 ./bin/searchsvc serve
+	SESSION_SECURE=false DATA_DIR='$(DATA_DIR)' LISTEN_ADDR='$(or $(LISTEN_ADDR),127.0.0.1:8080)' $(if $(BASE_URL),BASE_URL='$(BASE_URL)' )./bin/searchsvc serve
 
 ## test: formatting, vet, and every test with the race detector
 test:

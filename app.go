@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"syscall"
@@ -23,14 +22,14 @@ import (
 	"searchsvc/integrations/search"
 	"searchsvc/integrations/slack"
 	"searchsvc/integrations/syncer"
-	"searchsvc/integrations/vault"
 	"searchsvc/oauth"
 	"searchsvc/sessions"
 	"searchsvc/storage"
 	"searchsvc/web"
 )
 
-// app is the service's state: both stores and what is built on them.
+// app is the service's state: both stores (opened by openStores) and
+// what is built on them.
 type app struct {
 	mainStore    *storage.Store
 	sessionStore *storage.Store
@@ -60,35 +59,33 @@ func registry(control func(network, address string, c syscall.RawConn) error) (*
 	)
 }
 
-// sessionLoneWindow is the session store's storage.Options.LoneWindow:
-// below the cost of an fsync on an SD card, small beside a login's hash.
-const sessionLoneWindow = 10 * time.Millisecond
-
 // outboundTimeout bounds every request to a provider.
 const outboundTimeout = 30 * time.Second
 
-// openApp opens both stores under DATA_DIR and builds the packages on
-// them. Tables are registered before each store opens (replay needs them).
-func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, error) {
-	// Users choose the targets of manual integrations; unless the
-	// administrator allows it, those may not be this server's own network.
-	control, manualClient := integrations.PublicOnly, integrations.PublicClient(outboundTimeout)
+// outbound is how the service reaches providers: the integrations it
+// ships, the clients of their requests and their client configuration.
+type outbound struct {
+	reg *integrations.Registry
+	// client makes the integrations' requests; manual those of manual
+	// integrations, whose targets users choose.
+	client, manual *http.Client
+	// getenv reads <DOMAIN>_OAUTH_CLIENT_ID and the like.
+	getenv func(string) string
+}
+
+// newOutbound builds the registry and the clients. Users choose the
+// targets of manual integrations; unless the administrator allows it,
+// those may not be this server's own network. Integration client secrets
+// may come from files like every secret.
+func newOutbound(c *config, getenv func(string) string, log *slog.Logger) (outbound, error) {
+	control, manual := integrations.PublicOnly, integrations.PublicClient(outboundTimeout)
 	if c.AllowPrivateTargets {
-		control, manualClient = nil, &http.Client{Timeout: outboundTimeout}
+		control, manual = nil, &http.Client{Timeout: outboundTimeout}
 	}
 	reg, err := registry(control)
 	if err != nil {
-		return nil, err
+		return outbound{}, err
 	}
-	webApp, err := web.New()
-	if err != nil {
-		return nil, err
-	}
-	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
-	if err != nil {
-		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
-	}
-	// Integration client secrets may come from files like every secret.
 	secret := secretEnv(getenv)
 	providerEnv := func(name string) string {
 		v, err := secret(name)
@@ -97,103 +94,95 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		}
 		return v
 	}
-	mode, err := storage.ParseSyncMode(c.StoreSync)
+	return outbound{reg: reg, client: &http.Client{Timeout: outboundTimeout}, manual: manual, getenv: providerEnv}, nil
+}
+
+// openApp opens the stores under DATA_DIR (openStores) and builds the
+// packages on them: the syncer, the search index and its indexer, the
+// handlers.
+func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, error) {
+	out, err := newOutbound(c, getenv, log)
 	if err != nil {
-		return nil, fmt.Errorf("STORE_SYNC: %w", err)
+		return nil, err
 	}
-	a := &app{
-		mainStore: storage.New(filepath.Join(c.DataDir, mainStoreDir), storage.Options{
-			Sync: mode, Logger: log.With("component", "storage", "store", mainStoreDir)}),
-		// Logins commit one by one, spaced by the limit on concurrent
-		// password hashes: a short wait lets two of them share an fsync.
-		sessionStore: storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
-			Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir),
-			LoneWindow: sessionLoneWindow}),
+	webApp, err := web.New()
+	if err != nil {
+		return nil, err
 	}
-	a.web = webApp
-	if a.users, err = auth.NewUsers(a.mainStore, c.CredentialsKey, c.CredentialsKeyPrevious...); err != nil {
-		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	s, err := openStores(c, log)
+	if err != nil {
+		return nil, err
 	}
-	a.records = records.New(a.mainStore, v, nil)
-	// The search index follows the item store: the indexer is the
-	// syncer's Indexer, completed once the index is open.
-	x := newIndexer()
-	client := &http.Client{Timeout: outboundTimeout}
-	a.syncer, err = syncer.New(syncer.Config{
+	a := &app{mainStore: s.main, sessionStore: s.session, sessions: s.sessions, users: s.users,
+		records: s.records, web: webApp}
+	if err := a.buildSyncAndSearch(c, s, out, log); err != nil {
+		s.closeStores()
+		return nil, err
+	}
+	a.auth = newAuthHandlers(c, a, log)
+	a.integrations = api.New(api.Config{
+		Registry:     out.reg,
 		Records:      a.records,
-		Registry:     reg,
-		DataDir:      c.DataDir,
-		Getenv:       providerEnv,
-		Client:       client,
-		ManualClient: manualClient,
+		Items:        s.items,
+		Search:       a.index,
+		Sync:         a.syncer,
+		Getenv:       out.getenv,
+		Client:       out.client,
+		ManualClient: out.manual,
+		UserID:       userID,
+		Logger:       log.With("component", "integrations"),
+	})
+	a.oauth = oauth.NewHandlers(oauth.Config{
+		Registry:     out.reg,
+		Records:      a.records,
+		Sessions:     a.sessions,
+		Getenv:       out.getenv,
+		Client:       out.client,
+		RedirectBase: c.OAuthRedirectBase,
+		FrontendURL:  c.FrontendURL,
+		Secure:       c.SessionSecure,
+		Logger:       log.With("component", "oauth"),
+		OnConnect:    a.syncer.Connected,
+	})
+	a.metrics = newMetrics(a)
+	return a, nil
+}
+
+// buildSyncAndSearch builds the syncer on the stores' tables and the search
+// index that follows the item store: the indexer is the syncer's
+// Indexer, completed once the index is open.
+func (a *app) buildSyncAndSearch(c *config, s *stores, out outbound, log *slog.Logger) error {
+	x := newIndexer()
+	var err error
+	a.syncer, err = syncer.New(syncer.Config{
+		Records:      s.records,
+		Items:        s.items,
+		Tasks:        s.tasks,
+		Registry:     out.reg,
+		Getenv:       out.getenv,
+		Client:       out.client,
+		ManualClient: out.manual,
 		PollInterval: c.PollInterval,
 		Workers:      c.SyncWorkers,
 		Indexer:      x,
 		Logger:       log.With("component", "sync"),
 	})
 	if err != nil {
-		return nil, err
-	}
-	a.sessions = sessions.New(a.sessionStore, sessions.Config{
-		MaxAge:         c.SessionMaxAge,
-		IdleTimeout:    c.SessionIdleTimeout,
-		Sliding:        c.SessionSliding,
-		RenewThreshold: c.SessionRenewThreshold,
-		Secure:         c.SessionSecure,
-		BindIP:         c.SessionBindIP,
-		CSRF:           c.CSRFTokens,
-		Secret:         c.SessionSecret,
-		Logger:         log.With("component", "sessions"),
-	})
-	// The two logs replay side by side: start-up after a power cut is the
-	// time to open both, and each decodes on every core it can get.
-	var sessErr error
-	done := make(chan struct{})
-	go func() { defer close(done); sessErr = a.sessionStore.Open() }()
-	mainErr := a.mainStore.Open()
-	<-done
-	if mainErr != nil || sessErr != nil {
-		if mainErr == nil {
-			a.mainStore.Close()
-		}
-		if sessErr == nil {
-			a.sessionStore.Close()
-		}
-		return nil, errors.Join(wrapErr("open main store", mainErr), wrapErr("open session store", sessErr))
-	}
-	// A key that cannot open what the store holds would start cleanly and
-	// then fail every request that opens something: refuse to start.
-	if err := a.syncer.CheckKeys(); err != nil {
-		a.mainStore.Close()
-		a.sessionStore.Close()
-		return nil, err
-	}
-	// Data an older version stored in clear, or under a previous
-	// CREDENTIALS_KEY, is sealed under the current keys before serving.
-	a.sessions.LoadSeen()
-	nSessions, err := a.sessions.ConvertLegacy()
-	var nUsers int
-	if err == nil {
-		nUsers, err = a.users.ConvertUsers()
-	}
-	if err != nil {
-		a.mainStore.Close()
-		a.sessionStore.Close()
-		return nil, fmt.Errorf("seal stored data: %w", err)
-	}
-	if nSessions > 0 || nUsers > 0 {
-		log.Info("sealed data stored in clear or under a previous key", "sessions", nSessions, "users", nUsers)
+		return err
 	}
 	// Opened only under a key that opens the store: the index opens what
 	// it can read and rebuilds the rest in the background once the
 	// service serves. (The index adds component=search to its lines.)
-	if a.index, err = openIndex(c.DataDir, v, c.SearchCacheMB, log, x.onDamage); err != nil {
-		a.mainStore.Close()
-		a.sessionStore.Close()
-		return nil, fmt.Errorf("open the search index: %w", err)
+	if a.index, err = openIndex(c.DataDir, s.vault, c.SearchCacheMB, log, x.onDamage); err != nil {
+		return fmt.Errorf("open the search index: %w", err)
 	}
-	a.indexer = x.connect(a.index, a.syncer.Items(), reg, log.With("component", "search"))
-	a.auth = auth.NewHandlers(auth.Config{
+	a.indexer = x.connect(a.index, s.items, out.reg, log.With("component", "search"))
+	return nil
+}
+
+// newAuthHandlers builds the handlers of users and sessions.
+func newAuthHandlers(c *config, a *app, log *slog.Logger) *auth.Handlers {
+	return auth.NewHandlers(auth.Config{
 		Sessions:      a.sessions,
 		Users:         a.users,
 		Store:         a.mainStore,
@@ -213,32 +202,6 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		// tens of MB costs a fraction of the hash itself.
 		BeforeHash: runtime.GC,
 	})
-	a.integrations = api.New(api.Config{
-		Registry:     reg,
-		Records:      a.records,
-		Items:        a.syncer.Items(),
-		Search:       a.index,
-		Sync:         a.syncer,
-		Getenv:       providerEnv,
-		Client:       client,
-		ManualClient: manualClient,
-		UserID:       userID,
-		Logger:       log.With("component", "integrations"),
-	})
-	a.oauth = oauth.NewHandlers(oauth.Config{
-		Registry:     reg,
-		Records:      a.records,
-		Sessions:     a.sessions,
-		Getenv:       providerEnv,
-		Client:       client,
-		RedirectBase: c.OAuthRedirectBase,
-		FrontendURL:  c.FrontendURL,
-		Secure:       c.SessionSecure,
-		Logger:       log.With("component", "oauth"),
-		OnConnect:    a.syncer.Connected,
-	})
-	a.metrics = newMetrics(a)
-	return a, nil
 }
 
 // userID is the authenticated caller's id, for the packages that must not

@@ -11,10 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"searchsvc/integrations"
-	"searchsvc/integrations/records"
-	"searchsvc/integrations/syncer"
-	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -165,42 +161,34 @@ func syncTree(root string) error {
 
 // backupKeyWarning checks the restored main store in dir against the
 // CREDENTIALS_KEY the server will start with (from getenv, or the
-// development secrets in dataDir), and says what is wrong if the backup
-// was sealed under another key: the server would refuse to start. A
-// restore is not refused for it, as the right key may be set afterwards.
-func backupKeyWarning(getenv func(string) string, dataDir, dir string) string {
-	c, err := loadConfig(getenv)
-	if err != nil {
-		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
+// development secrets in DATA_DIR, by the rule of commandSecrets but
+// never creating them), and says what is wrong if the backup was sealed
+// under another key: the server would refuse to start. A restore is not
+// refused for it, as the right key may be set afterwards.
+func backupKeyWarning(getenv func(string) string, dir string, stderr io.Writer) string {
+	const cannot = "cannot check the backup against CREDENTIALS_KEY: "
+	c, err := readConfig(getenv, false)
+	if err == nil {
+		err = c.commandSecrets(stderr, false)
 	}
-	if c.CredentialsKey == nil && !c.SessionSecure {
-		if _, err := os.Stat(filepath.Join(dataDir, "dev-secrets.json")); err == nil {
-			if err := c.devSecrets(); err != nil {
-				return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
-			}
-		}
+	if err != nil {
+		return cannot + err.Error()
 	}
 	if c.CredentialsKey == nil {
 		return "CREDENTIALS_KEY is not set: the backup's sealed credentials and items open only under the key they were sealed with"
 	}
-	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	s, err := newStores(c, dir, storage.Options{})
 	if err != nil {
-		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
+		return cannot + err.Error()
 	}
-	st := storage.New(dir, storage.Options{})
-	recs := records.New(st, v, nil)
-	sy, err := syncer.New(syncer.Config{Records: recs, Registry: &integrations.Registry{}, DataDir: dataDir})
-	if err != nil {
-		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
-	}
-	if err := st.Open(); err != nil {
-		return "cannot check the backup against CREDENTIALS_KEY: " + err.Error()
+	if err := s.main.Open(); err != nil {
+		return cannot + err.Error()
 	}
 	defer func() {
-		st.Close()
+		s.closeStores()
 		os.Remove(filepath.Join(dir, "LOCK"))
 	}()
-	if err := sy.CheckKeys(); err != nil {
+	if err := s.checkKeys(); err != nil {
 		return "the backup was sealed under another key, and the server will not start until it has that key: " + err.Error()
 	}
 	return ""
@@ -212,7 +200,7 @@ func backupKeyWarning(getenv func(string) string, dataDir, dir string) string {
 // checks every record of the copy), and only then renames the three
 // directories into place, so a restore that fails leaves DATA_DIR as it
 // was and can simply be run again.
-func restoreCmd(getenv func(string) string, args []string, stdout io.Writer) error {
+func restoreCmd(getenv func(string) string, args []string, stdout, stderr io.Writer) error {
 	if len(args) != 1 {
 		return errors.New("usage: searchsvc restore DIR")
 	}
@@ -251,7 +239,7 @@ func restoreCmd(getenv func(string) string, args []string, stdout io.Writer) err
 		}
 		os.Remove(filepath.Join(tmp, name, "LOCK")) // the target takes its own
 	}
-	if warn := backupKeyWarning(getenv, dst, filepath.Join(tmp, mainStoreDir)); warn != "" {
+	if warn := backupKeyWarning(getenv, filepath.Join(tmp, mainStoreDir), stderr); warn != "" {
 		fmt.Fprintln(stdout, "warning: "+warn)
 	}
 	for _, name := range parts {

@@ -9,12 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"searchsvc/auth"
-	"searchsvc/integrations/records"
-	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -161,7 +160,7 @@ func printReport(w io.Writer, name string, rep storage.Report) {
 // adminCmd grants or revokes the admin role from the command line, for
 // recovery. It opens the main store for writing, so it refuses while a
 // server holds it (the store's lock) rather than risk two writers.
-func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error {
+func adminCmd(getenv func(string) string, args []string, stdout, stderr io.Writer) error {
 	if len(args) != 2 || (args[0] != "grant" && args[0] != "revoke") {
 		return errors.New("usage: searchsvc admin grant|revoke EMAIL")
 	}
@@ -169,32 +168,19 @@ func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error
 	if args[0] == "revoke" {
 		role = auth.RoleUser
 	}
-	c, err := loadConfig(getenv)
+	c, err := commandConfig(getenv, stderr)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return err
 	}
-	if !c.SessionSecure {
-		if err := c.devSecrets(); err != nil {
-			return err
-		}
-	}
-	dir := filepath.Join(c.DataDir, mainStoreDir)
-	st := storage.New(dir, storage.Options{})
-	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
+	s, err := openOffline(c)
 	if err != nil {
-		return fmt.Errorf("CREDENTIALS_KEY: %w", err)
+		return err
 	}
-	if err := st.Open(); err != nil {
-		if errors.Is(err, storage.ErrLocked) {
-			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
-		}
-		return fmt.Errorf("open %s: %w", dir, err)
-	}
-	_, err = users.ConvertUsers()
+	_, err = s.users.ConvertUsers()
 	if err == nil {
-		err = users.SetRole(args[1], role)
+		err = s.users.SetRole(args[1], role)
 	}
-	if cerr := st.Close(); err == nil {
+	if cerr := s.closeStores(); err == nil {
 		err = cerr
 	}
 	if errors.Is(err, auth.ErrUserNotFound) {
@@ -210,66 +196,73 @@ func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error
 // rotateKeyCmd re-seals every credential sealed under a key in
 // CREDENTIALS_KEY_PREVIOUS with CREDENTIALS_KEY. Like admin, it needs the
 // server stopped. Once it reports nothing left, the previous keys can go.
-func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
-	c, err := loadConfig(getenv)
+// On a development data directory whose CREDENTIALS_KEY is the generated
+// one, it generates the new key itself and keeps DATA_DIR/dev-secrets.json
+// in step (devRotation).
+func rotateKeyCmd(getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := commandConfig(getenv, stderr)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return err
 	}
-	if !c.SessionSecure {
-		if err := c.devSecrets(); err != nil {
-			return err
+	var dev *devRotation
+	if slices.Contains(c.DevSecrets, "CREDENTIALS_KEY") {
+		if dev, err = c.planDevRotation(); err != nil {
+			return fmt.Errorf("rotate-key: %w", err)
 		}
 	}
 	if len(c.CredentialsKeyPrevious) == 0 {
 		return errors.New("rotate-key: set CREDENTIALS_KEY to the new key and CREDENTIALS_KEY_PREVIOUS to the old one(s)")
 	}
-	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	s, err := openOffline(c)
 	if err != nil {
 		return err
 	}
-	reg, err := registry(nil) // rotate-key connects nowhere
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(c.DataDir, mainStoreDir)
-	st := storage.New(dir, storage.Options{})
-	recs := records.New(st, v, nil)
-	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
-	if err != nil {
-		return err
-	}
-	sy, err := syncer.New(syncer.Config{Records: recs, Registry: reg, DataDir: c.DataDir})
-	if err != nil {
-		return err
-	}
-	if err := st.Open(); err != nil {
-		if errors.Is(err, storage.ErrLocked) {
-			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
+	// The store is locked: no server seals anything meanwhile, and the
+	// new development key goes into the file before anything is sealed
+	// under it.
+	if dev != nil {
+		if err := dev.begin(); err != nil {
+			s.closeStores()
+			return fmt.Errorf("rotate-key: %w", err)
 		}
-		return fmt.Errorf("open %s: %w", dir, err)
 	}
-	before := st.Position()
-	n, err := recs.RotateKeys()
-	var items, nUsers int
-	if err == nil {
-		items, err = sy.RotateKeys()
-	}
-	if err == nil {
-		nUsers, err = users.ConvertUsers()
-	}
-	var docs int
-	if err == nil {
-		docs, err = resealIndex(c, v, before, st.Position())
-	}
-	if cerr := st.Close(); err == nil {
+	n, items, nUsers, docs, err := rotateKeys(c, s)
+	if cerr := s.closeStores(); err == nil {
 		err = cerr
+	}
+	if err == nil && dev != nil {
+		err = dev.finish()
 	}
 	if err != nil {
 		return fmt.Errorf("rotate-key: %d credentials and %d items re-sealed before: %w", n, items, err)
 	}
 	fmt.Fprintf(stdout, "re-sealed %d integration credentials, %d items, %d users and the search index (%d documents) under key %s\n",
-		n, items, nUsers, docs, v.KeyID())
+		n, items, nUsers, docs, s.vault.KeyID())
 	return nil
+}
+
+// rotateKeys re-seals under the vault's current key what s holds sealed
+// under a previous one: the records' credentials, the items and the
+// syncer's tasks and kept values (counted together as items), the users,
+// and the search index.
+func rotateKeys(c *config, s *stores) (creds, items, users, docs int, err error) {
+	before := s.main.Position()
+	creds, err = s.records.RotateKeys()
+	if err == nil {
+		items, err = s.items.RotateKeys()
+	}
+	if err == nil {
+		var n int
+		n, err = s.tasks.RotateKeys()
+		items += n
+	}
+	if err == nil {
+		users, err = s.users.ConvertUsers()
+	}
+	if err == nil {
+		docs, err = resealIndex(c, s.vault, before, s.main.Position())
+	}
+	return creds, items, users, docs, err
 }
 
 // resealIndex rewrites the search index under the subkey of the new
@@ -299,17 +292,8 @@ func resealIndex(c *config, v *vault.Vault, before, after storage.Position) (int
 // reindexCmd rebuilds the search index from the item store: the index is
 // derived data, so this is always safe. Like admin, it needs the server
 // stopped.
-func reindexCmd(getenv func(string) string, stdout io.Writer) error {
-	c, err := loadConfig(getenv)
-	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	if !c.SessionSecure {
-		if err := c.devSecrets(); err != nil {
-			return err
-		}
-	}
-	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+func reindexCmd(getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := commandConfig(getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -317,36 +301,28 @@ func reindexCmd(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(c.DataDir, mainStoreDir)
-	st := storage.New(dir, storage.Options{})
-	sy, err := syncer.New(syncer.Config{Records: records.New(st, v, nil), Registry: reg, DataDir: c.DataDir})
+	s, err := openOffline(c)
 	if err != nil {
 		return err
 	}
-	if err := st.Open(); err != nil {
-		if errors.Is(err, storage.ErrLocked) {
-			return fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
-		}
-		return fmt.Errorf("open %s: %w", dir, err)
-	}
-	defer st.Close()
-	if err := sy.CheckKeys(); err != nil {
+	defer s.closeStores()
+	if err := s.checkKeys(); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(filepath.Join(c.DataDir, searchDir)); err != nil {
 		return fmt.Errorf("remove the old index: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ix, err := openIndex(c.DataDir, v, c.SearchCacheMB, log, nil)
+	ix, err := openIndex(c.DataDir, s.vault, c.SearchCacheMB, log, nil)
 	if err != nil {
 		return err
 	}
-	x := newIndexer().connect(ix, sy.Items(), reg, log)
+	x := newIndexer().connect(ix, s.items, reg, log)
 	if failed := x.CatchUp(context.Background(), nil); len(failed) > 0 {
 		err = fmt.Errorf("%d users could not be indexed (logged above)", len(failed))
 	}
 	if err == nil {
-		ix.SetCheckpoint(checkpoint(st.Position()))
+		ix.SetCheckpoint(checkpoint(s.main.Position()))
 	}
 	stats := ix.Stats()
 	if cerr := ix.Close(); err == nil {

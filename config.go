@@ -75,8 +75,8 @@ type config struct {
 	TLSCertFile string // with TLSKeyFile: serve HTTPS, reloaded on SIGHUP
 	TLSKeyFile  string
 
-	// DevSecrets is set when SESSION_SECURE=false and a secret was missing,
-	// so one was generated into DataDir; run warns about it.
+	// DevSecrets names the secrets taken from DataDir/dev-secrets.json
+	// because they were not set (devSecrets); run warns about them.
 	DevSecrets []string
 }
 
@@ -167,9 +167,17 @@ func secretEnv(getenv func(string) string) func(string) (string, error) {
 	}
 }
 
-// loadConfig reads and validates the environment. Every error names the
-// variable at fault.
+// loadConfig reads and validates the environment of the server. Every
+// error names the variable at fault.
 func loadConfig(getenv func(string) string) (*config, error) {
+	return readConfig(getenv, true)
+}
+
+// readConfig is loadConfig; serving says whether SESSION_SECURE=true
+// requires both secrets here. A command sets no cookie and needs no
+// SESSION_SECRET: commandConfig checks CREDENTIALS_KEY itself, once the
+// secrets of a development data directory are taken into account.
+func readConfig(getenv func(string) string, serving bool) (*config, error) {
 	p := parser{getenv: getenv, secret: secretEnv(getenv)}
 	c := &config{
 		ListenAddr:            p.str("LISTEN_ADDR", "127.0.0.1:8080"),
@@ -260,7 +268,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 			}
 		}
 	}
-	if c.SessionSecure {
+	if c.SessionSecure && serving {
 		if c.SessionSecret == nil {
 			p.fail("SESSION_SECRET", "is required when SESSION_SECURE=true")
 		}

@@ -71,15 +71,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "repair":
 		return repairCmd(getenv, args[2:], stdout)
 	case "admin":
-		return adminCmd(getenv, args[2:], stdout)
+		return adminCmd(getenv, args[2:], stdout, stderr)
 	case "rotate-key":
-		return rotateKeyCmd(getenv, stdout)
+		return rotateKeyCmd(getenv, stdout, stderr)
 	case "reindex":
-		return reindexCmd(getenv, stdout)
+		return reindexCmd(getenv, stdout, stderr)
 	case "backup":
 		return backupCmd(getenv, args[2:], stdout)
 	case "restore":
-		return restoreCmd(getenv, args[2:], stdout)
+		return restoreCmd(getenv, args[2:], stdout, stderr)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return nil
@@ -103,7 +103,8 @@ Commands:
              give or take the admin role (recovery; the server must be stopped)
   rotate-key re-seal credentials, items and the search index under
              CREDENTIALS_KEY that are still under a CREDENTIALS_KEY_PREVIOUS
-             key (server stopped)
+             key (server stopped); on a development data directory, under
+             a new key it generates into DATA_DIR/dev-secrets.json
   reindex    rebuild the search index from the stored items (server
              stopped); the index also rebuilds itself at start when damaged
              or missing
@@ -111,6 +112,10 @@ Commands:
   restore DIR
              put a backup into an empty DATA_DIR (server stopped)
   help       this text
+
+Commands take a secret that is not set from DATA_DIR/dev-secrets.json,
+which a development server (SESSION_SECURE=false, make run) generates, when
+that file exists; the server takes it only with SESSION_SECURE=false.
 
 Configuration (environment; secrets also as NAME_FILE=path or a file in
 $CREDENTIALS_DIRECTORY named like the variable in lower case):
@@ -139,27 +144,9 @@ func newLogger(c *config, w io.Writer) *slog.Logger {
 // then stops accepting, lets in-flight requests finish within
 // shutdownTimeout and closes the stores.
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
-	c, err := loadConfig(getenv)
+	c, log, err := serveConfig(getenv, stderr)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	log := newLogger(c, stderr)
-	if !c.SessionSecure {
-		if err := c.devSecrets(); err != nil {
-			return fmt.Errorf("dev secrets: %w", err)
-		}
-		for _, name := range c.DevSecrets {
-			log.Warn("development mode: using a generated secret from DATA_DIR/dev-secrets.json; set it for production",
-				"variable", name)
-		}
-		log.Warn("development mode: SESSION_SECURE=false, session cookies are sent over plain http")
-	}
-
-	if c.MemoryLimit > 0 {
-		debug.SetMemoryLimit(c.MemoryLimit)
-	}
-	if c.GCPercent > 0 {
-		debug.SetGCPercent(c.GCPercent)
+		return err
 	}
 	a, err := openApp(c, getenv, log)
 	if err != nil {
@@ -171,21 +158,113 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	// back now, or the process stays that large for minutes, until the
 	// scavenger returns it page by page.
 	debug.FreeOSMemory()
-	bg, stopBackground := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); a.sessions.Run(bg) }()
-	go func() { defer wg.Done(); a.indexer.Run(bg, a.mainStore.Position()) }()
-	go func() {
-		defer wg.Done()
-		if err := a.syncer.Run(bg); err != nil {
-			log.Error("sync stopped", "err", err)
-		}
-	}()
-	defer func() { stopBackground(); wg.Wait() }()
+	bg := startBackground(a, log)
+	defer bg.stopAndWait()
 
 	api := apiHandler(a, c, log)
 	defer api.FlushAccessLog() // on the way out early; a shutdown flushes before "stopped"
+	srv, err := listen(c, a, api, bg, log)
+	if err != nil {
+		return err
+	}
+	notify := newNotifier(getenv)
+	notify.log = log.With("component", "systemd")
+	if err := notify.Ready(); err != nil {
+		log.Warn("tell systemd we are ready", "err", err)
+	}
+	notify.Status("serving on " + srv.addr)
+	bg.run(func(ctx context.Context) { notify.Watchdog(ctx, a.healthy) })
+	select {
+	case err := <-srv.errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	notify.Stopping()
+	log.Info("shutting down", "timeout", shutdownTimeout.String())
+	// The syncer parks its tasks while the HTTP server drains, not after:
+	// both together stay well inside systemd's TimeoutStopSec=30s, so the
+	// final flush and close of the stores always run.
+	bg.stop()
+	err = srv.shutdown()
+	api.FlushAccessLog()
+	log.Info("stopped")
+	return err
+}
+
+// serveConfig reads the server's configuration, builds its logger, takes
+// the generated secrets of a development setup (SESSION_SECURE=false)
+// with a warning, and applies the runtime's memory settings.
+func serveConfig(getenv func(string) string, stderr io.Writer) (*config, *slog.Logger, error) {
+	c, err := loadConfig(getenv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("configuration: %w", err)
+	}
+	log := newLogger(c, stderr)
+	if !c.SessionSecure {
+		if err := c.devSecrets(); err != nil {
+			return nil, nil, fmt.Errorf("dev secrets: %w", err)
+		}
+		for _, name := range c.DevSecrets {
+			log.Warn("development mode: using a generated secret from DATA_DIR/dev-secrets.json; set it for production",
+				"variable", name)
+		}
+		log.Warn("development mode: SESSION_SECURE=false, session cookies are sent over plain http")
+	}
+	if c.MemoryLimit > 0 {
+		debug.SetMemoryLimit(c.MemoryLimit)
+	}
+	if c.GCPercent > 0 {
+		debug.SetGCPercent(c.GCPercent)
+	}
+	return c, log, nil
+}
+
+// background is the work that runs beside the HTTP server until stop:
+// the sessions' upkeep, the index's catch-up, the syncer, the TLS
+// reloader and the watchdog.
+type background struct {
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// startBackground starts the sessions' upkeep, the index's catch-up from
+// where the store stands and the syncer.
+func startBackground(a *app, log *slog.Logger) *background {
+	bg := &background{}
+	bg.ctx, bg.stop = context.WithCancel(context.Background())
+	bg.run(a.sessions.Run)
+	bg.run(func(ctx context.Context) { a.indexer.Run(ctx, a.mainStore.Position()) })
+	bg.run(func(ctx context.Context) {
+		if err := a.syncer.Run(ctx); err != nil {
+			log.Error("sync stopped", "err", err)
+		}
+	})
+	return bg
+}
+
+// run runs f in the background until stop.
+func (bg *background) run(f func(ctx context.Context)) {
+	bg.wg.Add(1)
+	go func() { defer bg.wg.Done(); f(bg.ctx) }()
+}
+
+func (bg *background) stopAndWait() {
+	bg.stop()
+	bg.wg.Wait()
+}
+
+// servers are the listeners serve runs: the API's and, with METRICS_ADDR,
+// the metrics'. Each one's Serve error arrives on errc.
+type servers struct {
+	api, metrics *http.Server
+	addr         string // the API's address, as listened on
+	errc         chan error
+}
+
+// listen starts serving api on LISTEN_ADDR (with TLS_CERT_FILE, over TLS
+// reloaded on SIGHUP) and /metrics on METRICS_ADDR if set.
+func listen(c *config, a *app, api http.Handler, bg *background, log *slog.Logger) (*servers, error) {
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -195,89 +274,82 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	var certs *certReloader
-	if c.TLSCertFile != "" {
-		if certs, err = newCertReloader(c.TLSCertFile, c.TLSKeyFile, log.With("component", "tls")); err != nil {
-			return err
-		}
-		srv.TLSConfig = certs.tlsConfig()
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-hup:
-					certs.reload()
-				case <-bg.Done():
-					return
-				}
-			}
-		}()
+	certs, err := reloadTLS(c, srv, bg, log)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", c.ListenAddr)
 	if err != nil {
-		return fmt.Errorf("listen on LISTEN_ADDR %s: %w", c.ListenAddr, err)
+		return nil, fmt.Errorf("listen on LISTEN_ADDR %s: %w", c.ListenAddr, err)
 	}
 	ln = httpx.LimitListener(ln, c.MaxConnections, c.MaxClientConnections, c.TrustedProxies, certs == nil)
 	log.Info("listening", "addr", ln.Addr().String(), "tls", certs != nil, "version", version)
-
-	errc := make(chan error, 2)
+	s := &servers{api: srv, addr: ln.Addr().String(), errc: make(chan error, 2)}
 	go func() {
 		if certs != nil {
-			errc <- srv.ServeTLS(ln, "", "")
+			s.errc <- srv.ServeTLS(ln, "", "")
 			return
 		}
-		errc <- srv.Serve(ln)
+		s.errc <- srv.Serve(ln)
 	}()
-	var metricsSrv *http.Server
-	if c.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", c.MetricsAddr)
-		if err != nil {
-			srv.Close()
-			return fmt.Errorf("listen on METRICS_ADDR %s: %w", c.MetricsAddr, err)
+	if c.MetricsAddr == "" {
+		return s, nil
+	}
+	mln, err := net.Listen("tcp", c.MetricsAddr)
+	if err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("listen on METRICS_ADDR %s: %w", c.MetricsAddr, err)
+	}
+	mmux := http.NewServeMux()
+	mmux.Handle("GET /metrics", a.metrics.plain())
+	s.metrics = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("metrics listening", "addr", mln.Addr().String())
+	go func() { s.errc <- s.metrics.Serve(mln) }()
+	return s, nil
+}
+
+// reloadTLS sets srv up for TLS_CERT_FILE and TLS_KEY_FILE, if set, and
+// reloads them on SIGHUP until the background stops. Nil: plain HTTP.
+func reloadTLS(c *config, srv *http.Server, bg *background, log *slog.Logger) (*certReloader, error) {
+	if c.TLSCertFile == "" {
+		return nil, nil
+	}
+	certs, err := newCertReloader(c.TLSCertFile, c.TLSKeyFile, log.With("component", "tls"))
+	if err != nil {
+		return nil, err
+	}
+	srv.TLSConfig = certs.tlsConfig()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	bg.run(func(ctx context.Context) {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-hup:
+				certs.reload()
+			case <-ctx.Done():
+				return
+			}
 		}
-		mmux := http.NewServeMux()
-		mmux.Handle("GET /metrics", a.metrics.plain())
-		metricsSrv = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second}
-		log.Info("metrics listening", "addr", mln.Addr().String())
-		go func() { errc <- metricsSrv.Serve(mln) }()
-	}
-	notify := newNotifier(getenv)
-	notify.log = log.With("component", "systemd")
-	if err := notify.Ready(); err != nil {
-		log.Warn("tell systemd we are ready", "err", err)
-	}
-	notify.Status("serving on " + ln.Addr().String())
-	wg.Add(1)
-	go func() { defer wg.Done(); notify.Watchdog(bg, a.healthy) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	notify.Stopping()
-	log.Info("shutting down", "timeout", shutdownTimeout.String())
-	// The syncer parks its tasks while the HTTP server drains, not after:
-	// both together stay well inside systemd's TimeoutStopSec=30s, so the
-	// final flush and close of the stores always run.
-	stopBackground()
+	})
+	return certs, nil
+}
+
+// shutdown lets in-flight requests finish within shutdownTimeout and
+// returns what went wrong on the way.
+func (s *servers) shutdown() error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	if metricsSrv != nil {
-		err = errors.Join(err, metricsSrv.Shutdown(sctx))
-		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+	err := s.api.Shutdown(sctx)
+	if s.metrics != nil {
+		err = errors.Join(err, s.metrics.Shutdown(sctx))
+		if serr := <-s.errc; !errors.Is(serr, http.ErrServerClosed) {
 			err = errors.Join(err, serr)
 		}
 	}
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+	if serr := <-s.errc; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
-	api.FlushAccessLog()
-	log.Info("stopped")
 	return err
 }
 

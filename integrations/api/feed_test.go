@@ -82,7 +82,7 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	}
 	st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
 	recs := records.New(st, v, clock.Now)
-	sy, err := syncer.New(syncer.Config{Records: recs, Registry: reg, DataDir: dir, Client: site.Client(),
+	sy, err := syncer.New(syncer.Config{Records: recs, Items: items.New(st, v, filepath.Join(dir, "items")), Tasks: syncer.NewTasks(st, v), Registry: reg, Client: site.Client(),
 		PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 }})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestFeedFetchFailureLogsNoAddress(t *testing.T) {
 		logs := &syncBuffer{}
 		st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
 		recs := records.New(st, v, clock.Now)
-		sy, err := syncer.New(syncer.Config{Records: recs, Registry: reg, DataDir: dir, Client: site.Client(),
+		sy, err := syncer.New(syncer.Config{Records: recs, Items: items.New(st, v, filepath.Join(dir, "items")), Tasks: syncer.NewTasks(st, v), Registry: reg, Client: site.Client(),
 			PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 },
 			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		if err != nil {

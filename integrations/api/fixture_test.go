@@ -82,8 +82,9 @@ func (f *syncFixture) open() {
 	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now})
 	f.records = records.New(f.st, f.vault, f.clock.Now)
 	s, err := syncer.New(syncer.Config{
-		Records: f.records, Registry: f.reg, DataDir: f.dir,
-		Getenv: func(k string) string { return f.env[k] }, Client: f.srv.Client(),
+		Records: f.records, Items: items.New(f.st, f.vault, filepath.Join(f.dir, "items")), Tasks: syncer.NewTasks(f.st, f.vault),
+		Registry: f.reg,
+		Getenv:   func(k string) string { return f.env[k] }, Client: f.srv.Client(),
 		PollInterval: 15 * time.Minute, Workers: 2, ShutdownGrace: 50 * time.Millisecond,
 		Now: f.clock.Now, Rand: func(int64) int64 { return 0 }, Indexer: f.indexer,
 	})

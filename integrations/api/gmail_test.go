@@ -104,7 +104,8 @@ func (g *gmailSync) open(tb testing.TB) {
 	g.st = storage.New(filepath.Join(g.dir, "main"), storage.Options{Sync: g.sync})
 	g.records = records.New(g.st, g.vault, nil)
 	s, err := syncer.New(syncer.Config{
-		Records: g.records, Registry: g.reg, DataDir: g.dir, Getenv: g.getenv,
+		Records: g.records, Items: items.New(g.st, g.vault, filepath.Join(g.dir, "items")), Tasks: syncer.NewTasks(g.st, g.vault),
+		Registry: g.reg, Getenv: g.getenv,
 		Client: g.gm.Client(), PollInterval: time.Nanosecond, Now: g.now, Indexer: g.index,
 	})
 	if err != nil {

@@ -124,6 +124,7 @@ type fixture struct {
 	t        *testing.T
 	srv      *oauthtest.Server
 	dav      *httptest.Server
+	st       *storage.Store
 	records  *records.Records
 	items    *storage.Table[item]
 	handler  http.Handler
@@ -193,6 +194,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.st = st
 	f.records = records.New(st, v, func() time.Time { return testNow })
 	f.items = storage.Register(st, "items", storage.TableConfig[item]{ID: func(i *item) string { return i.ID }})
 	if err := st.Open(); err != nil {
@@ -595,7 +597,7 @@ func TestDelete(t *testing.T) {
 	a, creds := f.connectAcme("u1")
 	other, _ := f.connectAcme("u2")
 	for _, id := range []string{"i1", "i2"} {
-		if err := f.records.Store().Commit(f.items.Put(item{ID: id, RecordID: a.ID})); err != nil {
+		if err := f.st.Commit(f.items.Put(item{ID: id, RecordID: a.ID})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -688,7 +690,7 @@ func TestHandlersWithoutUser(t *testing.T) {
 func TestStoreFailureIs503(t *testing.T) {
 	f := newFixture(t)
 	a, _ := f.connectAcme("u1")
-	f.records.Store().Close()
+	f.st.Close()
 	f.do("DELETE", "/v1/user-integrations/"+a.ID, "u1", nil).
 		want(t, http.StatusServiceUnavailable, "userIntegration.deleteOne", "unavailable", "service unavailable")
 	good := map[string]any{"url": f.dav.URL, "username": davUser, "password": davPassword}

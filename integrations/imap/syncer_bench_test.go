@@ -19,6 +19,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/imap"
 	"searchsvc/integrations/imap/imaptest"
+	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
@@ -157,7 +158,8 @@ func TestSyncerBenchChild(t *testing.T) {
 	st := storage.New(filepath.Join(cfg.Dir, "main"), storage.Options{Now: clock})
 	recs := records.New(st, v, clock)
 	ix := &countingIndexer{}
-	s, err := syncer.New(syncer.Config{Records: recs, Registry: reg, DataDir: cfg.Dir, Now: clock, Indexer: ix})
+	s, err := syncer.New(syncer.Config{Records: recs, Items: items.New(st, v, filepath.Join(cfg.Dir, "items")), Tasks: syncer.NewTasks(st, v),
+		Registry: reg, Now: clock, Indexer: ix})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,8 @@ func (f *e2e) open(def integrations.Definition) {
 	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now})
 	f.recs = records.New(f.st, f.vault, f.clock.Now)
 	f.syncer, err = syncer.New(syncer.Config{
-		Records: f.recs, Registry: reg, DataDir: f.dir, PollInterval: poll, Workers: 1,
+		Records: f.recs, Items: items.New(f.st, f.vault, filepath.Join(f.dir, "items")), Tasks: syncer.NewTasks(f.st, f.vault),
+		Registry: reg, PollInterval: poll, Workers: 1,
 		ShutdownGrace: time.Minute, Now: f.clock.Now, Rand: func(int64) int64 { return 0 }, Indexer: f.ix,
 	})
 	if err != nil {

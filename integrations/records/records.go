@@ -113,12 +113,6 @@ func New(st *storage.Store, v *vault.Vault, now func() time.Time) *Records {
 	return &Records{st: st, t: t, vault: v, now: now}
 }
 
-// Store is the main store the records live in.
-func (rs *Records) Store() *storage.Store { return rs.st }
-
-// Vault is the vault the records' credentials are sealed with.
-func (rs *Records) Vault() *vault.Vault { return rs.vault }
-
 // Get returns the user's live record with id. An unknown id, a
 // disconnected record and another user's record are all ErrNotFound, so
 // that ids of other users' records cannot be probed.

@@ -160,7 +160,8 @@ func TestRecordsFailClosedOnUnknownKey(t *testing.T) {
 // open back whole; sealed data that is not credentials JSON gives an error
 // that does not quote it.
 func TestRecordsCredentials(t *testing.T) {
-	rs, _ := openRecords(t, t.TempDir(), testVault(t, 3))
+	v := testVault(t, 3)
+	rs, _ := openRecords(t, t.TempDir(), v)
 	c := integrations.Credentials{AccessToken: "ya29.SECRET", RefreshToken: "1//SECRET",
 		ExpiresAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Fields: map[string]string{"password": "SECRET-pw"}}
 	r := Record{ID: "r1", UserID: "u1", Integration: "gmail"}
@@ -179,7 +180,7 @@ func TestRecordsCredentials(t *testing.T) {
 	if got.AccessToken != c.AccessToken || got.Fields["password"] != c.Fields["password"] || !got.ExpiresAt.Equal(c.ExpiresAt) {
 		t.Errorf("Credentials: got %v, want the sealed credentials", got)
 	}
-	r.Credentials, _ = rs.Vault().Seal(r.AAD(), []byte("not json SECRET"))
+	r.Credentials, _ = v.Seal(r.AAD(), []byte("not json SECRET"))
 	if _, err := rs.Credentials(r); err == nil || strings.Contains(err.Error(), "SECRET") {
 		t.Errorf("Credentials of non-JSON: got %v, want an error without the plaintext", err)
 	}
@@ -194,7 +195,8 @@ func TestRecordsCredentials(t *testing.T) {
 // TestRecordsGetOwnership: Get answers the owner only; another user's
 // record is ErrNotFound like an unknown one.
 func TestRecordsGetOwnership(t *testing.T) {
-	rs, _ := openRecords(t, t.TempDir(), testVault(t, 3))
+	v := testVault(t, 3)
+	rs, _ := openRecords(t, t.TempDir(), v)
 	rec, err := rs.Connect("u1", "gmail", integrations.Credentials{AccessToken: "a"})
 	if err != nil {
 		t.Fatal(err)

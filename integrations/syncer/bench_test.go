@@ -111,8 +111,10 @@ func BenchmarkSync5000(b *testing.B) {
 			b.Fatal(err)
 		}
 		st := storage.New(filepath.Join(dir, "main"), storage.Options{})
-		recs := records.New(st, benchVault(b, 3), nil)
-		s, err := New(Config{Records: recs, Registry: reg, DataDir: dir, Workers: 2})
+		v := benchVault(b, 3)
+		recs := records.New(st, v, nil)
+		s, err := New(Config{Records: recs, Items: items.New(st, v, filepath.Join(dir, "items")), Tasks: NewTasks(st, v),
+			Registry: reg, Workers: 2})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -173,7 +175,8 @@ func BenchmarkOpen50000Items(b *testing.B) {
 	vault := benchVault(b, 4)
 	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
 	recs := records.New(st, vault, nil)
-	s, err := New(Config{Records: recs, Registry: &integrations.Registry{}, DataDir: b.TempDir()})
+	s, err := New(Config{Records: recs, Items: items.New(st, vault, b.TempDir()), Tasks: NewTasks(st, vault),
+		Registry: &integrations.Registry{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -224,7 +227,8 @@ func BenchmarkOpen50000Items(b *testing.B) {
 		start := time.Now()
 		st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
 		recs := records.New(st, vault, nil)
-		s, err := New(Config{Records: recs, Registry: &integrations.Registry{}, DataDir: b.TempDir()})
+		s, err := New(Config{Records: recs, Items: items.New(st, vault, b.TempDir()), Tasks: NewTasks(st, vault),
+			Registry: &integrations.Registry{}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,15 +10,16 @@ import (
 	"searchsvc/integrations/vault"
 )
 
-// CheckKeys reports whether the vault holds the keys of everything the
-// store holds sealed: the records' credentials, the items' metadata, the
-// tasks' payloads and the records' kept sync state. Start-up calls it, so that a CREDENTIALS_KEY that
+// CheckKeys reports whether the tasks' vault holds the keys of everything
+// the store holds sealed: the records' credentials, the items' metadata,
+// the tasks' payloads and the records' kept sync state. Start-up calls it
+// (and reindex, and restore to warn), so that a CREDENTIALS_KEY that
 // cannot open the stored data (a restore under another key, a mistyped
 // key) stops the service with a message that says so, instead of a start
 // that answers 500 on every item. The error wraps vault.ErrUnknownKey and
 // names the variables and the key ids, never a key.
-func (s *Syncer) CheckKeys() error {
-	v := s.records.Vault()
+func CheckKeys(recs *records.Records, its *items.Store, s *Tasks) error {
+	v := s.vault
 	unknown := make(map[string]int) // by key id
 	check := func(sealed string) {
 		if sealed == "" || v.Holds(sealed) {
@@ -30,11 +31,11 @@ func (s *Syncer) CheckKeys() error {
 		}
 		unknown[id]++
 	}
-	s.records.All(func(r records.Record) bool {
+	recs.All(func(r records.Record) bool {
 		check(r.Credentials)
 		return true
 	})
-	s.items.Scan(func(it items.ItemRecord) bool {
+	its.Scan(func(it items.ItemRecord) bool {
 		if it.Live() {
 			check(it.Meta)
 		}

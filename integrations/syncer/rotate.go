@@ -9,24 +9,18 @@ import (
 // rotateBatch is how many tasks share one log line in RotateKeys.
 const rotateBatch = 500
 
-// RotateKeys re-seals under the vault's current key what the syncer's
-// stores sealed under a previous one: item metadata and content files
-// (items.Store.RotateKeys), kept sync state and task payloads, and returns how many it
-// re-sealed. Like records.Records.RotateKeys it is for searchsvc
-// rotate-key, with the scheduler stopped, so that CREDENTIALS_KEY_PREVIOUS
-// can be dropped afterwards without losing the items. Something that
+// RotateKeys re-seals under the vault's current key the kept sync state
+// and the task payloads sealed under a previous one, and returns how many
+// it re-sealed. Like records.Records.RotateKeys and items.Store.RotateKeys
+// it is for searchsvc rotate-key, with the scheduler stopped, so that
+// CREDENTIALS_KEY_PREVIOUS can be dropped afterwards. Something that
 // opens under no key stops it: fail closed.
-func (s *Syncer) RotateKeys() (int, error) {
-	n, err := s.items.RotateKeys()
+func (s *Tasks) RotateKeys() (int, error) {
+	n, err := s.rotateState()
 	if err != nil {
 		return n, err
 	}
-	ns, err := s.rotateState()
-	n += ns
-	if err != nil {
-		return n, err
-	}
-	v := s.records.Vault()
+	v := s.vault
 	var tasks []QueuedTask
 	s.tasks.Scan(func(t QueuedTask) bool {
 		if t.Payload != "" && v.NeedsRotation(t.Payload) {

@@ -71,7 +71,7 @@ func (s *Syncer) loadState(rec *records.Record) (map[string]string, error) {
 		if row.Value == "" {
 			continue
 		}
-		b, err := s.records.Vault().Open(row.aad(), row.Value)
+		b, err := s.vault.Open(row.aad(), row.Value)
 		if err != nil {
 			return nil, fmt.Errorf("open sync state: %w", err)
 		}
@@ -117,7 +117,7 @@ func (s *Syncer) stateOps(rec *records.Record, changed map[string]string, all ma
 		if err != nil {
 			return nil, err
 		}
-		if row.Value, err = s.records.Vault().Seal(row.aad(), b); err != nil {
+		if row.Value, err = s.vault.Seal(row.aad(), b); err != nil {
 			return nil, fmt.Errorf("seal sync state: %w", err)
 		}
 		ops = append(ops, s.state.Put(row))
@@ -204,8 +204,8 @@ func (r *run) stateOps(now time.Time) ([]storage.Op, map[string]string, error) {
 
 // rotateState re-seals under the current key the kept values sealed
 // under a previous one.
-func (s *Syncer) rotateState() (int, error) {
-	v := s.records.Vault()
+func (s *Tasks) rotateState() (int, error) {
+	v := s.vault
 	var rows []stateRow
 	s.state.Scan(func(r stateRow) bool {
 		if r.Value != "" && v.NeedsRotation(r.Value) {

@@ -43,7 +43,7 @@ func TestSyncState(t *testing.T) {
 	oldKey, newK := bytes.Repeat([]byte{9}, vault.KeySize), testKey(t)
 	f.vault = testVaultOf(t, newK, oldKey)
 	f.reopen()
-	if n, err := f.syncer.rotateState(); err != nil || n != 1 {
+	if n, err := f.tasks.rotateState(); err != nil || n != 1 {
 		t.Errorf("rotate: got %d, %v; want 1", n, err)
 	}
 	f.vault = testVaultOf(t, newK)
@@ -85,7 +85,7 @@ func TestSyncStateWritesChangedKeysOnly(t *testing.T) {
 
 	// A legacy row: every value in one sealed object under the record's id.
 	legacy := stateRow{ID: rec.ID, UserID: rec.UserID, Integration: rec.Integration}
-	legacy.Value, err = f.syncer.records.Vault().Seal(legacy.aad(), []byte(`{"cursor":"old-cursor"}`))
+	legacy.Value, err = f.vault.Seal(legacy.aad(), []byte(`{"cursor":"old-cursor"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestSyncStateWritesChangedKeysOnly(t *testing.T) {
 func TestCheckKeysSeesSyncState(t *testing.T) {
 	f := newSyncFixture(t, 1)
 	rec := f.connectManual("u1", "lee")
-	if err := f.syncer.CheckKeys(); err != nil {
+	if err := CheckKeys(f.records, f.syncer.items, f.tasks); err != nil {
 		t.Fatalf("before: %v", err)
 	}
 	other := testVaultOf(t, bytes.Repeat([]byte{7}, vault.KeySize))
@@ -130,7 +130,7 @@ func TestCheckKeysSeesSyncState(t *testing.T) {
 	if err := f.syncer.st.Commit(f.syncer.state.Put(row)); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.syncer.CheckKeys(); !errors.Is(err, vault.ErrUnknownKey) || !strings.Contains(err.Error(), "1 sealed values") {
+	if err := CheckKeys(f.records, f.syncer.items, f.tasks); !errors.Is(err, vault.ErrUnknownKey) || !strings.Contains(err.Error(), "1 sealed values") {
 		t.Errorf("a state under another key: got %v, want vault.ErrUnknownKey counting 1 sealed value", err)
 	}
 }

@@ -1,9 +1,10 @@
 // Package syncer runs the integrations' tasks: the task queue (the main
-// store's "tasks" table), the scheduler and its workers, the batches that
-// store what tasks produce, the failure classes that decide what a failed
-// task does to its record, and the start-up sweep. It changes records
-// through records' ops and items through the item store, and tells an
-// optional Indexer about every item stored or removed.
+// store's "tasks" table, see Tasks), the scheduler and its workers, the
+// batches that store what tasks produce, the failure classes that decide
+// what a failed task does to its record, and the start-up sweep. It
+// changes records through records' ops and items through the item store,
+// both given to it, and tells an optional Indexer about every item stored
+// or removed.
 package syncer
 
 import (
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +20,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -49,10 +50,13 @@ const (
 
 // Config configures a Syncer.
 type Config struct {
+	// Records, Items and Tasks are the tables the syncer changes. They
+	// live on one store, so that a batch commits a record's progress, its
+	// items and its next tasks in one log line.
 	Records  *records.Records
+	Items    *items.Store
+	Tasks    *Tasks
 	Registry *integrations.Registry
-	// DataDir is DATA_DIR: item content goes to DataDir/items.
-	DataDir string
 	// Getenv reads the OAuth client configuration (<P>_OAUTH_CLIENT_ID…).
 	Getenv func(string) string
 	// Client makes the integrations' outbound requests. Nil: a client
@@ -97,6 +101,7 @@ type Syncer struct {
 	cfg     Config
 	records *records.Records
 	st      *storage.Store
+	vault   *vault.Vault // seals the tasks' payloads and the kept values
 	tasks   *storage.Table[QueuedTask]
 	state   *storage.Table[stateRow]
 	items   *items.Store
@@ -134,15 +139,11 @@ func (s *Syncer) Outcomes() map[string]int64 {
 	}
 }
 
-// New registers the tasks, syncstate and items tables on the records' store, which
-// must not be open yet, and returns the syncer. Start it with Run once the
-// store is open.
+// New returns the syncer of the tables in cfg. It may be built before
+// or after their store opens; start it with Run once the store is open.
 func New(cfg Config) (*Syncer, error) {
-	if cfg.Records == nil || cfg.Registry == nil {
-		return nil, errors.New("sync: Records and Registry are required")
-	}
-	if cfg.DataDir == "" {
-		return nil, errors.New("sync: DataDir is required")
+	if cfg.Records == nil || cfg.Items == nil || cfg.Tasks == nil || cfg.Registry == nil {
+		return nil, errors.New("sync: Records, Items, Tasks and Registry are required")
 	}
 	if cfg.Getenv == nil {
 		cfg.Getenv = func(string) string { return "" }
@@ -172,14 +173,14 @@ func New(cfg Config) (*Syncer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st := cfg.Records.Store()
 	return &Syncer{
 		cfg:     cfg,
 		records: cfg.Records,
-		st:      st,
-		tasks:   registerTasks(st),
-		state:   registerState(st),
-		items:   items.New(st, cfg.Records.Vault(), filepath.Join(cfg.DataDir, "items")),
+		st:      cfg.Tasks.st,
+		vault:   cfg.Tasks.vault,
+		tasks:   cfg.Tasks.tasks,
+		state:   cfg.Tasks.state,
+		items:   cfg.Items,
 		index:   cfg.Indexer,
 		log:     log,
 		now:     cfg.Now,
@@ -193,7 +194,7 @@ func New(cfg Config) (*Syncer, error) {
 	}, nil
 }
 
-// Items is the item store the syncer fills.
+// Items is the item store the syncer fills (Config.Items).
 func (s *Syncer) Items() *items.Store { return s.items }
 
 // ErrNeedsReauth is returned by SyncNow for a record whose authorization

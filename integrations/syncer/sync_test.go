@@ -102,6 +102,7 @@ type syncFixture struct {
 
 	st      *storage.Store
 	records *records.Records
+	tasks   *Tasks
 	syncer  *Syncer
 }
 
@@ -153,8 +154,9 @@ func (f *syncFixture) open() {
 	f.t.Helper()
 	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now})
 	f.records = records.New(f.st, f.vault, f.clock.Now)
+	f.tasks = NewTasks(f.st, f.vault)
 	s, err := New(Config{
-		Records: f.records, Registry: f.reg, DataDir: f.dir,
+		Records: f.records, Items: items.New(f.st, f.vault, filepath.Join(f.dir, "items")), Tasks: f.tasks, Registry: f.reg,
 		Getenv: func(k string) string { return f.env[k] }, Client: f.client,
 		PollInterval: syncPoll, Workers: f.workers, ShutdownGrace: 50 * time.Millisecond,
 		Now: f.clock.Now, Rand: func(int64) int64 { return 0 },

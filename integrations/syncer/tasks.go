@@ -55,7 +55,7 @@ func (s *Syncer) newTask(rec *records.Record, task integrations.Task, now time.T
 		if err != nil {
 			return QueuedTask{}, err
 		}
-		if t.Payload, err = s.records.Vault().Seal(t.aad(), b); err != nil {
+		if t.Payload, err = s.vault.Seal(t.aad(), b); err != nil {
 			return QueuedTask{}, fmt.Errorf("seal task payload: %w", err)
 		}
 	}
@@ -68,7 +68,7 @@ func (s *Syncer) task(t *QueuedTask) (integrations.Task, error) {
 	if t.Payload == "" {
 		return out, nil
 	}
-	b, err := s.records.Vault().Open(t.aad(), t.Payload)
+	b, err := s.vault.Open(t.aad(), t.Payload)
 	if err != nil {
 		return integrations.Task{}, fmt.Errorf("open task payload: %w", err)
 	}
@@ -83,6 +83,25 @@ const (
 	taskIndexRecord = "record" // every task of a record
 	taskIndexStart  = "start"  // a record's pending start task, at most one
 )
+
+// Tasks is the syncer's part of the main store: the task queue (the
+// "tasks" table) and the values records keep between syncs (the
+// "syncstate" table), both sealed with the vault. It is a peer of the
+// records and the item store: the service's composition root builds all
+// three on one store before it opens, and hands them to New; commands
+// that only check or re-seal the stored data use it without a Syncer.
+type Tasks struct {
+	st    *storage.Store
+	vault *vault.Vault
+	tasks *storage.Table[QueuedTask]
+	state *storage.Table[stateRow]
+}
+
+// NewTasks registers the "tasks" and "syncstate" tables on st, which must
+// not be open yet; v seals the tasks' payloads and the kept values.
+func NewTasks(st *storage.Store, v *vault.Vault) *Tasks {
+	return &Tasks{st: st, vault: v, tasks: registerTasks(st), state: registerState(st)}
+}
 
 func registerTasks(st *storage.Store) *storage.Table[QueuedTask] {
 	return storage.Register(st, "tasks", storage.TableConfig[QueuedTask]{

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
@@ -68,7 +69,8 @@ func (f *Fixture) open() {
 	f.st = storage.New(filepath.Join(f.Dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.Clock.Now})
 	f.Records = records.New(f.st, f.vault, f.Clock.Now)
 	f.Syncer, err = syncer.New(syncer.Config{
-		Records: f.Records, Registry: reg, DataDir: f.Dir,
+		Records: f.Records, Items: items.New(f.st, f.vault, filepath.Join(f.Dir, "items")),
+		Tasks: syncer.NewTasks(f.st, f.vault), Registry: reg,
 		Getenv: func(k string) string { return f.opts.Env[k] }, Client: f.opts.Client,
 		Workers: 1, Now: f.Clock.Now, Rand: func(int64) int64 { return 0 }, Indexer: f.Index,
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{f.Logs, &f.Index.mu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
