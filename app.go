@@ -84,7 +84,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
-	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	v, err := vault.New(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
 	}
@@ -101,6 +101,9 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, fmt.Errorf("STORE_SYNC: %w", err)
 	}
+	if err := ensureDataFormat(c.DataDir); err != nil {
+		return nil, err
+	}
 	a := &app{
 		mainStore: storage.New(filepath.Join(c.DataDir, mainStoreDir), storage.Options{
 			Sync: mode, Logger: log.With("component", "storage", "store", mainStoreDir)}),
@@ -111,8 +114,8 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 			LoneWindow: sessionLoneWindow}),
 	}
 	a.web = webApp
-	if a.users, err = auth.NewUsers(a.mainStore, c.CredentialsKey, c.CredentialsKeyPrevious...); err != nil {
-		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	if a.users, err = auth.NewUsers(a.mainStore, v); err != nil {
+		return nil, err
 	}
 	a.records = records.New(a.mainStore, v, nil)
 	// The search index follows the item store: the indexer is the
@@ -168,21 +171,17 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		a.sessionStore.Close()
 		return nil, err
 	}
-	// Data an older version stored in clear, or under a previous
-	// CREDENTIALS_KEY, is sealed under the current keys before serving.
+	// Users sealed under a previous CREDENTIALS_KEY are sealed under the
+	// current one before serving.
 	a.sessions.LoadSeen()
-	nSessions, err := a.sessions.ConvertLegacy()
-	var nUsers int
-	if err == nil {
-		nUsers, err = a.users.ConvertUsers()
-	}
+	nUsers, err := a.users.RotateKeys()
 	if err != nil {
 		a.mainStore.Close()
 		a.sessionStore.Close()
 		return nil, fmt.Errorf("seal stored data: %w", err)
 	}
-	if nSessions > 0 || nUsers > 0 {
-		log.Info("sealed data stored in clear or under a previous key", "sessions", nSessions, "users", nUsers)
+	if nUsers > 0 {
+		log.Info("sealed data stored under a previous key", "users", nUsers)
 	}
 	// Opened only under a key that opens the store: the index opens what
 	// it can read and rebuilds the rest in the background once the

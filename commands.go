@@ -178,11 +178,18 @@ func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error
 			return err
 		}
 	}
-	dir := filepath.Join(c.DataDir, mainStoreDir)
-	st := storage.New(dir, storage.Options{})
-	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err := ensureDataFormat(c.DataDir); err != nil {
+		return err
+	}
+	v, err := vault.New(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return fmt.Errorf("CREDENTIALS_KEY: %w", err)
+	}
+	dir := filepath.Join(c.DataDir, mainStoreDir)
+	st := storage.New(dir, storage.Options{})
+	users, err := auth.NewUsers(st, v)
+	if err != nil {
+		return err
 	}
 	if err := st.Open(); err != nil {
 		if errors.Is(err, storage.ErrLocked) {
@@ -190,7 +197,7 @@ func adminCmd(getenv func(string) string, args []string, stdout io.Writer) error
 		}
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
-	_, err = users.ConvertUsers()
+	_, err = users.RotateKeys()
 	if err == nil {
 		err = users.SetRole(args[1], role)
 	}
@@ -223,7 +230,10 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	if len(c.CredentialsKeyPrevious) == 0 {
 		return errors.New("rotate-key: set CREDENTIALS_KEY to the new key and CREDENTIALS_KEY_PREVIOUS to the old one(s)")
 	}
-	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err := ensureDataFormat(c.DataDir); err != nil {
+		return err
+	}
+	v, err := vault.New(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return err
 	}
@@ -234,7 +244,7 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	dir := filepath.Join(c.DataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{})
 	recs := records.New(st, v, nil)
-	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
+	users, err := auth.NewUsers(st, v)
 	if err != nil {
 		return err
 	}
@@ -255,7 +265,7 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 		items, err = sy.RotateKeys()
 	}
 	if err == nil {
-		nUsers, err = users.ConvertUsers()
+		nUsers, err = users.RotateKeys()
 	}
 	var docs int
 	if err == nil {
@@ -272,7 +282,7 @@ func rotateKeyCmd(getenv func(string) string, stdout io.Writer) error {
 	return nil
 }
 
-// resealIndex rewrites the search index under the subkey of the new
+// resealIndex rewrites the search index under the new
 // CREDENTIALS_KEY. An index that was level with the store before the
 // rotation (at position before) is recorded as level with it after
 // (after): the rotation re-seals items but adds or removes none.
@@ -309,7 +319,10 @@ func reindexCmd(getenv func(string) string, stdout io.Writer) error {
 			return err
 		}
 	}
-	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	if err := ensureDataFormat(c.DataDir); err != nil {
+		return err
+	}
+	v, err := vault.New(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 
 func testVault(t testing.TB, fill byte) *vault.Vault {
 	t.Helper()
-	v, err := vault.NewVault(bytes.Repeat([]byte{fill}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{fill}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 func (s *Syncer) CheckKeys() error {
 	v := s.records.Vault()
 	unknown := make(map[string]int) // by key id
-	check := func(sealed string) {
-		if sealed == "" || v.Holds(sealed) {
+	check := func(sealed []byte) {
+		if len(sealed) == 0 || v.Holds(sealed) {
 			return
 		}
 		id, ok := vault.SealedKeyID(sealed)
