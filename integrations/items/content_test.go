@@ -74,6 +74,14 @@ func TestContentFiles(t *testing.T) {
 	if bytes.Contains(sealed, []byte("secret")) {
 		t.Error("content file holds plain text")
 	}
+	// The file is the vault's sealed bytes as they are: no text encoding
+	// on top, so its size is the plaintext's and the seal's overhead.
+	if want := len(encodeContent(secret, []byte("raw "+secret))) + vault.Overhead; len(sealed) != want {
+		t.Errorf("content file: %d bytes, want %d (the sealed bytes, no base64)", len(sealed), want)
+	}
+	if got, err := v.Open(contentAAD(a), sealed); err != nil || !bytes.Equal(got, encodeContent(secret, []byte("raw "+secret))) {
+		t.Errorf("content file opened as sealed bytes: %v", err)
+	}
 
 	// Another item's file in a's place does not open, nor does an altered one.
 	other, _ := os.ReadFile(c.path(b))
