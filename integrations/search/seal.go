@@ -66,7 +66,7 @@ func (s *sealer) seal(dst, plain []byte, id blockID) []byte {
 }
 
 // open appends the plaintext of a sealed block to dst (which may be the
-// block's own ciphertext, see openInPlace) and says which key sealed it:
+// block's own ciphertext, see inPlace) and says which key sealed it:
 // 0 the current one, 1 a previous one.
 func (s *sealer) open(dst, sealed []byte, id blockID) ([]byte, int, error) {
 	var adBuf [96]byte
