@@ -166,7 +166,12 @@ func (u *Users) RotateKeys() (int, error) {
 	}
 	for _, rec := range stale {
 		usr, _, _ := u.openCurrent(rec)
-		ops = append(ops, u.users.Put(u.seal(usr)))
+		sealed, _, err := u.keys.vault.Reseal(userAAD(rec.ID), rec.Sealed)
+		if err != nil {
+			return n, fmt.Errorf("re-seal user %s: %w", rec.ID, err)
+		}
+		rec.Sealed, rec.EmailIndex = sealed, u.keys.index.Sum(usr.Email)
+		ops = append(ops, u.users.Put(rec))
 		n++
 		if len(ops) >= 1024 {
 			if err := flush(); err != nil {
