@@ -33,7 +33,14 @@ func backupCmd(getenv func(string) string, args []string, stdout io.Writer) erro
 	if entries, err := os.ReadDir(dst); err == nil && len(entries) > 0 {
 		return fmt.Errorf("backup: %s is not empty", dst)
 	}
+	if err := checkDataFormat(src); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
 	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	// The backup has DATA_DIR's layout, its format file included.
+	if err := writeFileSync(filepath.Join(dst, formatFile), []byte(dataFormat)); err != nil {
 		return err
 	}
 	manifest := map[string]any{"version": version, "createdAt": time.Now().UTC().Format(time.RFC3339)}
@@ -208,6 +215,9 @@ func restoreCmd(getenv func(string) string, args []string, stdout, stderr io.Wri
 	if _, err := os.Stat(filepath.Join(src, "backup.json")); err != nil {
 		return fmt.Errorf("restore: %s is not a searchsvc backup (no backup.json)", src)
 	}
+	if err := checkDataFormat(src); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	parts := []string{mainStoreDir, sessionStoreDir, itemsDir}
 	for _, name := range parts {
 		if entries, err := os.ReadDir(filepath.Join(dst, name)); err == nil && len(entries) > 0 {
@@ -241,6 +251,11 @@ func restoreCmd(getenv func(string) string, args []string, stdout, stderr io.Wri
 	}
 	if warn := backupKeyWarning(getenv, filepath.Join(tmp, mainStoreDir), stderr); warn != "" {
 		fmt.Fprintln(stdout, "warning: "+warn)
+	}
+	// The format file goes first: a crash before the stores are in
+	// place leaves them empty, and the restore can run again.
+	if err := ensureDataFormat(dst); err != nil {
+		return fmt.Errorf("restore: %w", err)
 	}
 	for _, name := range parts {
 		from := filepath.Join(tmp, name)

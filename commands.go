@@ -176,7 +176,7 @@ func adminCmd(getenv func(string) string, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	_, err = s.users.ConvertUsers()
+	_, err = s.users.RotateKeys()
 	if err == nil {
 		err = s.users.SetRole(args[1], role)
 	}
@@ -257,7 +257,7 @@ func rotateKeys(c *config, s *stores) (creds, items, users, docs int, err error)
 		items += n
 	}
 	if err == nil {
-		users, err = s.users.ConvertUsers()
+		users, err = s.users.RotateKeys()
 	}
 	if err == nil {
 		docs, err = resealIndex(c, s.vault, before, s.main.Position())

@@ -16,9 +16,13 @@ type note struct {
 	Text string `json:"text"`
 }
 
-// writeStore puts n records into DATA_DIR/main through the real store.
+// writeStore puts n records into DATA_DIR/main through the real store,
+// beside the format file a server would have written.
 func writeStore(t *testing.T, dataDir string, n int) string {
 	t.Helper()
+	if err := ensureDataFormat(dataDir); err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(dataDir, mainStoreDir)
 	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
 	notes := storage.Register(st, "notes", storage.TableConfig[note]{ID: func(n *note) string { return n.ID }})

@@ -197,7 +197,7 @@ func TestRotateKey(t *testing.T) {
 	}
 	// …and the credentials.
 	key, _ := base64.StdEncoding.DecodeString(newKey)
-	v, err := vault.NewVault(key)
+	v, err := vault.New(key)
 	if err != nil {
 		t.Fatal(err)
 	}

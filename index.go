@@ -23,29 +23,18 @@ import (
 // user, every file sealed under a key derived from CREDENTIALS_KEY.
 const searchDir = "search"
 
-// searchKeyPurpose names the subkey of CREDENTIALS_KEY that seals the
-// search index.
-const searchKeyPurpose = "search index"
-
 // catchUpBatch is how many items the catch-up reads and adds at once:
 // their texts are in memory together.
 const catchUpBatch = 64
 
-// openIndex opens the search index under dataDir, sealed under the
-// subkeys of v's keys.
+// openIndex opens the search index under dataDir, sealed with v.
 func openIndex(dataDir string, v *vault.Vault, cacheMB int, log *slog.Logger, onDamage func(string)) (*search.Index, error) {
-	keys := v.DerivedKeys(searchKeyPurpose)
-	prev := make([][]byte, 0, len(keys)-1)
-	for _, k := range keys[1:] {
-		prev = append(prev, k.Key)
-	}
 	return search.Open(search.Config{
-		Dir:          filepath.Join(dataDir, searchDir),
-		Key:          keys[0].Key,
-		PreviousKeys: prev,
-		CacheBytes:   int64(cacheMB) << 20,
-		OnDamage:     onDamage,
-		Logger:       log,
+		Dir:        filepath.Join(dataDir, searchDir),
+		Vault:      v,
+		CacheBytes: int64(cacheMB) << 20,
+		OnDamage:   onDamage,
+		Logger:     log,
 	})
 }
 

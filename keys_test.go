@@ -19,7 +19,10 @@ import (
 // sealed under key, as a server running with that key would have.
 func sealUnder(t *testing.T, env map[string]string, key []byte) {
 	t.Helper()
-	v, err := vault.NewVault(key)
+	if err := ensureDataFormat(env["DATA_DIR"]); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.New(key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,14 +47,14 @@ type stores struct {
 // newStores builds the vault and registers every table of the main store
 // in dir, which it does not open.
 func newStores(c *config, dir string, opts storage.Options) (*stores, error) {
-	v, err := vault.NewVault(c.CredentialsKey, c.CredentialsKeyPrevious...)
+	v, err := vault.New(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
 	}
 	st := storage.New(dir, opts)
-	users, err := auth.NewUsers(st, c.CredentialsKey, c.CredentialsKeyPrevious...)
+	users, err := auth.NewUsers(st, v)
 	if err != nil {
-		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
+		return nil, err
 	}
 	s := &stores{main: st, vault: v, users: users, records: records.New(st, v, nil)}
 	s.tasks = syncer.NewTasks(st, v)
@@ -62,13 +62,17 @@ func newStores(c *config, dir string, opts storage.Options) (*stores, error) {
 	return s, nil
 }
 
-// openStores opens both stores for serve, refuses a CREDENTIALS_KEY that
-// cannot open what they hold, and seals under the current keys what an
-// older version stored in clear or under a previous key.
+// openStores opens both stores for serve, refuses a data directory of
+// another format or a CREDENTIALS_KEY that cannot open what they hold,
+// and re-seals under the current key the users sealed under a previous
+// one.
 func openStores(c *config, log *slog.Logger) (*stores, error) {
 	mode, err := storage.ParseSyncMode(c.StoreSync)
 	if err != nil {
 		return nil, fmt.Errorf("STORE_SYNC: %w", err)
+	}
+	if err := ensureDataFormat(c.DataDir); err != nil {
+		return nil, err
 	}
 	s, err := newStores(c, filepath.Join(c.DataDir, mainStoreDir), storage.Options{
 		Sync: mode, Logger: log.With("component", "storage", "store", mainStoreDir)})
@@ -100,7 +104,7 @@ func openStores(c *config, log *slog.Logger) (*stores, error) {
 		s.closeStores()
 		return nil, err
 	}
-	if err := s.sealLegacy(log); err != nil {
+	if err := s.rotateUsers(log); err != nil {
 		s.closeStores()
 		return nil, err
 	}
@@ -134,20 +138,16 @@ func (s *stores) checkKeys() error {
 	return syncer.CheckKeys(s.records, s.items, s.tasks)
 }
 
-// sealLegacy seals under the current keys the sessions and users an
-// older version stored in clear, or under a previous CREDENTIALS_KEY.
-func (s *stores) sealLegacy(log *slog.Logger) error {
+// rotateUsers re-seals under the current CREDENTIALS_KEY the users sealed
+// under a previous one, before serving.
+func (s *stores) rotateUsers(log *slog.Logger) error {
 	s.sessions.LoadSeen()
-	nSessions, err := s.sessions.ConvertLegacy()
-	var nUsers int
-	if err == nil {
-		nUsers, err = s.users.ConvertUsers()
-	}
+	nUsers, err := s.users.RotateKeys()
 	if err != nil {
 		return fmt.Errorf("seal stored data: %w", err)
 	}
-	if nSessions > 0 || nUsers > 0 {
-		log.Info("sealed data stored in clear or under a previous key", "sessions", nSessions, "users", nUsers)
+	if nUsers > 0 {
+		log.Info("sealed data stored under a previous key", "users", nUsers)
 	}
 	return nil
 }
@@ -190,6 +190,9 @@ func commandConfig(getenv func(string) string, stderr io.Writer) (*config, error
 // the server stopped: the store's lock refuses a second writer, and the
 // error then says what to do.
 func openOffline(c *config) (*stores, error) {
+	if err := ensureDataFormat(c.DataDir); err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(c.DataDir, mainStoreDir)
 	s, err := newStores(c, dir, storage.Options{})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations/vault"
 	"searchsvc/sessions"
 	"searchsvc/storage"
 )
@@ -78,7 +79,11 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	dir := t.TempDir()
 	mainStore := storage.New(dir+"/main", storage.Options{Sync: s.sync, Now: clock.Now})
 	sessStore := storage.New(dir+"/sessions", storage.Options{Sync: s.sync, Now: clock.Now, LoneWindow: s.loneWindow})
-	users, err := NewUsers(mainStore, testKey)
+	v, err := vault.New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, err := NewUsers(mainStore, v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"searchsvc/seal"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -70,33 +70,25 @@ type userSecrets struct {
 	Name  string `json:"n"`
 }
 
-// legacyUsersTable is where users were kept, email and name in clear,
-// before they were sealed.
-const legacyUsersTable = "users"
-
+// userKeys are the users' keys, from the main store's vault.
 type userKeys struct {
-	box   *seal.Box
-	index *seal.Index
+	vault *vault.Vault
+	index *vault.Index // of emails, normalized
 }
 
-func newUserKeys(key []byte, previous ...[]byte) (userKeys, error) {
-	box, err := seal.NewBox("users seal", key, previous...)
-	if err != nil {
-		return userKeys{}, fmt.Errorf("users: %w", err)
-	}
-	return userKeys{box: box, index: seal.NewIndex("users email index", key)}, nil
-}
+// userAAD binds a user's sealed part to the user's id.
+func userAAD(id string) []byte { return vault.AAD(vault.UserSecrets, id) }
 
 func (u *Users) seal(usr User) userRecord {
 	b, _ := json.Marshal(userSecrets{Email: usr.Email, Name: usr.Name})
-	return userRecord{ID: usr.ID, EmailIndex: u.keys.index.Sum(usr.Email), Sealed: u.keys.box.Seal(b, []byte(usr.ID)),
+	return userRecord{ID: usr.ID, EmailIndex: u.keys.index.Sum(usr.Email), Sealed: u.keys.vault.Seal(userAAD(usr.ID), b),
 		Role: usr.Role, PasswordHash: usr.PasswordHash, CreatedAt: usr.CreatedAt, UpdatedAt: usr.UpdatedAt,
 		DeletedAt: usr.DeletedAt, PasswordChangedAt: usr.PasswordChangedAt}
 }
 
 // open is the user rec holds; false if its sealed part does not open
-// (damage, or a CREDENTIALS_KEY that never sealed it), which is logged
-// by ConvertUsers at start.
+// (damage, or a CREDENTIALS_KEY that never sealed it), which RotateKeys
+// reports at start.
 //
 // An opened email and name are kept with the sealed bytes they came from
 // (one entry per user), so authenticating a request does not open the
@@ -128,27 +120,27 @@ func (o *openedUser) user(rec userRecord) User {
 }
 
 func (u *Users) openCurrent(rec userRecord) (User, bool, error) {
-	b, current, err := u.keys.box.Open(rec.Sealed, []byte(rec.ID))
+	b, err := u.keys.vault.Open(userAAD(rec.ID), rec.Sealed)
 	if err != nil {
 		return User{}, false, err
 	}
+	current := u.keys.vault.Current(rec.Sealed)
 	var s userSecrets
 	if err := json.Unmarshal(b, &s); err != nil {
-		return User{}, false, fmt.Errorf("%w: %v", seal.ErrOpen, err)
+		return User{}, false, fmt.Errorf("%w: %v", vault.ErrCannotOpen, err)
 	}
 	return User{ID: rec.ID, Email: s.Email, Name: s.Name, Role: rec.Role, PasswordHash: rec.PasswordHash,
 		CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, DeletedAt: rec.DeletedAt,
 		PasswordChangedAt: rec.PasswordChangedAt}, current, nil
 }
 
-// ConvertUsers brings every user under the current CREDENTIALS_KEY: users
-// an older version stored in clear are sealed, and users sealed under a
-// previous key (CREDENTIALS_KEY_PREVIOUS) are sealed again and their email
-// index recomputed, since it is keyed by the current key too. If anything
-// changed, the store is compacted so that no line of the old form is left
-// in its log. It returns how many users it converted. The server runs it
-// at start and `rotate-key` with the other re-sealing.
-func (u *Users) ConvertUsers() (int, error) {
+// RotateKeys brings every user under the current CREDENTIALS_KEY: users
+// sealed under a previous key (CREDENTIALS_KEY_PREVIOUS) are sealed again
+// and their email index recomputed, since it is keyed by the current key
+// too. If anything changed, the store is compacted so that no line of the
+// old form is left in its log. It returns how many users it re-sealed. The
+// server runs it at start and `rotate-key` with the other re-sealing.
+func (u *Users) RotateKeys() (int, error) {
 	var ops []storage.Op
 	n := 0
 	flush := func() error {
@@ -158,20 +150,6 @@ func (u *Users) ConvertUsers() (int, error) {
 		err := u.st.Commit(ops...)
 		ops = ops[:0]
 		return err
-	}
-	var legacy []User
-	u.legacy.Scan(func(usr User) bool {
-		legacy = append(legacy, usr)
-		return true
-	})
-	for _, usr := range legacy {
-		ops = append(ops, u.legacy.DeleteIfExists(usr.ID, nil), u.users.Put(u.seal(usr)))
-		n++
-		if len(ops) >= 1024 {
-			if err := flush(); err != nil {
-				return n, fmt.Errorf("seal users: %w", err)
-			}
-		}
 	}
 	var stale []userRecord
 	var broken int
@@ -188,7 +166,12 @@ func (u *Users) ConvertUsers() (int, error) {
 	}
 	for _, rec := range stale {
 		usr, _, _ := u.openCurrent(rec)
-		ops = append(ops, u.users.Put(u.seal(usr)))
+		sealed, _, err := u.keys.vault.Reseal(userAAD(rec.ID), rec.Sealed)
+		if err != nil {
+			return n, fmt.Errorf("re-seal user %s: %w", rec.ID, err)
+		}
+		rec.Sealed, rec.EmailIndex = sealed, u.keys.index.Sum(usr.Email)
+		ops = append(ops, u.users.Put(rec))
 		n++
 		if len(ops) >= 1024 {
 			if err := flush(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -63,7 +64,6 @@ const firstUserKey = "first-user"
 type Users struct {
 	st     *storage.Store
 	users  *storage.Table[userRecord]
-	legacy *storage.Table[User] // users in clear, from before they were sealed
 	meta   *storage.Table[meta]
 	keys   userKeys
 	opened sync.Map // user id → *openedUser (see open)
@@ -72,12 +72,11 @@ type Users struct {
 
 // NewUsers registers the users tables (the blind index of the email
 // unique among users that are not soft-deleted) and the "meta" table on
-// st, with keys derived from CREDENTIALS_KEY (key) and the previous keys
-// still accepted. Call it before st.Open, and ConvertUsers after.
-func NewUsers(st *storage.Store, key []byte, previous ...[]byte) (*Users, error) {
-	keys, err := newUserKeys(key, previous...)
-	if err != nil {
-		return nil, err
+// st, sealing users with v, the main store's vault (CREDENTIALS_KEY).
+// Call it before st.Open, and RotateKeys after.
+func NewUsers(st *storage.Store, v *vault.Vault) (*Users, error) {
+	if v == nil {
+		return nil, errors.New("users: no vault")
 	}
 	return &Users{
 		st: st,
@@ -87,13 +86,10 @@ func NewUsers(st *storage.Store, key []byte, previous ...[]byte) (*Users, error)
 			Unique: map[string]func(*userRecord) string{"email": func(u *userRecord) string { return u.EmailIndex }},
 			Pack:   packUsers,
 		}),
-		legacy: storage.Register(st, legacyUsersTable, storage.TableConfig[User]{
-			ID: func(u *User) string { return u.ID },
-		}),
 		meta: storage.Register(st, "meta", storage.TableConfig[meta]{
 			ID: func(m *meta) string { return m.ID },
 		}),
-		keys: keys,
+		keys: userKeys{vault: v, index: v.Index(vault.UserEmail)},
 		now:  time.Now,
 	}, nil
 }

@@ -143,11 +143,11 @@ func newFixture(t testing.TB) *fixture {
 	}
 	mainStore := storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, Logger: log})
 	sessStore := storage.New(filepath.Join(f.dir, "sessions"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, Logger: log})
-	users, err := auth.NewUsers(mainStore, []byte("fedcba9876543210fedcba9876543210"))
+	v, err := vault.New(bytes.Repeat([]byte{9}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.NewVault(bytes.Repeat([]byte{9}, vault.KeySize))
+	users, err := auth.NewUsers(mainStore, v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unique"
 
-	"searchsvc/seal"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -168,22 +168,25 @@ type secretFields struct {
 	Location   string `json:"l,omitempty"`
 }
 
-// keys are the Manager's keys, derived from SESSION_SECRET.
+// keys are the Manager's keys, derived from SESSION_SECRET by the vault.
 type keys struct {
-	index *seal.Index
-	box   *seal.Box
+	index *vault.Index // of session ids: the table keys
+	vault *vault.Vault
 }
 
 func newKeys(secret []byte) keys {
 	if len(secret) == 0 {
 		panic("sessions: Config.Secret is required")
 	}
-	box, err := seal.NewBox("sessions seal", secret)
+	v, err := vault.New(secret)
 	if err != nil {
 		panic(err)
 	}
-	return keys{index: seal.NewIndex("sessions index", secret), box: box}
+	return keys{index: v.Index(vault.SessionID), vault: v}
 }
+
+// aad binds a session's sealed part to its table key.
+func aad(key string) []byte { return vault.AAD(vault.Session, key) }
 
 // key is the table id of the session with id.
 func (m *Manager) key(id string) string { return m.keys.index.Sum(id) }
@@ -194,7 +197,7 @@ func (m *Manager) seal(s Session) record {
 		Expires: secs(s.ExpiresAt), Method: methodIndex(s.Metadata.LoginMethod)}
 	b, _ := json.Marshal(secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
 		DeviceName: s.Metadata.DeviceName, Location: s.Metadata.Location})
-	r.Sealed = string(m.keys.box.Seal(b, []byte(r.ID)))
+	r.Sealed = string(m.keys.vault.Seal(aad(r.ID), b))
 	return r
 }
 
@@ -236,13 +239,13 @@ func (m *Manager) openFields(r record) (*secretFields, error) {
 		}
 		r = whole
 	}
-	b, _, err := m.keys.box.Open([]byte(r.Sealed), []byte(r.ID))
+	b, err := m.keys.vault.Open(aad(r.ID), []byte(r.Sealed))
 	if err != nil {
 		return nil, fmt.Errorf("open session record: %w", err)
 	}
 	var f secretFields
 	if err := json.Unmarshal(b, &f); err != nil || m.key(f.ID) != r.ID {
-		return nil, fmt.Errorf("open session record: %w", seal.ErrOpen)
+		return nil, fmt.Errorf("open session record: %w", vault.ErrCannotOpen)
 	}
 	return &f, nil
 }
@@ -252,35 +255,4 @@ func (m *Manager) session(r record, f *secretFields) Session {
 	return Session{ID: f.ID, UserID: r.UserID, CreatedAt: fromSecs(r.Created), LastAccessedAt: fromSecs(r.Accessed),
 		ExpiresAt: fromSecs(r.Expires), IPAddress: f.IPAddress, UserAgent: f.UserAgent, CSRFToken: f.CSRFToken,
 		Metadata: Metadata{LoginMethod: loginMethods[r.Method%uint8(len(loginMethods))], DeviceName: f.DeviceName, Location: f.Location}}
-}
-
-// legacyTable is where sessions were kept, in clear, before they were
-// sealed; convert moves them out at start.
-const legacyTable = "sessions"
-
-// convert seals every session still in the legacy table, in commits of
-// maxOps, and then compacts the store so that no line holding them in
-// clear is left in its log. It returns how many it moved.
-func (m *Manager) convert() (int, error) {
-	var old []Session
-	m.legacy.Scan(func(s Session) bool {
-		old = append(old, s)
-		return true
-	})
-	if len(old) == 0 {
-		return 0, nil
-	}
-	for i := 0; i < len(old); i += maxOps / 2 {
-		var ops []storage.Op
-		for _, s := range old[i:min(i+maxOps/2, len(old))] {
-			ops = append(ops, m.legacy.DeleteIfExists(s.ID, nil), m.tab.Put(m.seal(s)))
-		}
-		if err := m.store.Commit(ops...); err != nil {
-			return i, fmt.Errorf("seal sessions: %w", err)
-		}
-	}
-	if err := m.store.Compact(); err != nil {
-		return len(old), fmt.Errorf("compact after sealing sessions: %w", err)
-	}
-	return len(old), nil
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 	"unsafe"
-
-	"searchsvc/storage"
 )
 
 // diskHolds reports which of secrets appear in any file under dir.
@@ -71,50 +69,6 @@ func TestNothingInClearOnDisk(t *testing.T) {
 	e.open()
 	if _, _, err := e.m.Validate(s.ID, homeIP); err != ErrInvalid {
 		t.Errorf("Validate under another secret: got %v, want ErrInvalid", err)
-	}
-}
-
-// TestConvertLegacy: sessions an older version stored in clear are sealed
-// at start, keep working (their cookie, CSRF token and address), and no
-// file of the store holds them in clear afterwards.
-func TestConvertLegacy(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	old := Session{ID: "7d1f2c3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f", UserID: "user-1", CreatedAt: now, LastAccessedAt: now,
-		ExpiresAt: now.Add(DefaultMaxAge), IPAddress: "203.0.113.10", UserAgent: "Legacy Agent/1.0",
-		CSRFToken: "legacy-csrf-token-value", Metadata: Metadata{LoginMethod: LoginPassword}}
-	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
-	tab := storage.Register(st, legacyTable, storage.TableConfig[Session]{ID: func(s *Session) string { return s.ID }})
-	if err := st.Open(); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Commit(tab.Put(old)); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	if found := diskHolds(t, dir, old.ID); len(found) == 0 {
-		t.Fatal("the legacy log should hold the id in clear")
-	}
-
-	st = storage.New(dir, storage.Options{Sync: storage.SyncNone, Now: func() time.Time { return now }})
-	m := New(st, Config{Secret: testSecret, CSRF: true, Now: func() time.Time { return now.Add(time.Minute) }})
-	if err := st.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	n, err := m.ConvertLegacy()
-	if err != nil || n != 1 {
-		t.Fatalf("ConvertLegacy = %d, %v; want 1", n, err)
-	}
-	if found := diskHolds(t, dir, old.ID, old.CSRFToken, old.UserAgent, old.IPAddress); len(found) > 0 {
-		t.Fatalf("in clear on disk after conversion: %v", found)
-	}
-	got, _, err := m.Validate(old.ID, homeIP)
-	if err != nil || got.CSRFToken != old.CSRFToken || got.UserAgent != old.UserAgent {
-		t.Fatalf("converted session: got %+v, %v", got, err)
-	}
-	if n, err := m.ConvertLegacy(); err != nil || n != 0 {
-		t.Errorf("second ConvertLegacy = %d, %v; want 0", n, err)
 	}
 }
 

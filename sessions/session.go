@@ -147,14 +147,13 @@ func (c Config) withDefaults() Config {
 // Manager creates, validates and ends sessions. It is safe for concurrent
 // use.
 type Manager struct {
-	store  *storage.Store
-	tab    *storage.Table[record]
-	legacy *storage.Table[Session] // sessions in clear, from before they were sealed
-	ended  *storage.Table[Ended]   // per user: sessions ended by MaxPerUser
-	seen   *storage.Table[seenRecord]
-	keys   keys
-	cfg    Config
-	log    *slog.Logger
+	store *storage.Store
+	tab   *storage.Table[record]
+	ended *storage.Table[Ended] // per user: sessions ended by MaxPerUser
+	seen  *storage.Table[seenRecord]
+	keys  keys
+	cfg   Config
+	log   *slog.Logger
 
 	// mu guards entries: the in-memory state of sessions met since start,
 	// by record id (key).
@@ -182,7 +181,7 @@ type Manager struct {
 
 // New returns a Manager keeping its sessions in st. It registers its
 // tables on st, so it must be called before st.Open; after st.Open, call
-// ConvertLegacy and LoadSeen once. It panics without cfg.Secret.
+// LoadSeen once. It panics without cfg.Secret.
 func New(st *storage.Store, cfg Config) *Manager {
 	cfg = cfg.withDefaults()
 	m := &Manager{
@@ -211,9 +210,6 @@ func New(st *storage.Store, cfg Config) *Manager {
 			Ref:   func(r *record) *storage.ColdRef { return &r.Cold },
 		},
 	})
-	m.legacy = storage.Register(st, legacyTable, storage.TableConfig[Session]{
-		ID: func(s *Session) string { return s.ID },
-	})
 	m.ended = storage.Register(st, "sessions_ended", storage.TableConfig[Ended]{
 		ID: func(e *Ended) string { return e.UserID },
 	})
@@ -232,11 +228,6 @@ type Ended struct {
 	Count  int       `json:"count"`
 	LastAt time.Time `json:"lastAt"`
 }
-
-// ConvertLegacy seals the sessions an older version kept in clear and
-// compacts the store so that no line holding them is left; it returns how
-// many it sealed. Call it once after the store opens.
-func (m *Manager) ConvertLegacy() (int, error) { return m.convert() }
 
 // EndedByLimit returns what Ended holds for userID, if any.
 func (m *Manager) EndedByLimit(userID string) (Ended, bool) {

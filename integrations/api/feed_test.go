@@ -72,7 +72,7 @@ func TestFeedsManyForOneUser(t *testing.T) {
 
 	dir := t.TempDir()
 	clock := &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}
-	v, err := vault.NewVault(bytes.Repeat([]byte{4}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{4}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestFeedFetchFailureLogsNoAddress(t *testing.T) {
 	for _, list := range [][]string{urls[:1], urls} {
 		dir := t.TempDir()
 		clock := &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}
-		v, err := vault.NewVault(bytes.Repeat([]byte{4}, vault.KeySize))
+		v, err := vault.New(bytes.Repeat([]byte{4}, vault.KeySize))
 		if err != nil {
 			t.Fatal(err)
 		}

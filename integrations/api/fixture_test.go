@@ -60,7 +60,7 @@ type syncFixture struct {
 
 func newSyncFixture(t testing.TB) *syncFixture {
 	t.Helper()
-	v, err := vault.NewVault(bytes.Repeat([]byte{9}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{9}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func newGmailSync(tb testing.TB, opts gmailtest.Options, mode storage.SyncMode) 
 	}
 	g.getenv = func(k string) string { return vars[k] }
 	var err error
-	if g.vault, err = vault.NewVault(bytes.Repeat([]byte{6}, vault.KeySize)); err != nil {
+	if g.vault, err = vault.New(bytes.Repeat([]byte{6}, vault.KeySize)); err != nil {
 		tb.Fatal(err)
 	}
 	if g.reg, err = integrations.NewRegistry(gmail.Definition()); err != nil {

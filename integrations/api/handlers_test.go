@@ -190,7 +190,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	st := storage.New(f.dir, storage.Options{Sync: storage.SyncNone})
-	v, err := vault.NewVault(bytes.Repeat([]byte{7}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,7 +624,7 @@ func TestDelete(t *testing.T) {
 		}
 		return true
 	})
-	if got.Status != records.StatusDisconnected || got.DeletedAt == nil || got.Credentials != "" {
+	if got.Status != records.StatusDisconnected || got.DeletedAt == nil || got.Credentials != nil {
 		t.Errorf("stored record: got status %s deletedAt %v credentials %d bytes; want disconnected, set, none",
 			got.Status, got.DeletedAt, len(got.Credentials))
 	}

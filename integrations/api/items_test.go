@@ -313,7 +313,7 @@ func TestDisconnectSoftDeletesItems(t *testing.T) {
 		t.Errorf("pending tasks after the disconnect: got %d, want 0", n)
 	}
 	for _, it := range f.items().ForRecord(big.ID) {
-		if it.Live() || it.Meta != "" || it.Key != "" {
+		if it.Live() || it.Meta != nil || it.Key != "" {
 			t.Errorf("item %s after the disconnect: live %v, meta or key kept", it.ID, it.Live())
 		}
 	}

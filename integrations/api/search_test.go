@@ -14,6 +14,7 @@ import (
 	"searchsvc/integrations/api"
 	"searchsvc/integrations/search"
 	"searchsvc/integrations/syncer"
+	"searchsvc/integrations/vault"
 )
 
 // testIndexer feeds the syncer's changes to a search index, as main's
@@ -42,7 +43,11 @@ type searchFixture struct {
 
 func newSearchFixture(t testing.TB) *searchFixture {
 	t.Helper()
-	ix, err := search.Open(search.Config{Dir: t.TempDir(), Key: make([]byte, 32)})
+	v, err := vault.New(make([]byte, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := search.Open(search.Config{Dir: t.TempDir(), Vault: v})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func TestSyncerBenchChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.NewVault(bytes.Repeat([]byte{4}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{4}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ type e2e struct {
 
 func newE2E(t *testing.T, srv *imaptest.Server, d imap.Dialer) *e2e {
 	t.Helper()
-	v, err := vault.NewVault(bytes.Repeat([]byte{7}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestSyncerIMAP(t *testing.T) {
 			t.Errorf("credentials hold %q after a sync", k)
 		}
 	}
-	if recNow.Credentials != rec.Credentials {
+	if !bytes.Equal(recNow.Credentials, rec.Credentials) {
 		t.Error("the sync saved the credentials again, want them as connected")
 	}
 

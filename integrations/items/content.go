@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"searchsvc/integrations/vault"
@@ -22,8 +21,9 @@ import (
 // service holds private mail, and nothing personal sits on the SD card in
 // plain text. The content is a version byte then, deflated, the text's
 // length (uvarint), the text and the raw original. Mail compresses well,
-// and an SD card prefers fewer bytes; the base64 of the sealed string
-// costs a third back. Files are 0600 in 0700 directories.
+// and an SD card prefers fewer bytes. The file holds the sealed bytes as
+// they are (vault.Seal), no text encoding. Files are 0600 in 0700
+// directories.
 //
 // One directory per record (rather than per id prefix) puts a batch's
 // files in one directory, so a batch costs one directory fsync, and a
@@ -71,8 +71,8 @@ func (c *contentStore) path(it *ItemRecord) string {
 	return filepath.Join(c.dir, it.RecordID, it.ID)
 }
 
-func contentAAD(it *ItemRecord) vault.AAD {
-	return vault.AAD{Purpose: vault.ItemContent, UserID: it.UserID, Domain: it.Integration, ID: it.ID}
+func contentAAD(it *ItemRecord) []byte {
+	return vault.AAD(vault.ItemContent, it.UserID, it.Integration, it.ID)
 }
 
 var flateWriters = sync.Pool{New: func() any {
@@ -145,16 +145,13 @@ func (c *contentStore) stage(it *ItemRecord, text string, raw []byte) (Staged, e
 	if err := c.ensureDir(it.RecordID); err != nil {
 		return Staged{}, err
 	}
-	sealed, err := c.vault.Seal(contentAAD(it), encodeContent(text, raw))
-	if err != nil {
-		return Staged{}, fmt.Errorf("seal item content: %w", err)
-	}
+	sealed := c.vault.Seal(contentAAD(it), encodeContent(text, raw))
 	s := Staged{tmp: filepath.Join(dir, tmpPrefix+it.ID), final: filepath.Join(dir, it.ID)}
 	f, err := os.OpenFile(s.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return Staged{}, fmt.Errorf("create item content: %w", err)
 	}
-	if _, err := io.WriteString(f, sealed); err != nil {
+	if _, err := f.Write(sealed); err != nil {
 		f.Close()
 		os.Remove(s.tmp)
 		return Staged{}, fmt.Errorf("write item content: %w", err)
@@ -264,21 +261,31 @@ func (c *contentStore) read(it *ItemRecord, wantRaw bool) (string, []byte, error
 		return "", nil, fmt.Errorf("open item content: %w", err)
 	}
 	defer f.Close()
-	var b strings.Builder
-	if st, err := f.Stat(); err == nil && st.Size() < maxContentFile {
-		b.Grow(int(st.Size()))
+	b, err := readContentFile(f)
+	if err != nil {
+		return "", nil, err
 	}
-	if _, err := io.Copy(&b, io.LimitReader(f, maxContentFile+1)); err != nil {
-		return "", nil, fmt.Errorf("read item content: %w", err)
-	}
-	if b.Len() > maxContentFile {
-		return "", nil, errors.New("item content file too large")
-	}
-	p, err := c.vault.Open(contentAAD(it), b.String())
+	p, err := c.vault.Open(contentAAD(it), b)
 	if err != nil {
 		return "", nil, fmt.Errorf("open item content: %w", err)
 	}
 	return decodeContent(p, wantRaw)
+}
+
+// readContentFile reads a content file whole, refusing one over
+// maxContentFile.
+func readContentFile(f *os.File) ([]byte, error) {
+	var b bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Size() < maxContentFile {
+		b.Grow(int(st.Size()) + bytes.MinRead)
+	}
+	if _, err := b.ReadFrom(io.LimitReader(f, maxContentFile+1)); err != nil {
+		return nil, fmt.Errorf("read item content: %w", err)
+	}
+	if b.Len() > maxContentFile {
+		return nil, errors.New("item content file too large")
+	}
+	return b.Bytes(), nil
 }
 
 // listDir returns the names in dir; a missing dir is empty.

@@ -13,7 +13,7 @@ import (
 
 func testVault(t testing.TB, fill byte) *vault.Vault {
 	t.Helper()
-	v, err := vault.NewVault(bytes.Repeat([]byte{fill}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{fill}, vault.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +73,14 @@ func TestContentFiles(t *testing.T) {
 	}
 	if bytes.Contains(sealed, []byte("secret")) {
 		t.Error("content file holds plain text")
+	}
+	// The file is the vault's sealed bytes as they are: no text encoding
+	// on top, so its size is the plaintext's and the seal's overhead.
+	if want := len(encodeContent(secret, []byte("raw "+secret))) + vault.Overhead; len(sealed) != want {
+		t.Errorf("content file: %d bytes, want %d (the sealed bytes, no base64)", len(sealed), want)
+	}
+	if got, err := v.Open(contentAAD(a), sealed); err != nil || !bytes.Equal(got, encodeContent(secret, []byte("raw "+secret))) {
+		t.Errorf("content file opened as sealed bytes: %v", err)
 	}
 
 	// Another item's file in a's place does not open, nor does an altered one.

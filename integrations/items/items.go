@@ -40,7 +40,7 @@ type ItemRecord struct {
 	// of the record id and the provider's id for the item. Among live
 	// items it is unique, so an item is stored once.
 	Key       string    `json:"key,omitempty"`
-	Meta      string    `json:"meta,omitempty"` // sealed Meta
+	Meta      []byte    `json:"meta,omitempty"` // sealed Meta (vault.ItemMeta)
 	Date      time.Time `json:"date"`
 	Size      int64     `json:"size"` // bytes of the original
 	CreatedAt time.Time `json:"createdAt"`
@@ -166,8 +166,8 @@ func itemKey(recordID, providerID string) string {
 	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
-func metaAAD(it *ItemRecord) vault.AAD {
-	return vault.AAD{Purpose: vault.ItemMeta, UserID: it.UserID, Domain: it.Integration, ID: it.ID}
+func metaAAD(it *ItemRecord) []byte {
+	return vault.AAD(vault.ItemMeta, it.UserID, it.Integration, it.ID)
 }
 
 // Known reports whether the record holds a live item with providerID.
@@ -213,9 +213,7 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 	if err != nil {
 		return ItemRecord{}, err
 	}
-	if it.Meta, err = s.vault.Seal(metaAAD(&it), b); err != nil {
-		return ItemRecord{}, fmt.Errorf("seal item metadata: %w", err)
-	}
+	it.Meta = s.vault.Seal(metaAAD(&it), b)
 	return it, nil
 }
 
@@ -235,7 +233,7 @@ func (s *Store) OpenMeta(it *ItemRecord) (Meta, error) {
 // scrub soft-deletes an item and forgets what was personal in it.
 func scrub(it *ItemRecord, now time.Time) {
 	it.DeletedAt = &now
-	it.Key, it.Meta = "", ""
+	it.Key, it.Meta = "", nil
 }
 
 // View is an item as clients see it. IntegrationID is the id of the

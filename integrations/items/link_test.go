@@ -1,6 +1,7 @@
 package items
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestItemLink(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(it.Meta, "example.org") {
+		if bytes.Contains(it.Meta, []byte("example.org")) {
 			t.Errorf("the link is in the metadata in plain text")
 		}
 		v, err := s.View(&it)

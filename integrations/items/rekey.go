@@ -63,10 +63,7 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 		if err != nil {
 			return nil, 0, err
 		}
-		sealed, err := s.vault.Seal(metaAAD(&it), b)
-		if err != nil {
-			return nil, 0, fmt.Errorf("seal item metadata: %w", err)
-		}
+		sealed := s.vault.Seal(metaAAD(&it), b)
 		taken[to] = true
 		ops = append(ops, s.t.Update(it.ID, func(cur *ItemRecord) error {
 			// The item changed since (deleted, re-keyed): leave it.

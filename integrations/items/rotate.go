@@ -1,9 +1,9 @@
 package items
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"searchsvc/storage"
@@ -39,16 +39,16 @@ func (s *Store) RotateKeys() (int, error) {
 		if err := s.rotateContent(&it); err != nil {
 			return n, fmt.Errorf("item %s: %w", it.ID, err)
 		}
-		if it.Meta == "" || !v.NeedsRotation(it.Meta) {
+		if !v.Stale(it.Meta) {
 			continue
 		}
-		sealed, err := v.Rotate(metaAAD(&it), it.Meta)
+		sealed, _, err := v.Reseal(metaAAD(&it), it.Meta)
 		if err != nil {
 			return n, fmt.Errorf("item %s: %w", it.ID, err)
 		}
 		old := it.Meta
 		ops = append(ops, s.t.Update(it.ID, func(cur *ItemRecord) error {
-			if cur.Meta == old {
+			if bytes.Equal(cur.Meta, old) {
 				cur.Meta = sealed
 			}
 			return nil
@@ -81,17 +81,14 @@ func (s *Store) rotateContent(it *ItemRecord) error {
 	if err != nil {
 		return err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxContentFile+1))
+	b, err := readContentFile(f)
 	f.Close()
+	if err != nil || !s.vault.Stale(b) {
+		return err
+	}
+	sealed, _, err := s.vault.Reseal(contentAAD(it), b)
 	if err != nil {
 		return err
 	}
-	if !s.vault.NeedsRotation(string(b)) {
-		return nil
-	}
-	sealed, err := s.vault.Rotate(contentAAD(it), string(b))
-	if err != nil {
-		return err
-	}
-	return storage.ReplaceFile(path, ".rotate", []byte(sealed), 0o600)
+	return storage.ReplaceFile(path, ".rotate", sealed, 0o600)
 }

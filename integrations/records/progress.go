@@ -1,6 +1,7 @@
 package records
 
 import (
+	"bytes"
 	"time"
 
 	"searchsvc/storage"
@@ -16,13 +17,13 @@ import (
 // record id, unless the record's sealed credentials are no longer prev
 // (the user reconnected during the sync): then ErrCredentialsChanged, and
 // the new grant is kept.
-func (rs *Records) RefreshedOp(id, prev, sealed string, now time.Time) storage.Op {
+func (rs *Records) RefreshedOp(id string, prev, sealed []byte, now time.Time) storage.Op {
 	now = now.UTC()
 	return rs.t.Update(id, func(cur *Record) error {
 		if !cur.Live() {
 			return ErrNotFound
 		}
-		if cur.Credentials != prev {
+		if !bytes.Equal(cur.Credentials, prev) {
 			return ErrCredentialsChanged
 		}
 		cur.Credentials, cur.UpdatedAt = sealed, now
@@ -61,13 +62,13 @@ func (rs *Records) ProgressOp(id string, p Progress, now time.Time) storage.Op {
 // the user. A needs_reauth made for credentials that are no longer the
 // record's (prev) fails with ErrCredentialsChanged: the user reconnected
 // meanwhile, and the new grant gets its chance.
-func (rs *Records) FailureOp(id, status, lastError, prev string, now time.Time) storage.Op {
+func (rs *Records) FailureOp(id, status, lastError string, prev []byte, now time.Time) storage.Op {
 	now = now.UTC()
 	return rs.t.Update(id, func(cur *Record) error {
 		if !cur.Live() {
 			return ErrNotFound
 		}
-		if status == StatusNeedsReauth && cur.Credentials != prev {
+		if status == StatusNeedsReauth && !bytes.Equal(cur.Credentials, prev) {
 			return ErrCredentialsChanged
 		}
 		cur.Status, cur.LastError, cur.UpdatedAt = status, lastError, now

@@ -7,6 +7,7 @@
 package records
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,13 +41,13 @@ type Record struct {
 	LastError   string     `json:"lastError,omitempty"`
 	LastSyncAt  *time.Time `json:"lastSyncAt,omitempty"`
 	ItemsSynced int64      `json:"itemsSynced"`
-	Credentials string     `json:"credentials"`
+	Credentials []byte     `json:"credentials"` // sealed (vault.Credentials); base64 in the log
 	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
 }
 
 // AAD is the identity the record's credentials are sealed to.
-func (r *Record) AAD() vault.AAD {
-	return vault.AAD{Purpose: vault.Credentials, UserID: r.UserID, Domain: r.Integration, ID: r.ID}
+func (r *Record) AAD() []byte {
+	return vault.AAD(vault.Credentials, r.UserID, r.Integration, r.ID)
 }
 
 // Live reports whether the record has not been disconnected.
@@ -210,12 +211,12 @@ func (rs *Records) Connect(userID, domain string, creds integrations.Credentials
 }
 
 // SealCredentials seals c, as JSON, to the record r.
-func (rs *Records) SealCredentials(r *Record, c integrations.Credentials) (string, error) {
+func (rs *Records) SealCredentials(r *Record, c integrations.Credentials) ([]byte, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
-		return "", fmt.Errorf("seal credentials: %w", err)
+		return nil, fmt.Errorf("seal credentials: %w", err)
 	}
-	return rs.vault.Seal(r.AAD(), b)
+	return rs.vault.Seal(r.AAD(), b), nil
 }
 
 // Credentials opens the record's sealed credentials. It fails closed: a
@@ -265,7 +266,7 @@ func (rs *Records) Disconnect(id string, extra ...storage.Op) (Record, error) {
 		if !r.Live() {
 			return ErrNotFound
 		}
-		r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, ""
+		r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, nil
 		out = *r
 		return nil
 	})
@@ -284,7 +285,7 @@ func (rs *Records) DisconnectOps(userID string) []storage.Op {
 	for _, r := range rs.ForUser(userID) {
 		ops = append(ops, rs.t.Update(r.ID, func(r *Record) error {
 			if r.Live() {
-				r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, ""
+				r.Status, r.DeletedAt, r.UpdatedAt, r.Credentials = StatusDisconnected, &now, now, nil
 			}
 			return nil
 		}))
@@ -312,19 +313,19 @@ func (rs *Records) SetStatus(id, status, lastError string, extra ...storage.Op) 
 func (rs *Records) RotateKeys() (int, error) {
 	var todo []Record
 	rs.t.Scan(func(r Record) bool {
-		if r.Credentials != "" && rs.vault.NeedsRotation(r.Credentials) {
+		if rs.vault.Stale(r.Credentials) {
 			todo = append(todo, r)
 		}
 		return true
 	})
 	for i, r := range todo {
-		sealed, err := rs.vault.Rotate(r.AAD(), r.Credentials)
+		sealed, _, err := rs.vault.Reseal(r.AAD(), r.Credentials)
 		if err != nil {
 			return i, fmt.Errorf("record %s: %w", r.ID, err)
 		}
 		old := r.Credentials
 		err = rs.st.Commit(rs.t.Update(r.ID, func(cur *Record) error {
-			if cur.Credentials != old {
+			if !bytes.Equal(cur.Credentials, old) {
 				return nil // changed meanwhile (refreshed under the new key)
 			}
 			cur.Credentials = sealed

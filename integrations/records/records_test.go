@@ -28,7 +28,7 @@ func openRecords(t *testing.T, dir string, v *vault.Vault) (*Records, *storage.S
 
 func testVault(t *testing.T, fill byte, previous ...[]byte) *vault.Vault {
 	t.Helper()
-	v, err := vault.NewVault(bytes.Repeat([]byte{fill}, vault.KeySize), previous...)
+	v, err := vault.New(bytes.Repeat([]byte{fill}, vault.KeySize), previous...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestRecordsConnectReconnectDisconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != StatusConnected || rec.UserID != "u1" || rec.Integration != "gmail" || rec.Credentials == "" {
+	if rec.Status != StatusConnected || rec.UserID != "u1" || rec.Integration != "gmail" || len(rec.Credentials) == 0 {
 		t.Fatalf("connect: got %+v", rec.View())
 	}
 	got, err := rs.Credentials(rec)
@@ -84,7 +84,7 @@ func TestRecordsConnectReconnectDisconnect(t *testing.T) {
 		t.Errorf("second disconnect: got %v, want ErrNotFound", err)
 	}
 	raw, _ := rs.t.Get(rec.ID)
-	if raw.Status != StatusDisconnected || raw.DeletedAt == nil || raw.Credentials != "" {
+	if raw.Status != StatusDisconnected || raw.DeletedAt == nil || raw.Credentials != nil {
 		t.Errorf("soft-deleted record: got status %s deletedAt %v credentials %q", raw.Status, raw.DeletedAt, raw.Credentials)
 	}
 	// A new connection after a disconnect is a new record.
@@ -169,7 +169,7 @@ func TestRecordsCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(sealed, "SECRET") {
+	if bytes.Contains(sealed, []byte("SECRET")) {
 		t.Fatal("sealed credentials hold a secret in clear")
 	}
 	r.Credentials = sealed
@@ -180,7 +180,7 @@ func TestRecordsCredentials(t *testing.T) {
 	if got.AccessToken != c.AccessToken || got.Fields["password"] != c.Fields["password"] || !got.ExpiresAt.Equal(c.ExpiresAt) {
 		t.Errorf("Credentials: got %v, want the sealed credentials", got)
 	}
-	r.Credentials, _ = v.Seal(r.AAD(), []byte("not json SECRET"))
+	r.Credentials = v.Seal(r.AAD(), []byte("not json SECRET"))
 	if _, err := rs.Credentials(r); err == nil || strings.Contains(err.Error(), "SECRET") {
 		t.Errorf("Credentials of non-JSON: got %v, want an error without the plaintext", err)
 	}

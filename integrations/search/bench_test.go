@@ -117,7 +117,7 @@ func buildBig(b *testing.B) *built {
 			// reused (and the build figures are not measured).
 			big.dir = keep
 			if _, err := os.Stat(filepath.Join(keep, checkpointName)); err == nil {
-				ix, err := Open(Config{Dir: keep, Key: testKey})
+				ix, err := Open(Config{Dir: keep, Vault: testVault})
 				if err != nil {
 					big.err = err
 					return
@@ -158,7 +158,7 @@ func buildBig(b *testing.B) *built {
 		// than the benchmark waiting it out.
 		var skip atomic.Int64
 		now := func() time.Time { return time.Now().Add(time.Duration(skip.Load())) }
-		ix, err := Open(Config{Dir: big.dir, Key: testKey, Now: now})
+		ix, err := Open(Config{Dir: big.dir, Vault: testVault, Now: now})
 		if err != nil {
 			big.err = err
 			return
@@ -195,7 +195,7 @@ func buildBig(b *testing.B) *built {
 		close(stop)
 		wg.Wait()
 		big.peakHeap = peak.Load() - base
-		ix2, err := Open(Config{Dir: big.dir, Key: testKey})
+		ix2, err := Open(Config{Dir: big.dir, Vault: testVault})
 		if err != nil {
 			big.err = err
 			return
@@ -283,7 +283,7 @@ func BenchmarkIndexOnce(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		dir := b.TempDir()
-		ix, err := Open(Config{Dir: dir, Key: testKey})
+		ix, err := Open(Config{Dir: dir, Vault: testVault})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -307,7 +307,7 @@ func BenchmarkIndexOnce(b *testing.B) {
 			b.Fatal(err)
 		}
 		written = ix.Stats().BytesWritten
-		ix, _ = Open(Config{Dir: dir, Key: testKey})
+		ix, _ = Open(Config{Dir: dir, Vault: testVault})
 		disk = ix.Stats().BytesOnDisk
 		ix.Close()
 	}
@@ -321,7 +321,7 @@ func BenchmarkOpen(b *testing.B) {
 	bb := buildBig(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		ix, err := Open(Config{Dir: bb.dir, Key: testKey})
+		ix, err := Open(Config{Dir: bb.dir, Vault: testVault})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -360,7 +360,7 @@ func benchQueriesWith(b *testing.B, snippets bool) {
 	bb := buildBig(b)
 	qs := parsedQueries(b)
 	texts := snippetTexts(b, bb)
-	ix, err := Open(Config{Dir: bb.dir, Key: testKey})
+	ix, err := Open(Config{Dir: bb.dir, Vault: testVault})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func medianMax(v []float64) (float64, float64) {
 // snippetTexts maps every id of the shared index to its text; the caller
 // of Snippet reads it from the item, so it is not counted as the index's.
 func snippetTexts(b *testing.B, bb *built) map[string]string {
-	ix, err := Open(Config{Dir: bb.dir, Key: testKey})
+	ix, err := Open(Config{Dir: bb.dir, Vault: testVault})
 	if err != nil {
 		b.Fatal(err)
 	}

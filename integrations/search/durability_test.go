@@ -197,7 +197,7 @@ func TestWrongKey(t *testing.T) {
 	ix.SetCheckpoint(7)
 	ix.Close()
 	other := slices.Repeat([]byte{9}, 32)
-	ix = openTest(t, dir, func(c *Config) { c.Key = other })
+	ix = openTest(t, dir, func(c *Config) { c.Vault = mustVault(other) })
 	if got := ix.NeedsRebuild(); !slices.Equal(got, []string{userA}) {
 		t.Errorf("wrong key: NeedsRebuild %v", got)
 	}
@@ -212,13 +212,13 @@ func TestWrongKey(t *testing.T) {
 	ix.Delete(userA, "d3")
 	ix.SetCheckpoint(7)
 	ix.Close()
-	ix = openTest(t, dir, func(c *Config) { c.Key, c.PreviousKeys = other, [][]byte{testKey} })
+	ix = openTest(t, dir, func(c *Config) { c.Vault = mustVault(other, testKey) })
 	checkQueries(t, withoutD3(t, ix))
 	if err := ix.Reseal(); err != nil {
 		t.Fatal(err)
 	}
 	ix.Close()
-	ix = openTest(t, dir, func(c *Config) { c.Key = other })
+	ix = openTest(t, dir, func(c *Config) { c.Vault = mustVault(other) })
 	if got := ix.NeedsRebuild(); len(got) != 0 {
 		t.Errorf("after Reseal: NeedsRebuild %v", got)
 	}

@@ -43,7 +43,7 @@ func exercise(t *testing.T, seg *segment) {
 // segmentSeeds are the files of small real segments.
 func segmentSeeds(f *testing.F) [][]byte {
 	dir := f.TempDir()
-	ix, err := Open(Config{Dir: dir, Key: testKey})
+	ix, err := Open(Config{Dir: dir, Vault: testVault})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func FuzzSegmentFile(f *testing.F) {
 		f.Add(b, uint64(1))
 		f.Add(b, uint64(2))
 	}
-	s, _ := newSealer(testKey, nil)
+	s, _ := newSealer(testVault)
 	f.Fuzz(func(t *testing.T, b []byte, seq uint64) {
 		seg, err := openSegment(bytes.NewReader(b), int64(len(b)), s, userA, seq, newCache(1<<20))
 		if err != nil {
@@ -82,7 +82,7 @@ func FuzzSegmentFile(f *testing.F) {
 // dictionary and the postings. The input is a list of blocks, each a kind
 // byte, a uint16 length and the plaintext; the last one is the footer.
 func FuzzSegmentBlocks(f *testing.F) {
-	s, _ := newSealer(testKey, nil)
+	s, _ := newSealer(testVault)
 	for _, b := range segmentSeeds(f) {
 		seg, err := openSegment(bytes.NewReader(b), int64(len(b)), s, userA, 1, nil)
 		if err != nil {
@@ -100,7 +100,7 @@ func FuzzSegmentBlocks(f *testing.F) {
 		}
 		flen := int(binary.BigEndian.Uint32(b[len(b)-12:]))
 		sealed := b[len(b)-12-flen : len(b)-12]
-		foot, _, err := s.open(nil, sealed, blockID{user: userA, seg: 1, block: footerBlock, kind: kindFooter}, 0)
+		foot, _, err := s.open(nil, sealed, blockID{user: userA, seg: 1, block: footerBlock, kind: kindFooter})
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func FuzzSegmentBlocks(f *testing.F) {
 
 // FuzzManifest decodes hostile manifests, sealed and plain.
 func FuzzManifest(f *testing.F) {
-	s, _ := newSealer(testKey, nil)
+	s, _ := newSealer(testVault)
 	good := encodeManifest(&manifest{nextSeq: 9, rebuild: true, segs: []manSeg{{seq: 3, deleted: []uint32{1, 5, 700}}, {seq: 8}}})
 	f.Add(good)
 	f.Add(sealFile(s, manMagic, good, blockID{user: userA, kind: kindManifest}))

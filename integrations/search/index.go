@@ -10,16 +10,18 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"searchsvc/integrations/vault"
 )
 
 // Config configures Open.
 type Config struct {
 	// Dir holds the index: one directory per user, named by the user's id.
 	Dir string
-	// Key seals everything written (32 bytes). PreviousKeys only open,
-	// until Reseal rewrites what they sealed.
-	Key          []byte
-	PreviousKeys [][]byte
+	// Vault seals everything written (vault.SearchIndex) under its
+	// current key and opens what its previous keys sealed, until Reseal
+	// rewrites that.
+	Vault *vault.Vault
 	// CacheBytes bounds the cache of opened blocks; default 16 MiB.
 	CacheBytes int64
 	// FlushBytes is the memory of added documents, in bytes, that makes a
@@ -139,7 +141,7 @@ func Open(cfg Config) (*Index, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s, err := newSealer(cfg.Key, cfg.PreviousKeys)
+	s, err := newSealer(cfg.Vault)
 	if err != nil {
 		return nil, err
 	}

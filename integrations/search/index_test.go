@@ -8,13 +8,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"searchsvc/integrations/vault"
 )
 
-var testKey = bytes.Repeat([]byte{7}, 32)
+var (
+	testKey   = bytes.Repeat([]byte{7}, 32)
+	testVault = mustVault(testKey)
+)
+
+// mustVault is a vault sealing under current and opening under previous.
+func mustVault(current []byte, previous ...[]byte) *vault.Vault {
+	v, err := vault.New(current, previous...)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
 
 func openTest(t *testing.T, dir string, mod ...func(*Config)) *Index {
 	t.Helper()
-	cfg := Config{Dir: dir, Key: testKey, FlushAfter: time.Hour}
+	cfg := Config{Dir: dir, Vault: testVault, FlushAfter: time.Hour}
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -96,7 +96,7 @@ func TestKill(t *testing.T) {
 		if tmp, _ := filepath.Glob(filepath.Join(dir, userA, "*.seg.tmp")); len(tmp) > 0 {
 			torn++
 		}
-		ix, err := Open(Config{Dir: dir, Key: testKey, FlushAfter: time.Hour})
+		ix, err := Open(Config{Dir: dir, Vault: testVault, FlushAfter: time.Hour})
 		if err != nil {
 			t.Fatalf("cycle %d (seed %d): reopen after kill: %v", c, seed, err)
 		}
@@ -212,7 +212,7 @@ func TestKillHelper(t *testing.T) {
 	}
 	tag := os.Getenv(killTagEnv)
 	say := func(s string) { os.Stdout.Write([]byte(s + "\n")) } // one write: atomic on a pipe
-	ix, err := Open(Config{Dir: dir, Key: testKey, FlushBytes: 24 << 10, MergeFactor: 2, FlushAfter: time.Hour})
+	ix, err := Open(Config{Dir: dir, Vault: testVault, FlushBytes: 24 << 10, MergeFactor: 2, FlushAfter: time.Hour})
 	if err != nil {
 		say("open failed: " + err.Error())
 		os.Exit(3)

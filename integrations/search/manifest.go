@@ -120,7 +120,7 @@ func openFile(s *sealer, magic string, b []byte, id blockID) ([]byte, int, error
 	if uint64(n) != uint64(len(b)-len(magic)-4) {
 		return nil, -1, fmt.Errorf("%w: bad length", ErrCorrupt)
 	}
-	return s.open(nil, b[len(magic)+4:], id, -1)
+	return s.open(nil, b[len(magic)+4:], id)
 }
 
 func readManifest(s *sealer, dir, user string) (*manifest, error) {

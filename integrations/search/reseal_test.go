@@ -36,7 +36,7 @@ func TestResealWaitsForMerge(t *testing.T) {
 		ix.Add(userA, handDocs()[3:]...)
 		ix.Close()
 		other := slices.Repeat([]byte{9}, 32)
-		ix = openTest(t, dir, noMerges, func(c *Config) { c.Key, c.PreviousKeys = other, [][]byte{testKey} })
+		ix = openTest(t, dir, noMerges, func(c *Config) { c.Vault = mustVault(other, testKey) })
 		if got := oldKeySegments(ix, userA); got != 2 {
 			t.Fatalf("before: %d segments under the old key, want 2", got)
 		}
@@ -64,7 +64,7 @@ func TestResealWaitsForMerge(t *testing.T) {
 			t.Errorf("after: %d segments under the old key, want 0", got)
 		}
 		ix.Close()
-		ix = openTest(t, dir, func(c *Config) { c.Key = other })
+		ix = openTest(t, dir, func(c *Config) { c.Vault = mustVault(other) })
 		if got := ix.NeedsRebuild(); len(got) != 0 {
 			t.Errorf("new key alone: NeedsRebuild %v", got)
 		}
@@ -84,7 +84,7 @@ func TestResealWhileMerging(t *testing.T) {
 	}
 	ix.Close()
 	other := slices.Repeat([]byte{9}, 32)
-	ix = openTest(t, dir, func(c *Config) { c.Key, c.PreviousKeys, c.MergeFactor = other, [][]byte{testKey}, 2 })
+	ix = openTest(t, dir, func(c *Config) { c.Vault, c.MergeFactor = mustVault(other, testKey), 2 })
 	ix.kick(ix.mergeKick)
 	if err := ix.Reseal(); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestResealWhileMerging(t *testing.T) {
 		t.Errorf("%d segments under the old key, want 0", got)
 	}
 	ix.Close()
-	ix = openTest(t, dir, func(c *Config) { c.Key = other })
+	ix = openTest(t, dir, func(c *Config) { c.Vault = mustVault(other) })
 	if got := ix.NeedsRebuild(); len(got) != 0 {
 		t.Errorf("new key alone: NeedsRebuild %v", got)
 	}

@@ -136,7 +136,7 @@ func rssIndex(path string, n int, index bool, dir string) error {
 	var ix *Index
 	if index {
 		var err error
-		if ix, err = Open(Config{Dir: dir, Key: testKey}); err != nil {
+		if ix, err = Open(Config{Dir: dir, Vault: testVault}); err != nil {
 			return err
 		}
 	}
@@ -188,7 +188,7 @@ func rssIndex(path string, n int, index bool, dir string) error {
 // while; with fill, after queries for other words of the index have
 // filled the cache.
 func rssQuery(dir string, fill bool) error {
-	ix, err := Open(Config{Dir: dir, Key: testKey})
+	ix, err := Open(Config{Dir: dir, Vault: testVault})
 	if err != nil {
 		return err
 	}

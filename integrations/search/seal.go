@@ -1,12 +1,11 @@
 package search
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"searchsvc/integrations/vault"
 )
 
 // ErrCorrupt is wrapped by every error about a sealed file that does not
@@ -28,29 +27,18 @@ const (
 // field is refused before anything is allocated for it.
 const maxBlock = 256 << 20
 
-// sealer seals blocks with AES-256-GCM. The first AEAD is the current key;
-// the others are previous keys, only ever used to open.
+// sealer seals and opens blocks with the service's vault: the index
+// does no cryptography of its own. A block's key id says whether the
+// current key sealed it (Reseal rewrites those it did not).
 type sealer struct {
-	aeads []cipher.AEAD
+	v *vault.Vault
 }
 
-func newSealer(key []byte, previous [][]byte) (*sealer, error) {
-	s := &sealer{}
-	for i, k := range append([][]byte{key}, previous...) {
-		if len(k) != 32 {
-			return nil, fmt.Errorf("search: key %d is %d bytes, want 32", i, len(k))
-		}
-		block, err := aes.NewCipher(k)
-		if err != nil {
-			return nil, err
-		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			return nil, err
-		}
-		s.aeads = append(s.aeads, aead)
+func newSealer(v *vault.Vault) (*sealer, error) {
+	if v == nil {
+		return nil, errors.New("search: no vault")
 	}
-	return s, nil
+	return &sealer{v: v}, nil
 }
 
 // blockID is the identity of a sealed block, its additional data: whose
@@ -65,50 +53,37 @@ type blockID struct {
 }
 
 func (id blockID) ad(dst []byte) []byte {
-	dst = append(dst, "searchsvc-index\x00"...)
-	dst = append(dst, id.user...)
-	dst = append(dst, 0)
+	dst = vault.AppendAAD(dst, vault.SearchIndex, id.user)
 	dst = binary.BigEndian.AppendUint64(dst, id.seg)
 	dst = binary.BigEndian.AppendUint32(dst, id.block)
 	return append(dst, id.kind)
 }
 
-// seal appends nonce and ciphertext of plain, under the current key, to dst.
+// seal appends plain, sealed under the current key, to dst.
 func (s *sealer) seal(dst, plain []byte, id blockID) []byte {
-	aead := s.aeads[0]
-	var nonce [12]byte
-	rand.Read(nonce[:])
-	dst = append(dst, nonce[:]...)
 	var adBuf [96]byte
-	return aead.Seal(dst, nonce[:], plain, id.ad(adBuf[:0]))
+	return s.v.AppendSeal(dst, id.ad(adBuf[:0]), plain)
 }
 
-// open opens a sealed block with key number k, or, when k is -1, with
-// whichever key opens it; it returns the plaintext and the key's number.
-func (s *sealer) open(dst, sealed []byte, id blockID, k int) ([]byte, int, error) {
-	if len(sealed) < 12+16 {
-		return nil, -1, fmt.Errorf("%w: short block", ErrCorrupt)
-	}
+// open appends the plaintext of a sealed block to dst (which may be the
+// block's own ciphertext, see inPlace) and says which key sealed it:
+// 0 the current one, 1 a previous one.
+func (s *sealer) open(dst, sealed []byte, id blockID) ([]byte, int, error) {
 	var adBuf [96]byte
-	ad := id.ad(adBuf[:0])
-	try := func(i int) ([]byte, error) {
-		return s.aeads[i].Open(dst, sealed[:12], sealed[12:], ad)
+	p, err := s.v.AppendOpen(dst, id.ad(adBuf[:0]), sealed)
+	if err != nil {
+		return nil, -1, fmt.Errorf("%w: block %d/%c does not open: %w", ErrCorrupt, id.block, id.kind, err)
 	}
-	if k >= 0 && k < len(s.aeads) {
-		p, err := try(k)
-		if err != nil {
-			return nil, -1, fmt.Errorf("%w: block %d/%c does not open", ErrCorrupt, id.block, id.kind)
-		}
-		return p, k, nil
+	if !s.v.Current(sealed) {
+		return p, 1, nil
 	}
-	for i := range s.aeads {
-		if p, err := try(i); err == nil {
-			return p, i, nil
-		}
-	}
-	return nil, -1, fmt.Errorf("%w: block %d/%c does not open", ErrCorrupt, id.block, id.kind)
+	return p, 0, nil
 }
+
+// inPlace is where a sealed block's plaintext can be opened over its own
+// ciphertext.
+func inPlace(sealed []byte) []byte { return sealed[vault.Overhead-16:][:0] }
 
 // sealedSize is the on-disk size of a block of n plaintext bytes,
 // including its 4-byte length prefix.
-func sealedSize(n int) int { return 4 + 12 + n + 16 }
+func sealedSize(n int) int { return 4 + vault.Overhead + n }

@@ -88,7 +88,7 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 		return nil, fmt.Errorf("%w: footer lengths differ", ErrCorrupt)
 	}
 	sealed = sealed[4:]
-	foot, key, err := s.open(nil, sealed, blockID{user: user, seg: seq, block: footerBlock, kind: kindFooter}, -1)
+	foot, key, err := s.open(nil, sealed, blockID{user: user, seg: seq, block: footerBlock, kind: kindFooter})
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (s *segment) openBlock(n uint32, raw, out []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: block %d length", ErrCorrupt, n)
 	}
 	kind := s.kinds[n]
-	plain, _, err := s.s.open(raw[4+12:4+12], raw[4:], blockID{user: s.user, seg: s.seq, block: n, kind: kind}, s.key)
+	plain, _, err := s.s.open(inPlace(raw[4:]), raw[4:], blockID{user: s.user, seg: s.seq, block: n, kind: kind})
 	if err != nil {
 		return nil, err
 	}

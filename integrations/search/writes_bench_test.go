@@ -41,7 +41,7 @@ func BenchmarkWritePhases(b *testing.B) {
 	for b.Loop() {
 		var skip atomic.Int64
 		now := func() time.Time { return time.Now().Add(time.Duration(skip.Load())) }
-		ix, err := Open(Config{Dir: b.TempDir(), Key: testKey, Now: now})
+		ix, err := Open(Config{Dir: b.TempDir(), Vault: testVault, Now: now})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -58,7 +58,7 @@ func benchResetPeakRSS() bool {
 }
 
 func benchVault(b *testing.B, fill byte) *vault.Vault {
-	v, err := vault.NewVault(bytes.Repeat([]byte{fill}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{fill}, vault.KeySize))
 	if err != nil {
 		b.Fatal(err)
 	}

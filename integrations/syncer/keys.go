@@ -21,8 +21,8 @@ import (
 func CheckKeys(recs *records.Records, its *items.Store, s *Tasks) error {
 	v := s.vault
 	unknown := make(map[string]int) // by key id
-	check := func(sealed string) {
-		if sealed == "" || v.Holds(sealed) {
+	check := func(sealed []byte) {
+		if len(sealed) == 0 || v.Holds(sealed) {
 			return
 		}
 		id, ok := vault.SealedKeyID(sealed)

@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"bytes"
 	"fmt"
 
 	"searchsvc/storage"
@@ -23,20 +24,20 @@ func (s *Tasks) RotateKeys() (int, error) {
 	v := s.vault
 	var tasks []QueuedTask
 	s.tasks.Scan(func(t QueuedTask) bool {
-		if t.Payload != "" && v.NeedsRotation(t.Payload) {
+		if v.Stale(t.Payload) {
 			tasks = append(tasks, t)
 		}
 		return true
 	})
 	var ops []storage.Op
 	for _, t := range tasks {
-		sealed, err := v.Rotate(t.aad(), t.Payload)
+		sealed, _, err := v.Reseal(t.aad(), t.Payload)
 		if err != nil {
 			return n, fmt.Errorf("task %s: %w", t.ID, err)
 		}
 		old := t.Payload
 		ops = append(ops, s.tasks.Update(t.ID, func(cur *QueuedTask) error {
-			if cur.Payload == old {
+			if bytes.Equal(cur.Payload, old) {
 				cur.Payload = sealed
 			}
 			return nil

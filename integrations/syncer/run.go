@@ -36,7 +36,7 @@ type run struct {
 	stored int64 // items stored by this session
 
 	mu     sync.Mutex               // Save and Known may be called from the instance's goroutines
-	sealed string                   // the record's sealed credentials as last seen or saved
+	sealed []byte                   // the record's sealed credentials as last seen or saved
 	creds  integrations.Credentials // the newest credentials, opened or refreshed
 	opened bool                     // creds holds them
 	kept   map[string]string        // the record's committed sync state, once read

@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,31 +25,23 @@ import (
 // batch whose task set it, so a crash never keeps a cursor past items
 // that were not stored; the rows go with the record's disconnect.
 
-// stateRow is one kept value of a record. A row written before values
-// had rows of their own has the record id as its id, no Key, and holds
-// every value as one sealed JSON object; it is read, and replaced by rows
-// of their own at the record's next change of state.
+// stateRow is one kept value of a record.
 type stateRow struct {
 	ID          string    `json:"id"` // the record id, then "/" and a hash of the key
 	Record      string    `json:"record,omitempty"`
 	UserID      string    `json:"userId"`
 	Integration string    `json:"integration"`
-	Value       string    `json:"value"` // sealed JSON: [key, value], or an object of strings (legacy)
+	Value       []byte    `json:"value"` // sealed JSON: [key, value]
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
 const stateIndexRecord = "record"
 
-func (r *stateRow) aad() vault.AAD {
-	return vault.AAD{Purpose: vault.SyncState, UserID: r.UserID, Domain: r.Integration, ID: r.ID}
+func (r *stateRow) aad() []byte {
+	return vault.AAD(vault.SyncState, r.UserID, r.Integration, r.ID)
 }
 
-func (r *stateRow) record() string {
-	if r.Record == "" {
-		return r.ID // a legacy row
-	}
-	return r.Record
-}
+func (r *stateRow) record() string { return r.Record }
 
 func registerState(st *storage.Store) *storage.Table[stateRow] {
 	return storage.Register(st, "syncstate", storage.TableConfig[stateRow]{
@@ -68,24 +61,12 @@ func stateRowID(recordID, key string) string {
 func (s *Syncer) loadState(rec *records.Record) (map[string]string, error) {
 	m := map[string]string{}
 	for _, row := range s.state.Find(stateIndexRecord, rec.ID) {
-		if row.Value == "" {
+		if len(row.Value) == 0 {
 			continue
 		}
 		b, err := s.vault.Open(row.aad(), row.Value)
 		if err != nil {
 			return nil, fmt.Errorf("open sync state: %w", err)
-		}
-		if row.Record == "" {
-			legacy := map[string]string{}
-			if err := json.Unmarshal(b, &legacy); err != nil {
-				return nil, fmt.Errorf("decode sync state: %w", err)
-			}
-			for k, v := range legacy {
-				if _, ok := m[k]; !ok {
-					m[k] = v
-				}
-			}
-			continue
 		}
 		var kv [2]string
 		if err := json.Unmarshal(b, &kv); err != nil {
@@ -97,14 +78,9 @@ func (s *Syncer) loadState(rec *records.Record) (map[string]string, error) {
 }
 
 // stateOps returns the ops that store the changed keys of the record's
-// kept values (an empty value deletes its row); all of them when a
-// legacy row is replaced.
+// kept values, read from all (an empty value deletes its row).
 func (s *Syncer) stateOps(rec *records.Record, changed map[string]string, all map[string]string, now time.Time) ([]storage.Op, error) {
 	var ops []storage.Op
-	if _, ok := s.state.Get(rec.ID); ok {
-		ops = append(ops, s.state.DeleteIfExists(rec.ID, nil))
-		changed = all
-	}
 	for _, k := range slices.Sorted(maps.Keys(changed)) {
 		id := stateRowID(rec.ID, k)
 		v := all[k]
@@ -117,9 +93,7 @@ func (s *Syncer) stateOps(rec *records.Record, changed map[string]string, all ma
 		if err != nil {
 			return nil, err
 		}
-		if row.Value, err = s.vault.Seal(row.aad(), b); err != nil {
-			return nil, fmt.Errorf("seal sync state: %w", err)
-		}
+		row.Value = s.vault.Seal(row.aad(), b)
 		ops = append(ops, s.state.Put(row))
 	}
 	return ops, nil
@@ -208,20 +182,20 @@ func (s *Tasks) rotateState() (int, error) {
 	v := s.vault
 	var rows []stateRow
 	s.state.Scan(func(r stateRow) bool {
-		if r.Value != "" && v.NeedsRotation(r.Value) {
+		if v.Stale(r.Value) {
 			rows = append(rows, r)
 		}
 		return true
 	})
 	var ops []storage.Op
 	for _, r := range rows {
-		sealed, err := v.Rotate(r.aad(), r.Value)
+		sealed, _, err := v.Reseal(r.aad(), r.Value)
 		if err != nil {
 			return 0, fmt.Errorf("sync state of record %s: %w", r.ID, err)
 		}
 		old := r.Value
 		ops = append(ops, s.state.Update(r.ID, func(cur *stateRow) error {
-			if cur.Value == old {
+			if bytes.Equal(cur.Value, old) {
 				cur.Value = sealed
 			}
 			return nil

@@ -71,7 +71,7 @@ func testVault(t testing.TB, fill byte, previous ...[]byte) *vault.Vault {
 
 func testVaultOf(t testing.TB, current []byte, previous ...[]byte) *vault.Vault {
 	t.Helper()
-	v, err := vault.NewVault(current, previous...)
+	v, err := vault.New(current, previous...)
 	if err != nil {
 		t.Fatal(err)
 	}

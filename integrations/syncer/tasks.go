@@ -32,7 +32,7 @@ type QueuedTask struct {
 	Type        string `json:"type"`
 	// Payload is the task's payload, sealed like credentials: message ids
 	// and page tokens are the provider's data, kept out of the log.
-	Payload string `json:"payload,omitempty"`
+	Payload []byte `json:"payload,omitempty"`
 	// NotBefore is when the task may run again after a failure; zero: now.
 	NotBefore time.Time `json:"notBefore,omitzero"`
 	// Attempts counts the failed runs of the task.
@@ -40,8 +40,8 @@ type QueuedTask struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-func (t *QueuedTask) aad() vault.AAD {
-	return vault.AAD{Purpose: vault.TaskPayload, UserID: t.UserID, Domain: t.Integration, ID: t.ID}
+func (t *QueuedTask) aad() []byte {
+	return vault.AAD(vault.TaskPayload, t.UserID, t.Integration, t.ID)
 }
 
 // newTask returns a task of rec's, its payload sealed.
@@ -55,9 +55,7 @@ func (s *Syncer) newTask(rec *records.Record, task integrations.Task, now time.T
 		if err != nil {
 			return QueuedTask{}, err
 		}
-		if t.Payload, err = s.vault.Seal(t.aad(), b); err != nil {
-			return QueuedTask{}, fmt.Errorf("seal task payload: %w", err)
-		}
+		t.Payload = s.vault.Seal(t.aad(), b)
 	}
 	return t, nil
 }
@@ -65,7 +63,7 @@ func (s *Syncer) newTask(rec *records.Record, task integrations.Task, now time.T
 // task opens what the integration is asked to run.
 func (s *Syncer) task(t *QueuedTask) (integrations.Task, error) {
 	out := integrations.Task{Type: t.Type}
-	if t.Payload == "" {
+	if len(t.Payload) == 0 {
 		return out, nil
 	}
 	b, err := s.vault.Open(t.aad(), t.Payload)

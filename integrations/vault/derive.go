@@ -1,58 +1,69 @@
 package vault
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"hash"
 	"io"
+	"sync"
 
 	"golang.org/x/crypto/hkdf"
 )
 
-// DerivedKey is a subkey derived from one generation of the credentials
-// key, named by that key's id.
-type DerivedKey struct {
-	KeyID string // the id of the credentials key it was derived from (see KeyID)
-	Key   []byte // KeySize bytes
+// deriveInfo starts HKDF's info for every key the vault derives, so that
+// its keys never equal another program's from the same secret.
+const deriveInfo = "searchsvc vault\x00"
+
+// derive is the one key derivation: HKDF-SHA256 of secret with no salt
+// (the secrets are uniformly random) and the label as the info. Keys of
+// different labels are independent, so one secret serves several uses:
+// "seal" (the AEAD key), "key id", and "index\x00" + a purpose (a blind
+// index's HMAC key).
+func derive(secret []byte, label string) []byte {
+	k := make([]byte, KeySize)
+	io.ReadFull(hkdf.New(sha256.New, secret, nil, []byte(deriveInfo+label)), k) // 32 bytes cannot fail
+	return k
 }
 
-// DeriveKey returns a KeySize-byte subkey of the current key for purpose
-// (a name such as "search index"), with HKDF-SHA-256: the same key and
-// purpose always give the same subkey, two purposes give independent
-// ones, and a subkey reveals nothing of the key. It lets another part of
-// the service (the search index) seal its own data under CREDENTIALS_KEY
-// without sharing the key itself.
-func (v *Vault) DeriveKey(purpose string) []byte {
-	return derive(v.current.raw, purpose)
+// keyID is the one key id: the first four bytes of the secret's "key id"
+// subkey. It names a secret in every sealed value and in messages, and
+// tells nothing of the secret.
+func keyID(secret []byte) uint32 {
+	return binary.BigEndian.Uint32(derive(secret, "key id"))
 }
 
-// DerivedKeys returns the subkeys for purpose of every key the vault
-// holds, the current key's first, so that data sealed under a subkey of
-// CREDENTIALS_KEY_PREVIOUS still opens after a rotation.
-func (v *Vault) DerivedKeys(purpose string) []DerivedKey {
-	out := []DerivedKey{{KeyID: v.current.id, Key: derive(v.current.raw, purpose)}}
-	for _, k := range v.previous() {
-		out = append(out, DerivedKey{KeyID: k.id, Key: derive(k.raw, purpose)})
-	}
-	return out
+func formatID(id uint32) string { return fmt.Sprintf("%08x", id) }
+
+// KeyID returns the public id of a secret, as sealed values and messages
+// name it: eight hex digits.
+func KeyID(secret []byte) string { return formatID(keyID(secret)) }
+
+// Index computes keyed blind indexes: the same value always gives the same
+// index, which tells nothing about the value without the key. It is safe
+// for concurrent use.
+type Index struct {
+	macs sync.Pool // of hash.Hash: HMAC-SHA256 under the key, reused (an index is computed per request)
 }
 
-// previous returns the previous keys in the order they were given.
-func (v *Vault) previous() []vaultKey {
-	out := make([]vaultKey, 0, len(v.order))
-	for _, id := range v.order {
-		if id != v.current.id {
-			out = append(out, v.keys[id])
-		}
-	}
-	return out
+// Index returns the blind index of purpose under the current secret.
+// Indexes follow the current secret only: after a rotation, whoever keeps
+// them computes them again (see Reseal).
+func (v *Vault) Index(p Purpose) *Index {
+	k := derive(v.current.secret, "index\x00"+p.String())
+	return &Index{macs: sync.Pool{New: func() any { return hmac.New(sha256.New, k) }}}
 }
 
-// deriveInfo prefixes the purpose in HKDF's info, so that the subkeys of
-// this service never equal another program's from the same key.
-const deriveInfo = "searchsvc derived key\x00"
-
-func derive(key []byte, purpose string) []byte {
-	r := hkdf.New(sha256.New, key, nil, []byte(deriveInfo+purpose))
-	out := make([]byte, KeySize)
-	io.ReadFull(r, out) // HKDF-SHA-256 gives up to 8160 bytes; 32 cannot fail
-	return out
+// Sum returns the index of value: HMAC-SHA256, base64url without padding.
+func (x *Index) Sum(value string) string {
+	m := x.macs.Get().(hash.Hash)
+	m.Reset()
+	io.WriteString(m, value)
+	var sum [sha256.Size]byte
+	var out [43]byte // base64url of 32 bytes, unpadded
+	base64.RawURLEncoding.Encode(out[:], m.Sum(sum[:0]))
+	x.macs.Put(m)
+	return string(out[:])
 }

@@ -1,9 +1,12 @@
-// Package vault seals and opens the service's secrets at rest (integration
-// credentials, item metadata and content, task payloads) with AES-256-GCM
-// under CREDENTIALS_KEY, opens what CREDENTIALS_KEY_PREVIOUS sealed, re-seals
-// under the current key (rotation) and derives subkeys for other purposes.
-// It knows nothing of records or items: callers name what they seal with an
-// AAD.
+// Package vault is the service's one sealer. It seals what the service
+// keeps at rest (integration credentials, item metadata and content files,
+// task payloads, sync state, users, sessions, the search index) with
+// AES-256-GCM under a key derived from one secret (CREDENTIALS_KEY for the
+// main store and the index, SESSION_SECRET for the session store), opens
+// what a previous secret sealed, re-seals under the current one (rotation)
+// and computes keyed blind indexes (HMAC-SHA256), so that a value can be
+// found or kept unique without being stored. It knows nothing of records
+// or items: callers bind what they seal to its owner with AAD.
 package vault
 
 import (
@@ -11,134 +14,221 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 )
 
-// KeySize is the length of a credentials key in bytes (AES-256).
+// KeySize is the length of a CREDENTIALS_KEY in bytes, and of every key
+// the vault derives.
 const KeySize = 32
 
-// sealVersion starts every sealed string; a new format gets a new version.
-const sealVersion = "v1"
+// The layout of a sealed value: version (1 byte), the id of the secret it
+// was sealed under (4 bytes, see KeyID), a random nonce (12 bytes), then
+// the ciphertext and GCM's tag (16 bytes). A new layout gets a new version.
+const (
+	version    = 1
+	headerSize = 1 + 4
+	nonceSize  = 12
+	tagSize    = 16
+	// Overhead is how many bytes sealing adds to a plaintext.
+	Overhead = headerSize + nonceSize + tagSize
+)
 
-// sealEncoding encodes the nonce and ciphertext. Strict decoding refuses
-// stray bits in the last character, so that every character of a sealed
-// string is authenticated.
-var sealEncoding = base64.RawURLEncoding.Strict()
-
-// Errors of Vault.Open. Both fail closed: nothing is returned with them.
+// Errors of Open. Both fail closed: nothing is returned with them.
 var (
-	// ErrCannotOpen means a sealed string is malformed, was altered, or
-	// belongs to another record.
-	ErrCannotOpen = errors.New("sealed credentials cannot be opened")
-	// ErrUnknownKey means a sealed string names a key that is neither
-	// CREDENTIALS_KEY nor one of CREDENTIALS_KEY_PREVIOUS. Its text is the
+	// ErrCannotOpen means a sealed value is malformed, was altered, or
+	// belongs to another owner or purpose.
+	ErrCannotOpen = errors.New("sealed value cannot be opened")
+	// ErrUnknownKey means a sealed value names a secret the vault does not
+	// hold (neither the current one nor a previous one). Its text is the
 	// one the service has always logged; Holds tells it apart up front.
 	ErrUnknownKey = errors.New("sealed credentials name an unknown key")
 )
 
-// Purpose says what a sealed string holds. It is bound to the ciphertext
-// with the owner's ids (see AAD), so that a record's sealed credentials,
-// an item's sealed content and a task's sealed payload never open as one
-// another even if an id were ever reused.
-type Purpose uint8
-
-// The purposes of sealed strings.
-const (
-	Credentials Purpose = iota // a user-integration record's credentials; ID is the record id
-	ItemContent                // an item's content file; ID is the item id
-	ItemMeta                   // an item's personal metadata; ID is the item id
-	TaskPayload                // a queued task's payload; ID is the task id
-	SyncState                  // what a record's sync keeps between runs; ID is the record id
-)
-
-// prefix is the purpose's mark in the additional data. The marks are
-// those the service has always written in front of the id ("item:",
-// "item-meta:", "task:", none for credentials), so that what was sealed
-// before Purpose existed still opens.
-func (p Purpose) prefix() string {
-	switch p {
-	case ItemContent:
-		return "item:"
-	case ItemMeta:
-		return "item-meta:"
-	case TaskPayload:
-		return "task:"
-	case SyncState:
-		return "state:"
-	}
-	return ""
+// key is one generation of the vault's secret.
+type key struct {
+	id     uint32
+	secret []byte // for Index
+	aead   cipher.AEAD
 }
 
-// String names the purpose, for logs and errors.
-func (p Purpose) String() string {
-	switch p {
-	case Credentials:
-		return "credentials"
-	case ItemContent:
-		return "item content"
-	case ItemMeta:
-		return "item metadata"
-	case TaskPayload:
-		return "task payload"
-	case SyncState:
-		return "sync state"
-	}
-	return "unknown purpose"
-}
-
-// AAD identifies what a sealed string belongs to: its purpose, the user,
-// the integration domain and the id of the record, item or task. It is
-// bound to the ciphertext as additional data, so a sealed string copied
-// into another record, item, user or integration does not open.
-type AAD struct {
-	Purpose Purpose
-	UserID  string
-	Domain  string // integration domain
-	ID      string // the id of what is sealed: see Purpose
-}
-
-// bytes encodes a, after the sealed string's header, with each part
-// length-prefixed so that no part can borrow bytes from its neighbour.
-func (a AAD) bytes(header string) []byte {
-	b := []byte("searchsvc credentials\x00")
-	for _, part := range []string{header, a.UserID, a.Domain, a.Purpose.prefix() + a.ID} {
-		b = binary.AppendUvarint(b, uint64(len(part)))
-		b = append(b, part...)
-	}
-	return b
-}
-
-type vaultKey struct {
-	id   string
-	raw  []byte // for DeriveKey
-	aead cipher.AEAD
-}
-
-// Vault seals credentials with AES-256-GCM. It seals under the current key
-// and opens under the current key or a previous one, chosen by the key id
-// every sealed string carries. A sealed string reads
-// "v1.<key id>.<base64url(nonce | ciphertext)>", with a fresh random 96-bit
-// nonce per seal. It is safe for concurrent use.
+// Vault seals under the current secret and opens under the current one or
+// a previous one, chosen by the key id every sealed value carries. It is
+// safe for concurrent use.
 type Vault struct {
-	current vaultKey
-	keys    map[string]vaultKey // by id; includes current
-	order   []string            // ids in the order given, current first
+	current *key
+	keys    map[uint32]*key // by id; includes current
 }
 
-// KeyID returns the public id of a key: the first 8 bytes of a SHA-256 of
-// the key, in hex.
-func KeyID(key []byte) string {
-	h := sha256.New()
-	h.Write([]byte("searchsvc credentials key id\x00"))
-	h.Write(key)
-	return hex.EncodeToString(h.Sum(nil)[:8])
+// New returns a Vault that seals under the key derived from current and
+// also opens what was sealed under any of previous. A secret is any
+// non-empty run of uniformly random bytes (CREDENTIALS_KEY, SESSION_SECRET);
+// the same secret listed twice counts once.
+func New(current []byte, previous ...[]byte) (*Vault, error) {
+	v := &Vault{keys: make(map[uint32]*key, 1+len(previous))}
+	for i, secret := range append([][]byte{current}, previous...) {
+		if len(secret) == 0 {
+			if i == 0 {
+				return nil, errors.New("vault: no secret")
+			}
+			return nil, fmt.Errorf("vault: previous secret %d is empty", i)
+		}
+		k, err := newKey(secret)
+		if err != nil {
+			return nil, err
+		}
+		if old, dup := v.keys[k.id]; dup {
+			if !bytes.Equal(old.secret, k.secret) {
+				// Four bytes of id: two secrets may share one, once in
+				// billions. A new secret settles it.
+				return nil, fmt.Errorf("vault: two secrets share key id %s; generate another", formatID(k.id))
+			}
+			continue
+		}
+		v.keys[k.id] = k
+		if i == 0 {
+			v.current = k
+		}
+	}
+	return v, nil
+}
+
+func newKey(secret []byte) (*key, error) {
+	block, err := aes.NewCipher(derive(secret, "seal"))
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &key{id: keyID(secret), secret: bytes.Clone(secret), aead: aead}, nil
+}
+
+// KeyID returns the id of the secret the vault seals under.
+func (v *Vault) KeyID() string { return formatID(v.current.id) }
+
+// Seal returns plaintext sealed under the current secret and bound to aad
+// (see AAD).
+func (v *Vault) Seal(aad, plaintext []byte) []byte {
+	return v.AppendSeal(make([]byte, 0, Overhead+len(plaintext)), aad, plaintext)
+}
+
+// AppendSeal appends plaintext sealed as Seal does to dst, which must not
+// overlap plaintext. It lets the search index seal into a buffer it
+// reuses.
+func (v *Vault) AppendSeal(dst, aad, plaintext []byte) []byte {
+	k := v.current
+	n := len(dst)
+	dst = append(dst, version, 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(dst[n+1:], k.id)
+	dst = append(dst, make([]byte, nonceSize)...)
+	nonce := dst[n+headerSize : n+headerSize+nonceSize]
+	rand.Read(nonce) // never fails (crypto/rand since Go 1.24)
+	return k.aead.Seal(dst, nonce, plaintext, aad)
+}
+
+// Open returns what sealed holds if it was sealed for aad under the
+// current secret or a previous one. A value that is malformed, altered or
+// another owner's is ErrCannotOpen; one sealed under a secret the vault
+// does not hold is ErrUnknownKey.
+func (v *Vault) Open(aad, sealed []byte) ([]byte, error) {
+	return v.AppendOpen(nil, aad, sealed)
+}
+
+// AppendOpen appends what sealed holds, as Open opens it, to dst. dst may
+// be sealed's own ciphertext, sealed[Overhead-tagSize:][:0], to open in
+// place.
+func (v *Vault) AppendOpen(dst, aad, sealed []byte) ([]byte, error) {
+	k, err := v.key(sealed)
+	if err != nil {
+		return nil, err
+	}
+	if len(sealed) < Overhead {
+		return nil, ErrCannotOpen
+	}
+	out, err := k.aead.Open(dst, sealed[headerSize:headerSize+nonceSize], sealed[headerSize+nonceSize:], aad)
+	if err != nil {
+		return nil, ErrCannotOpen
+	}
+	return out, nil
+}
+
+// key finds the key sealed names.
+func (v *Vault) key(sealed []byte) (*key, error) {
+	id, ok := sealedID(sealed)
+	if !ok {
+		return nil, ErrCannotOpen
+	}
+	k, ok := v.keys[id]
+	if !ok {
+		return nil, ErrUnknownKey
+	}
+	return k, nil
+}
+
+func sealedID(sealed []byte) (uint32, bool) {
+	if len(sealed) < headerSize || sealed[0] != version {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(sealed[1:]), true
+}
+
+// SealedKeyID returns the id of the secret sealed names, and false for a
+// value that is not sealed in this format.
+func SealedKeyID(sealed []byte) (string, bool) {
+	id, ok := sealedID(sealed)
+	if !ok {
+		return "", false
+	}
+	return formatID(id), true
+}
+
+// Holds reports whether sealed names a secret the vault holds (the current
+// one or a previous one). It does not check that sealed opens; it is what
+// start-up uses to refuse a CREDENTIALS_KEY that cannot open the store.
+func (v *Vault) Holds(sealed []byte) bool {
+	_, err := v.key(sealed)
+	return err == nil
+}
+
+// Current reports whether sealed names the current secret: a value that
+// does not needs Reseal before the previous secrets can be dropped. It
+// does not check that sealed opens.
+func (v *Vault) Current(sealed []byte) bool {
+	id, ok := sealedID(sealed)
+	return ok && id == v.current.id
+}
+
+// Stale reports whether sealed names a previous secret the vault holds:
+// what Reseal would seal again. A value under an unknown secret is not
+// stale: a rotation leaves it alone (start-up refuses it, see Holds).
+func (v *Vault) Stale(sealed []byte) bool {
+	k, err := v.key(sealed)
+	return err == nil && k != v.current
+}
+
+// Reseal is the one step of every rotation: it returns sealed unchanged if
+// the current secret sealed it, and otherwise opens it (under a previous
+// secret) and seals it again under the current one, with changed true.
+// A value that does not open is an error: a rotation fails closed.
+func (v *Vault) Reseal(aad, sealed []byte) (out []byte, changed bool, err error) {
+	k, err := v.key(sealed)
+	if err != nil {
+		return nil, false, err
+	}
+	if k == v.current {
+		return sealed, false, nil
+	}
+	plaintext, err := v.Open(aad, sealed)
+	if err != nil {
+		return nil, false, err
+	}
+	return v.Seal(aad, plaintext), true, nil
 }
 
 // ParseKey decodes a credentials key given as base64 (standard or URL
@@ -188,136 +278,12 @@ func LoadVault(getenv func(string) string) (*Vault, error) {
 		}
 		previous = append(previous, key)
 	}
-	return NewVault(current, previous...)
-}
-
-// NewVault returns a Vault that seals under current and also opens what
-// was sealed under any of previous. Each key is KeySize bytes.
-func NewVault(current []byte, previous ...[]byte) (*Vault, error) {
-	v := &Vault{keys: make(map[string]vaultKey, 1+len(previous))}
-	for i, raw := range append([][]byte{current}, previous...) {
-		k, err := newVaultKey(raw)
-		if err != nil {
-			if i == 0 {
-				return nil, fmt.Errorf("credentials key: %w", err)
-			}
-			return nil, fmt.Errorf("previous credentials key %d: %w", i, err)
-		}
-		if _, dup := v.keys[k.id]; dup {
-			continue // the same key listed twice
-		}
-		v.keys[k.id] = k
-		v.order = append(v.order, k.id)
-		if i == 0 {
-			v.current = k
-		}
-	}
-	return v, nil
-}
-
-func newVaultKey(key []byte) (vaultKey, error) {
-	if len(key) != KeySize {
-		return vaultKey{}, fmt.Errorf("%d bytes, want %d", len(key), KeySize)
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return vaultKey{}, err
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return vaultKey{}, err
-	}
-	return vaultKey{id: KeyID(key), raw: bytes.Clone(key), aead: aead}, nil
-}
-
-// KeyID returns the id of the key the vault seals under.
-func (v *Vault) KeyID() string { return v.current.id }
-
-// Seal encrypts plaintext for the record aad under the current key.
-func (v *Vault) Seal(aad AAD, plaintext []byte) (string, error) {
-	k := v.current
-	header := sealVersion + "." + k.id
-	nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(plaintext)+k.aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", fmt.Errorf("seal: nonce: %w", err)
-	}
-	blob := k.aead.Seal(nonce, nonce, plaintext, aad.bytes(header))
-	return header + "." + sealEncoding.EncodeToString(blob), nil
-}
-
-// Open decrypts a sealed string of the record aad. A string that is
-// malformed, altered or another record's is ErrCannotOpen; one sealed
-// under a key the vault does not hold is ErrUnknownKey.
-func (v *Vault) Open(aad AAD, sealed string) ([]byte, error) {
-	k, header, payload, err := v.split(sealed)
-	if err != nil {
-		return nil, err
-	}
-	blob, err := sealEncoding.DecodeString(payload)
-	ns := k.aead.NonceSize()
-	if err != nil || len(blob) < ns+k.aead.Overhead() {
-		return nil, ErrCannotOpen
-	}
-	plaintext, err := k.aead.Open(nil, blob[:ns], blob[ns:], aad.bytes(header))
-	if err != nil {
-		return nil, ErrCannotOpen
-	}
-	return plaintext, nil
-}
-
-// split parses a sealed string's header and finds its key.
-func (v *Vault) split(sealed string) (k vaultKey, header, payload string, err error) {
-	version, rest, ok1 := strings.Cut(sealed, ".")
-	id, payload, ok2 := strings.Cut(rest, ".")
-	if !ok1 || !ok2 || version != sealVersion {
-		return vaultKey{}, "", "", ErrCannotOpen
-	}
-	k, ok := v.keys[id]
-	if !ok {
-		return vaultKey{}, "", "", ErrUnknownKey
-	}
-	return k, version + "." + id, payload, nil
-}
-
-// SealedKeyID returns the id of the key sealed names in its header, and
-// false for a string that is not a sealed string of this format.
-func SealedKeyID(sealed string) (string, bool) {
-	version, rest, ok1 := strings.Cut(sealed, ".")
-	id, _, ok2 := strings.Cut(rest, ".")
-	if !ok1 || !ok2 || version != sealVersion {
-		return "", false
-	}
-	return id, true
-}
-
-// Holds reports whether sealed names a key the vault holds (the current
-// one or a previous one). It does not check that sealed opens; it is what
-// start-up uses to refuse a CREDENTIALS_KEY that cannot open the store.
-func (v *Vault) Holds(sealed string) bool {
-	_, _, _, err := v.split(sealed)
-	return err == nil
-}
-
-// NeedsRotation reports whether sealed was sealed under a previous key and
-// should be sealed again under the current one (see Rotate). It does not
-// check that sealed opens.
-func (v *Vault) NeedsRotation(sealed string) bool {
-	k, _, _, err := v.split(sealed)
-	return err == nil && k.id != v.current.id
-}
-
-// Rotate opens sealed and seals it again under the current key.
-func (v *Vault) Rotate(aad AAD, sealed string) (string, error) {
-	plaintext, err := v.Open(aad, sealed)
-	if err != nil {
-		return "", err
-	}
-	return v.Seal(aad, plaintext)
+	return New(current, previous...)
 }
 
 // String describes v by its key ids; it holds no key material.
 func (v *Vault) String() string {
-	return fmt.Sprintf("Vault{keyId:%s previousKeys:%d}", v.current.id, len(v.keys)-1)
+	return fmt.Sprintf("Vault{keyId:%s previousKeys:%d}", v.KeyID(), len(v.keys)-1)
 }
 
 // Format makes every fmt verb print v without key material.
@@ -325,7 +291,7 @@ func (v *Vault) Format(f fmt.State, _ rune) { fmt.Fprint(f, v.String()) }
 
 // LogValue makes slog log v without key material.
 func (v *Vault) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("key_id", v.current.id), slog.Int("previous_keys", len(v.keys)-1))
+	return slog.GroupValue(slog.String("key_id", v.KeyID()), slog.Int("previous_keys", len(v.keys)-1))
 }
 
 func allZero(b []byte) bool {

@@ -50,7 +50,7 @@ type Fixture struct {
 // New opens a fixture in a temporary directory.
 func New(tb testing.TB, opts Options) *Fixture {
 	tb.Helper()
-	v, err := vault.NewVault(bytes.Repeat([]byte{7}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
 	if err != nil {
 		tb.Fatal(err)
 	}
