@@ -19,6 +19,7 @@ import (
 	"searchsvc/integrations/feed"
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/imap"
+	"searchsvc/integrations/index"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/search"
 	"searchsvc/integrations/slack"
@@ -42,7 +43,7 @@ type app struct {
 	oauth        *oauth.Handlers
 	syncer       *syncer.Syncer
 	index        *search.Index
-	indexer      *indexer
+	indexer      *index.Indexer
 	metrics      *metrics
 	web          *web.App // the app served at /, a client of the API
 }
@@ -115,9 +116,6 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
 	}
 	a.records = records.New(a.mainStore, v, nil)
-	// The search index follows the item store: the indexer is the
-	// syncer's Indexer, completed once the index is open.
-	x := newIndexer()
 	client := &http.Client{Timeout: outboundTimeout}
 	a.syncer, err = syncer.New(syncer.Config{
 		Records:      a.records,
@@ -128,7 +126,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		ManualClient: manualClient,
 		PollInterval: c.PollInterval,
 		Workers:      c.SyncWorkers,
-		Indexer:      x,
+		Indexer:      syncIndexer{a},
 		Logger:       log.With("component", "sync"),
 	})
 	if err != nil {
@@ -185,14 +183,19 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		log.Info("sealed data stored in clear or under a previous key", "sessions", nSessions, "users", nUsers)
 	}
 	// Opened only under a key that opens the store: the index opens what
-	// it can read and rebuilds the rest in the background once the
-	// service serves. (The index adds component=search to its lines.)
-	if a.index, err = openIndex(c.DataDir, v, c.SearchCacheMB, log, x.onDamage); err != nil {
+	// it can read and the indexer rebuilds the rest in the background.
+	// (The index adds component=search to its lines.)
+	if a.indexer, err = index.Open(index.Config{
+		Search:   searchConfig(c.DataDir, v, c.SearchCacheMB, log),
+		Items:    a.syncer.Items(),
+		Registry: reg,
+		Logger:   log.With("component", "search"),
+	}); err != nil {
 		a.mainStore.Close()
 		a.sessionStore.Close()
 		return nil, fmt.Errorf("open the search index: %w", err)
 	}
-	a.indexer = x.connect(a.index, a.syncer.Items(), reg, log.With("component", "search"))
+	a.index = a.indexer.Search()
 	a.auth = auth.NewHandlers(auth.Config{
 		Sessions:      a.sessions,
 		Users:         a.users,
@@ -291,12 +294,54 @@ func (a *app) close(log *slog.Logger) {
 			log.Error("close store", "dir", st.Dir(), "err", err)
 		}
 	}
-	// Nothing changes the items any more: an index that caught up holds
-	// what the store holds, and says so for the next start.
-	if a.indexer.CaughtUp() {
-		a.index.SetCheckpoint(checkpoint(a.mainStore.Position()))
-	}
-	if err := a.index.Close(); err != nil {
+	// Nothing changes the items any more: the indexer applies what is
+	// queued, and an index that caught up holds what the store holds and
+	// says so for the next start.
+	if err := a.indexer.Close(a.mainStore.Position()); err != nil {
 		log.Error("close the search index", "err", err)
 	}
 }
+
+// searchDir holds the search index under DATA_DIR: one directory per
+// user, every file sealed under a key derived from CREDENTIALS_KEY.
+const searchDir = "search"
+
+// searchKeyPurpose names the subkey of CREDENTIALS_KEY that seals the
+// search index.
+const searchKeyPurpose = "search index"
+
+// searchConfig configures the search index under dataDir, sealed under
+// the subkeys of v's keys.
+func searchConfig(dataDir string, v *vault.Vault, cacheMB int, log *slog.Logger) search.Config {
+	keys := v.DerivedKeys(searchKeyPurpose)
+	prev := make([][]byte, 0, len(keys)-1)
+	for _, k := range keys[1:] {
+		prev = append(prev, k.Key)
+	}
+	return search.Config{
+		Dir:          filepath.Join(dataDir, searchDir),
+		Key:          keys[0].Key,
+		PreviousKeys: prev,
+		CacheBytes:   int64(cacheMB) << 20,
+		Logger:       log,
+	}
+}
+
+// syncIndexer is the syncer's Indexer: the app's indexer, which is opened
+// after the syncer is made. The syncer registers its tables, so it is
+// made before the stores open; the index opens only under a key that
+// opens the store, so after. The syncer calls it only once openApp has
+// returned.
+type syncIndexer struct{ a *app }
+
+func (s syncIndexer) Index(userID string, its []syncer.IndexedItem) {
+	s.a.indexer.Index(userID, its)
+}
+
+func (s syncIndexer) Remove(userID string, ids []string) { s.a.indexer.Remove(userID, ids) }
+
+func (s syncIndexer) RemoveRecord(userID, recordID string) {
+	s.a.indexer.RemoveRecord(userID, recordID)
+}
+
+func (s syncIndexer) RemoveUser(userID string) { s.a.indexer.RemoveUser(userID) }
