@@ -44,6 +44,7 @@ type Items interface {
 	LiveIDs(userID string) []string
 	// Get returns the user's live item with id.
 	Get(userID, id string) (items.ItemRecord, error)
+	// OpenMeta opens the item's sealed metadata.
 	OpenMeta(it *items.ItemRecord) (items.Meta, error)
 	// Text returns the item's extracted text.
 	Text(it *items.ItemRecord) (string, error)
@@ -83,7 +84,7 @@ const (
 // Indexer keeps a search index level with the item store (see the
 // package comment). Its methods are safe for concurrent use.
 //
-// The syncer commits a change before it calls Index or Remove, so a
+// The syncer commits a change before it tells the indexer, so a
 // catch-up, which reads the store, sees every change queued before it
 // began: those are dropped, not applied. A change queued once a catch-up
 // has begun is applied after it, on top, so nothing the catch-up read
