@@ -18,6 +18,7 @@ import (
 	"searchsvc/integrations/feed"
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/imap"
+	"searchsvc/integrations/index"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/search"
 	"searchsvc/integrations/slack"
@@ -41,7 +42,7 @@ type app struct {
 	oauth        *oauth.Handlers
 	syncer       *syncer.Syncer
 	index        *search.Index
-	indexer      *indexer
+	indexer      *index.Indexer
 	metrics      *metrics
 	web          *web.App // the app served at /, a client of the API
 }
@@ -148,12 +149,24 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	return a, nil
 }
 
-// buildSyncAndSearch builds the syncer on the stores' tables and the search
-// index that follows the item store: the indexer is the syncer's
-// Indexer, completed once the index is open.
+// buildSyncAndSearch opens the search index with its indexer and builds
+// the syncer on the stores' tables, telling the indexer every change.
+// The index opens only under a key that opens the store (openStores
+// checked it): it opens what it can read, and the indexer rebuilds the
+// rest in the background once the service serves. (The index adds
+// component=search to its lines.)
 func (a *app) buildSyncAndSearch(c *config, s *stores, out outbound, log *slog.Logger) error {
-	x := newIndexer()
 	var err error
+	a.indexer, err = index.Open(index.Config{
+		Search:   searchConfig(c.DataDir, s.vault, c.SearchCacheMB, log),
+		Items:    s.items,
+		Registry: out.reg,
+		Logger:   log.With("component", "search"),
+	})
+	if err != nil {
+		return fmt.Errorf("open the search index: %w", err)
+	}
+	a.index = a.indexer.Search()
 	a.syncer, err = syncer.New(syncer.Config{
 		Records:      s.records,
 		Items:        s.items,
@@ -164,19 +177,13 @@ func (a *app) buildSyncAndSearch(c *config, s *stores, out outbound, log *slog.L
 		ManualClient: out.manual,
 		PollInterval: c.PollInterval,
 		Workers:      c.SyncWorkers,
-		Indexer:      x,
+		Indexer:      a.indexer,
 		Logger:       log.With("component", "sync"),
 	})
 	if err != nil {
+		a.index.Close()
 		return err
 	}
-	// Opened only under a key that opens the store: the index opens what
-	// it can read and rebuilds the rest in the background once the
-	// service serves. (The index adds component=search to its lines.)
-	if a.index, err = openIndex(c.DataDir, s.vault, c.SearchCacheMB, log, x.onDamage); err != nil {
-		return fmt.Errorf("open the search index: %w", err)
-	}
-	a.indexer = x.connect(a.index, s.items, out.reg, log.With("component", "search"))
 	return nil
 }
 
@@ -254,12 +261,10 @@ func (a *app) close(log *slog.Logger) {
 			log.Error("close store", "dir", st.Dir(), "err", err)
 		}
 	}
-	// Nothing changes the items any more: an index that caught up holds
-	// what the store holds, and says so for the next start.
-	if a.indexer.CaughtUp() {
-		a.index.SetCheckpoint(checkpoint(a.mainStore.Position()))
-	}
-	if err := a.index.Close(); err != nil {
+	// Nothing changes the items any more: the indexer applies what is
+	// queued, and an index that caught up holds what the store holds and
+	// says so for the next start.
+	if err := a.indexer.Close(a.mainStore.Position()); err != nil {
 		log.Error("close the search index", "err", err)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"strings"
 
 	"searchsvc/auth"
+	"searchsvc/integrations/index"
+	"searchsvc/integrations/search"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -270,14 +271,14 @@ func rotateKeys(c *config, s *stores) (creds, items, users, docs int, err error)
 // rotation (at position before) is recorded as level with it after
 // (after): the rotation re-seals items but adds or removes none.
 func resealIndex(c *config, v *vault.Vault, before, after storage.Position) (int, error) {
-	ix, err := openIndex(c.DataDir, v, c.SearchCacheMB, slog.New(slog.DiscardHandler), nil)
+	ix, err := search.Open(searchConfig(c.DataDir, v, c.SearchCacheMB, slog.New(slog.DiscardHandler)))
 	if err != nil {
 		return 0, err
 	}
-	level := ix.Checkpoint() == checkpoint(before) && len(ix.NeedsRebuild()) == 0
+	level := ix.Checkpoint() == index.Checkpoint(before) && len(ix.NeedsRebuild()) == 0
 	err = ix.Reseal()
 	if err == nil && level {
-		ix.SetCheckpoint(checkpoint(after))
+		ix.SetCheckpoint(index.Checkpoint(after))
 	}
 	docs := ix.Stats().Docs
 	if cerr := ix.Close(); err == nil {
@@ -313,19 +314,17 @@ func reindexCmd(getenv func(string) string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("remove the old index: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ix, err := openIndex(c.DataDir, s.vault, c.SearchCacheMB, log, nil)
+	x, err := index.Open(index.Config{
+		Search: searchConfig(c.DataDir, s.vault, c.SearchCacheMB, log), Items: s.items, Registry: reg, Logger: log})
 	if err != nil {
 		return err
 	}
-	x := newIndexer().connect(ix, s.items, reg, log)
-	if failed := x.CatchUp(context.Background(), nil); len(failed) > 0 {
+	if failed := x.CatchUp(nil); len(failed) > 0 {
 		err = fmt.Errorf("%d users could not be indexed (logged above)", len(failed))
 	}
-	if err == nil {
-		ix.SetCheckpoint(checkpoint(s.main.Position()))
-	}
-	stats := ix.Stats()
-	if cerr := ix.Close(); err == nil {
+	stats := x.Search().Stats()
+	// Caught up, the index records the store's position (Close).
+	if cerr := x.Close(s.main.Position()); err == nil {
 		err = cerr
 	}
 	if err != nil {

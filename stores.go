@@ -11,6 +11,7 @@ import (
 	"searchsvc/auth"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
+	"searchsvc/integrations/search"
 	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/sessions"
@@ -25,6 +26,20 @@ import (
 // all sealed with one vault. The session store beside it holds the
 // sessions. The syncer, the indexer and the handlers are then built on
 // these; no package opens a table of another.
+
+// searchDir holds the search index under DATA_DIR: one directory per
+// user, every file sealed with the vault.
+const searchDir = "search"
+
+// searchConfig configures the search index under dataDir, sealed with v.
+func searchConfig(dataDir string, v *vault.Vault, cacheMB int, log *slog.Logger) search.Config {
+	return search.Config{
+		Dir:        filepath.Join(dataDir, searchDir),
+		Vault:      v,
+		CacheBytes: int64(cacheMB) << 20,
+		Logger:     log,
+	}
+}
 
 // sessionLoneWindow is the session store's storage.Options.LoneWindow:
 // below the cost of an fsync on an SD card, small beside a login's hash.

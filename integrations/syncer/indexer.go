@@ -1,8 +1,7 @@
 package syncer
 
 import (
-	"time"
-
+	"searchsvc/integrations/index"
 	"searchsvc/integrations/items"
 )
 
@@ -31,17 +30,9 @@ type Indexer interface {
 
 // IndexedItem is a stored item as an index sees it: its ids, its metadata
 // opened, and its extracted text, which is sealed on disk and only here
-// in the clear.
-type IndexedItem struct {
-	ID          string
-	RecordID    string
-	Integration string
-	Title       string
-	From        string
-	To          []string
-	Date        time.Time
-	Text        string
-}
+// in the clear. It is the index package's Item, so that the indexer
+// serves as the syncer's Indexer without importing the syncer.
+type IndexedItem = index.Item
 
 // tellIndex gives the Indexer the batch just committed: the items stored,
 // with their text, and those removed.
