@@ -323,14 +323,43 @@ func reindexCmd(getenv func(string) string, stdout, stderr io.Writer) error {
 		err = fmt.Errorf("%d users could not be indexed (logged above)", len(failed))
 	}
 	stats := x.Search().Stats()
-	// Caught up, the index records the store's position (Close).
+	// Caught up, the index records the store's position (Close). Its
+	// size is read after: Close writes what the index still buffered.
 	if cerr := x.Close(s.main.Position()); err == nil {
 		err = cerr
+	}
+	var size int64
+	if err == nil {
+		size, err = dirSize(filepath.Join(c.DataDir, searchDir))
 	}
 	if err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
-	fmt.Fprintf(stdout, "indexed %d items of %d users into %s (%d bytes)\n",
-		stats.Docs, stats.Users, filepath.Join(c.DataDir, searchDir), stats.BytesOnDisk)
+	fmt.Fprintf(stdout, "indexed %s of %s into %s (%s)\n", plural(stats.Docs, "item", "items"),
+		plural(stats.Users, "user", "users"), filepath.Join(c.DataDir, searchDir), plural(int(size), "byte", "bytes"))
 	return nil
+}
+
+// dirSize is the bytes of the files under dir.
+func dirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	return n, err
+}
+
+// plural is n and the noun for it: "1 user", "2 users".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -85,7 +85,7 @@ func TestCommandsOnADevDataDir(t *testing.T) {
 		t.Errorf("admin grant: %v\nstdout %q\nstderr %q; want the grant, and stderr naming the secrets file", err, out, errOut)
 	}
 	out, errOut, err = runSplit(t, plain, "reindex")
-	if err != nil || !strings.Contains(out, "indexed 2 items of 1 users") || !strings.Contains(errOut, said) {
+	if err != nil || !strings.Contains(out, "indexed 2 items of 1 user ") || !strings.Contains(errOut, said) {
 		t.Errorf("reindex: %v\nstdout %q\nstderr %q", err, out, errOut)
 	}
 	out, _, err = runSplit(t, plain, "rotate-key")

@@ -286,8 +286,13 @@ func TestReindexAndDamage(t *testing.T) {
 	}
 	os.RemoveAll(filepath.Join(dir, searchDir))
 	out, err := runCmd(t, env, "reindex")
-	if err != nil || !strings.Contains(out, "indexed 2 items of 1 users into "+filepath.Join(dir, searchDir)) {
+	if err != nil || !strings.Contains(out, "indexed 2 items of 1 user into "+filepath.Join(dir, searchDir)+" (") {
 		t.Fatalf("reindex: %v %q", err, out)
+	}
+	// The size it says is the index's on disk, written when it closed.
+	onDisk, err := dirSize(filepath.Join(dir, searchDir))
+	if want := fmt.Sprintf("(%d bytes)\n", onDisk); err != nil || onDisk < 100 || !strings.HasSuffix(out, want) {
+		t.Errorf("reindex said %q; the index holds %d bytes (%v)", out, onDisk, err)
 	}
 	srv = startRun(t, env)
 	c.base = srv.URL
