@@ -29,18 +29,21 @@ type CatalogueEntry struct {
 type RecordView struct {
 	records.RecordView
 	PendingTasks int `json:"pendingTasks"`
-	// Activity is the sync's activity: idle, listing, downloading or
-	// waiting (see sync.Activity).
+	// Activity is the sync's activity: idle, listing, downloading,
+	// waiting or paused (see syncer.Activity).
 	Activity  string     `json:"activity"`
 	ItemsLeft int        `json:"itemsLeft"`
 	RetryAt   *time.Time `json:"retryAt,omitempty"`
-	Sources   []string   `json:"sources,omitempty"`
+	// PausedReason says why a paused sync waits: disk_full or not_saved.
+	PausedReason string   `json:"pausedReason,omitempty"`
+	Sources      []string `json:"sources,omitempty"`
 }
 
 // view is what clients see of rec.
 func (h *Handlers) view(rec records.Record) RecordView {
 	a := h.cfg.Sync.Activity(rec.ID)
-	v := RecordView{RecordView: rec.View(), PendingTasks: a.Pending, Activity: a.State, ItemsLeft: a.ItemsLeft}
+	v := RecordView{RecordView: rec.View(), PendingTasks: a.Pending, Activity: a.State, ItemsLeft: a.ItemsLeft,
+		PausedReason: a.Paused}
 	if !a.RetryAt.IsZero() {
 		v.RetryAt = &a.RetryAt
 	}

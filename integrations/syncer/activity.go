@@ -14,6 +14,13 @@ const (
 	ActivityListing     = "listing"     // asking the provider what is new or gone
 	ActivityDownloading = "downloading" // fetching items, ItemsLeft to go
 	ActivityWaiting     = "waiting"     // the next task waits until RetryAt (a failure, a rate limit)
+	ActivityPaused      = "paused"      // progress could not be stored: syncing waits, for Paused, until RetryAt at the latest
+)
+
+// Why a record's syncing is paused (Activity.Paused).
+const (
+	PausedDiskFull = "disk_full" // the store refused writes for want of space: until there is room again
+	PausedNotSaved = "not_saved" // the session's progress could not be stored for another reason
 )
 
 // Activity is what a record's sync is doing now.
@@ -24,17 +31,35 @@ type Activity struct {
 	// ItemsLeft is the number of queued tasks that each fetch one item
 	// (their type starts with "download", as downloadEmail).
 	ItemsLeft int
-	// RetryAt is when the waiting task runs again; zero unless State is
-	// ActivityWaiting.
+	// RetryAt is when the waiting task runs again, or when a pause ends
+	// at the latest; zero unless State is ActivityWaiting or
+	// ActivityPaused.
 	RetryAt time.Time
+	// Paused says why the sync is paused; empty unless State is
+	// ActivityPaused.
+	Paused string
 }
 
 // Activity reads what the record's sync is doing from its queue. A
-// listing task anywhere in the queue makes it listing; a queue whose
-// first task waits for a later time makes it waiting.
+// record resting after a broken session is paused; else a listing task
+// anywhere in the queue makes it listing, and a queue whose first task
+// waits for a later time makes it waiting.
 func (s *Syncer) Activity(recordID string) Activity {
 	ts := s.recordTasks(recordID)
 	a := Activity{State: ActivityIdle, Pending: len(ts)}
+	if until, ok := s.restingUntil(recordID, s.now()); ok {
+		r, _ := s.restOf(recordID)
+		a.State, a.RetryAt, a.Paused = ActivityPaused, until.UTC(), PausedNotSaved
+		if r.diskFull {
+			a.Paused = PausedDiskFull
+		}
+		for _, t := range ts {
+			if strings.HasPrefix(t.Type, "download") {
+				a.ItemsLeft++
+			}
+		}
+		return a
+	}
 	listing := false
 	for _, t := range ts {
 		if strings.HasPrefix(t.Type, "download") {

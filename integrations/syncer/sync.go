@@ -122,7 +122,7 @@ type Syncer struct {
 	turns   int64
 	gates   map[string]*sync.Mutex // per record: held while its sync commits
 	closing map[string]time.Time   // records being disconnected, since when
-	resting map[string]time.Time   // records whose last session broke, until when
+	resting map[string]rest        // records whose last session broke
 
 	outcomes struct{ ok, retried, dropped, skipped, reauth, parked atomic.Int64 }
 }
@@ -190,7 +190,7 @@ func New(cfg Config) (*Syncer, error) {
 		served:  make(map[string]int64),
 		gates:   make(map[string]*sync.Mutex),
 		closing: make(map[string]time.Time),
-		resting: make(map[string]time.Time),
+		resting: make(map[string]rest),
 	}, nil
 }
 
@@ -222,6 +222,10 @@ func (s *Syncer) SyncNow(userID, recordID string) error {
 		return &NeedsReauthError{Integration: rec.Integration}
 	}
 	defer s.signal()
+	// Asked for by a person: a rest after a broken session does not hold
+	// it back (if the cause is still there, the session breaks and rests
+	// again).
+	s.endRest(recordID)
 	if s.Pending(recordID) > 0 {
 		return nil
 	}
@@ -384,24 +388,56 @@ func (s *Syncer) claim(id string) {
 // a tight loop; the task's own backoff only covers failures of the task.
 const brokenRest = 5 * time.Minute
 
-// rest keeps the record out of the next passes for brokenRest.
+// rest is why and until when a record's syncing waits after a session
+// whose progress could not be stored.
+type rest struct {
+	until time.Time
+	// diskFull: the store refused the session's commit for want of
+	// space. The rest then ends as soon as the store takes writes again.
+	diskFull bool
+}
+
+// rest keeps the record out of the next passes for brokenRest, or until
+// the store takes writes again if it refused them for want of space.
 func (s *Syncer) rest(id string) {
+	full := errors.Is(s.st.Writable(), storage.ErrDiskFull)
 	s.mu.Lock()
-	s.resting[id] = s.now().Add(brokenRest)
+	s.resting[id] = rest{until: s.now().Add(brokenRest), diskFull: full}
 	s.mu.Unlock()
 }
 
 // restingUntil reports until when the record rests, and forgets a rest
-// that is over.
+// that is over: its time passed, or the disk it waited for has room
+// again (the store's CheckSpace probes at most once a second).
 func (s *Syncer) restingUntil(id string, now time.Time) (time.Time, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	until, ok := s.resting[id]
-	if ok && !now.Before(until) {
-		delete(s.resting, id)
+	r, ok := s.restOf(id)
+	if !ok {
 		return time.Time{}, false
 	}
-	return until, ok
+	if now.Before(r.until) && !(r.diskFull && s.st.CheckSpace() == nil) {
+		return r.until, true
+	}
+	s.mu.Lock()
+	if s.resting[id] == r {
+		delete(s.resting, id)
+	}
+	s.mu.Unlock()
+	return time.Time{}, false
+}
+
+// restOf is the record's rest, if it has one.
+func (s *Syncer) restOf(id string) (rest, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.resting[id]
+	return r, ok
+}
+
+// endRest ends the record's rest: a person asked for a sync.
+func (s *Syncer) endRest(id string) {
+	s.mu.Lock()
+	delete(s.resting, id)
+	s.mu.Unlock()
 }
 
 func (s *Syncer) release(id string) {

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,6 +101,7 @@ type syncFixture struct {
 	vault   *vault.Vault
 	workers int
 	logs    *syncLog
+	fs      storage.FS // the store's file system; nil: the operating system's
 
 	st      *storage.Store
 	records *records.Records
@@ -152,7 +155,7 @@ func newLocalFixture(t *testing.T, workers int) *syncFixture {
 // open opens the store and a new syncer on the fixture's DATA_DIR.
 func (f *syncFixture) open() {
 	f.t.Helper()
-	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now})
+	f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.clock.Now, FS: f.fs})
 	f.records = records.New(f.st, f.vault, f.clock.Now)
 	f.tasks = NewTasks(f.st, f.vault)
 	s, err := New(Config{
@@ -762,6 +765,105 @@ func testSyncRunWakesOnSyncNow(t *testing.T) {
 	if got.ItemsSynced != 5 || f.syncer.Pending(rec.ID) != 0 {
 		t.Errorf("after SyncNow: itemsSynced %d, pending %d; want 5, 0", got.ItemsSynced, f.syncer.Pending(rec.ID))
 	}
+}
+
+// TestSyncPauseEndsWhenSpaceIsBack: a session that the store refused for
+// want of space pauses its record, which the record's activity says with
+// the reason; once the disk has room again the next pass syncs, without
+// waiting out brokenRest. A person's Sync now ends any pause at once.
+func TestSyncPauseEndsWhenSpaceIsBack(t *testing.T) {
+	var full atomic.Bool
+	f := &syncFixture{
+		t: t, dir: t.TempDir(), workers: 1, logs: &syncLog{},
+		clock: &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)},
+		vault: testVault(t, 9),
+		mail:  fakemail.NewLocal(),
+		fs:    fullFS{&full},
+	}
+	reg, err := integrations.NewRegistry(fakemail.ManualDefinition(f.mail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.reg, f.client = reg, f.mail.Client()
+	f.open()
+	f.mail.Fill("hal", 3, f.clock.Now())
+	rec := f.connectManual("u1", "hal")
+	if err := f.syncer.SyncNow(rec.UserID, rec.ID); err != nil { // the start task, queued while there is room
+		t.Fatal(err)
+	}
+	full.Store(true)
+	f.runOnce()
+	a := f.syncer.Activity(rec.ID)
+	if a.State != ActivityPaused || a.Paused != PausedDiskFull || !a.RetryAt.Equal(f.clock.Now().Add(brokenRest)) {
+		t.Fatalf("on a full disk: activity %+v, want paused for disk_full until %v", a, f.clock.Now().Add(brokenRest))
+	}
+	before, _, _ := f.mail.Counts()
+	f.runOnce()
+	if r, _, _ := f.mail.Counts(); r != before {
+		t.Errorf("requests while paused on a full disk: %d, want none", r-before)
+	}
+	full.Store(false)
+	f.clock.Advance(2 * time.Second) // the store probes for space at most once a second
+	f.runOnce()
+	if got := f.wantStatus(rec, records.StatusConnected, ""); got.ItemsSynced != 3 {
+		t.Errorf("once space is back: itemsSynced %d, want 3", got.ItemsSynced)
+	}
+	if a := f.syncer.Activity(rec.ID); a.State != ActivityIdle || a.Paused != "" {
+		t.Errorf("once synced: activity %+v, want idle", a)
+	}
+
+	// A pause for another reason lasts brokenRest, unless a person asks.
+	f.syncer.rest(rec.ID)
+	if a := f.syncer.Activity(rec.ID); a.State != ActivityPaused || a.Paused != PausedNotSaved {
+		t.Fatalf("after a broken session: activity %+v, want paused, not_saved", a)
+	}
+	f.mail.Fill("hal", 1, f.clock.Now())
+	if err := f.syncer.SyncNow(rec.UserID, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.runOnce()
+	if got := f.wantStatus(rec, records.StatusConnected, ""); got.ItemsSynced != 4 {
+		t.Errorf("after Sync now: itemsSynced %d, want 4", got.ItemsSynced)
+	}
+}
+
+// fullFS is the operating system's file system with a switch that makes
+// every write fail with ENOSPC, as a full SD card does.
+type fullFS struct{ full *atomic.Bool }
+
+type fullFile struct {
+	*os.File
+	full *atomic.Bool
+}
+
+func (f fullFile) Write(p []byte) (int, error) {
+	if f.full.Load() {
+		return 0, &fs.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	return f.File.Write(p)
+}
+
+func (x fullFS) OpenFile(name string, flag int, perm fs.FileMode) (storage.File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return fullFile{f, x.full}, nil
+}
+func (fullFS) Rename(a, b string) error                     { return os.Rename(a, b) }
+func (fullFS) Remove(name string) error                     { return os.Remove(name) }
+func (fullFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
+func (fullFS) SyncDir(string) error                         { return nil }
+func (fullFS) ReadDir(name string) ([]string, error) {
+	es, err := os.ReadDir(name)
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out, err
+}
+func (x fullFS) Lock(name string) (storage.File, error) {
+	return x.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 }
 
 // TestSyncRestsRecordAfterBrokenSession: a session whose progress could not

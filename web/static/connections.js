@@ -214,6 +214,9 @@ function activityText(r) {
     case 'listing': return 'Looking for new items';
     case 'downloading': return 'Downloading: ' + plural(Number(r.itemsLeft) || 0, 'item', 'items') + ' left';
     case 'waiting': return r.retryAt ? 'Waiting to try again at ' + fmtDate(r.retryAt) : 'Waiting to try again';
+    case 'paused': return r.pausedReason === 'disk_full'
+      ? 'Paused: the server\'s disk is full. Syncing goes on as soon as there is room again.'
+      : 'Paused: its progress could not be saved. Syncing tries again at ' + fmtDate(r.retryAt) + ', or now with Sync now.';
   }
   return '';
 }
