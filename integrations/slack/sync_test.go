@@ -109,6 +109,11 @@ func TestSyncerSyncsSlack(t *testing.T) {
 	if len(got) != 4*150+4*15*2 {
 		t.Errorf("first sync: got %d items, want 720", len(got))
 	}
+	for ts, pid := range pids { // so that the edited id below is the edit's doing
+		if strings.Contains(pid, "@") {
+			t.Errorf("first sync: message %s stored under the edited id %s; none was edited", ts, pid)
+		}
+	}
 	for _, tc := range []struct {
 		conv  int
 		msg   int
