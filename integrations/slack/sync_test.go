@@ -241,7 +241,7 @@ func TestExpiredCursor(t *testing.T) {
 		task integrations.Task
 		want integrations.Task
 	}{
-		{integrations.Task{Type: slack.TaskListConversations, Payload: map[string]string{"cursor": "bm90LWEtY3Vyc29y"}},
+		{integrations.Task{Type: slack.TaskListConversations, Payload: map[string]string{"cursor": "bm90LWEtY3Vyc29y", "page": "1"}},
 			integrations.Task{Type: slack.TaskListConversations}},
 		{integrations.Task{Type: slack.TaskHistory, Payload: map[string]string{"channel": "C0000001", "title": "#channel-1", "oldest": "", "cursor": "bm90LWEtY3Vyc29y", "before": "1767225601.000000"}},
 			integrations.Task{Type: slack.TaskHistory, Payload: map[string]string{"channel": "C0000001", "title": "#channel-1", "oldest": ""}}},
