@@ -24,16 +24,13 @@ import (
 // batch whose task set it, so a crash never keeps a cursor past items
 // that were not stored; the rows go with the record's disconnect.
 
-// stateRow is one kept value of a record. A row written before values
-// had rows of their own has the record id as its id, no Key, and holds
-// every value as one sealed JSON object; it is read, and replaced by rows
-// of their own at the record's next change of state.
+// stateRow is one kept value of a record.
 type stateRow struct {
 	ID          string    `json:"id"` // the record id, then "/" and a hash of the key
 	Record      string    `json:"record,omitempty"`
 	UserID      string    `json:"userId"`
 	Integration string    `json:"integration"`
-	Value       string    `json:"value"` // sealed JSON: [key, value], or an object of strings (legacy)
+	Value       string    `json:"value"` // sealed JSON: [key, value]
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
@@ -43,17 +40,10 @@ func (r *stateRow) aad() vault.AAD {
 	return vault.AAD{Purpose: vault.SyncState, UserID: r.UserID, Domain: r.Integration, ID: r.ID}
 }
 
-func (r *stateRow) record() string {
-	if r.Record == "" {
-		return r.ID // a legacy row
-	}
-	return r.Record
-}
-
 func registerState(st *storage.Store) *storage.Table[stateRow] {
 	return storage.Register(st, "syncstate", storage.TableConfig[stateRow]{
 		ID:    func(r *stateRow) string { return r.ID },
-		Index: map[string]func(*stateRow) string{stateIndexRecord: (*stateRow).record},
+		Index: map[string]func(*stateRow) string{stateIndexRecord: func(r *stateRow) string { return r.Record }},
 	})
 }
 
@@ -75,18 +65,6 @@ func (s *Syncer) loadState(rec *records.Record) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open sync state: %w", err)
 		}
-		if row.Record == "" {
-			legacy := map[string]string{}
-			if err := json.Unmarshal(b, &legacy); err != nil {
-				return nil, fmt.Errorf("decode sync state: %w", err)
-			}
-			for k, v := range legacy {
-				if _, ok := m[k]; !ok {
-					m[k] = v
-				}
-			}
-			continue
-		}
 		var kv [2]string
 		if err := json.Unmarshal(b, &kv); err != nil {
 			return nil, fmt.Errorf("decode sync state: %w", err)
@@ -97,14 +75,9 @@ func (s *Syncer) loadState(rec *records.Record) (map[string]string, error) {
 }
 
 // stateOps returns the ops that store the changed keys of the record's
-// kept values (an empty value deletes its row); all of them when a
-// legacy row is replaced.
+// kept values (an empty value deletes its row).
 func (s *Syncer) stateOps(rec *records.Record, changed map[string]string, all map[string]string, now time.Time) ([]storage.Op, error) {
 	var ops []storage.Op
-	if _, ok := s.state.Get(rec.ID); ok {
-		ops = append(ops, s.state.DeleteIfExists(rec.ID, nil))
-		changed = all
-	}
 	for _, k := range slices.Sorted(maps.Keys(changed)) {
 		id := stateRowID(rec.ID, k)
 		v := all[k]

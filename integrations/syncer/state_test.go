@@ -62,8 +62,7 @@ func TestSyncState(t *testing.T) {
 
 // TestSyncStateWritesChangedKeysOnly: a batch that sets one key writes
 // that key's row, whatever else the record keeps, so a listing that keeps
-// a key per page writes what the page costs; a legacy row holding every
-// value is read, and replaced by rows of their own at the next change.
+// a key per page writes what the page costs.
 func TestSyncStateWritesChangedKeysOnly(t *testing.T) {
 	f := newSyncFixture(t, 1)
 	rec := f.connectManual("u1", "lee")
@@ -80,34 +79,6 @@ func TestSyncStateWritesChangedKeysOnly(t *testing.T) {
 	ops, _, err := r.stateOps(f.syncer.now())
 	if err != nil || len(ops) != 1 {
 		t.Fatalf("one key changed: got %d ops, %v; want 1", len(ops), err)
-	}
-	r.b.state = nil
-
-	// A legacy row: every value in one sealed object under the record's id.
-	legacy := stateRow{ID: rec.ID, UserID: rec.UserID, Integration: rec.Integration}
-	legacy.Value, err = f.syncer.records.Vault().Seal(legacy.aad(), []byte(`{"cursor":"old-cursor"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.syncer.st.Commit(f.syncer.deleteStateOps(rec.ID)...); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.syncer.st.Commit(f.syncer.state.Put(legacy)); err != nil {
-		t.Fatal(err)
-	}
-	r = &run{s: f.syncer, rec: rec, log: f.syncer.log, b: batch{seen: map[string]bool{}}}
-	if got := r.stateValue("cursor"); got != "old-cursor" {
-		t.Errorf("legacy row: got %q, want old-cursor", got)
-	}
-	r.stageState(map[string]string{"other": "z"})
-	if err := r.flush(true); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := f.syncer.state.Get(rec.ID); ok {
-		t.Error("the legacy row outlived the next change")
-	}
-	if m, err := f.syncer.loadState(&rec); err != nil || len(m) != 2 || m["cursor"] != "old-cursor" || m["other"] != "z" {
-		t.Errorf("after the legacy row was replaced: got %v, %v", m, err)
 	}
 }
 
