@@ -9,6 +9,10 @@ DATA_DIR  ?= ./data
 # BASE_URL=http://pi.local:8080); unset or empty, LISTEN_ADDR is
 # 127.0.0.1:8080 and BASE_URL the server's default.
 FUZZTIME  ?= 20s
+# STATICCHECK: go run builds the pinned version once into the build cache,
+# so make test needs nothing installed but Go; .ci/run passes the binary
+# it installed.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all run test build dist bench crashtest fuzz clean install uninstall reproducible
 
@@ -20,11 +24,12 @@ all: build
 run: build
 	SESSION_SECURE=false DATA_DIR='$(DATA_DIR)' LISTEN_ADDR='$(or $(LISTEN_ADDR),127.0.0.1:8080)' $(if $(BASE_URL),BASE_URL='$(BASE_URL)' )./bin/searchsvc serve
 
-## test: formatting, vet, and every test with the race detector
+## test: formatting, vet, staticcheck, and every test with the race detector
 test:
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './testdata/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 	$(GO) test -race -count=1 ./...
 
 ## build: bin/searchsvc, static, stripped, reproducible

@@ -19,8 +19,8 @@ import (
 	"searchsvc/storage"
 )
 
-// The two stores under DATA_DIR. The session store is its own log, as the
-// contract wants session data apart from the main database.
+// The two stores under DATA_DIR. The session store is its own log, so
+// that session data is kept apart from the main database.
 const (
 	mainStoreDir    = "main"
 	sessionStoreDir = "sessions"

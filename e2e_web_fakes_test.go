@@ -61,16 +61,17 @@ var feedItems = strconv.Itoa(len(feedEntries("")))
 
 // fakeFeed is an httptest RSS feed. The hostile entry's guid is a
 // javascript: address the app must not link. While refuse is set it
-// answers 401, as a feed that has come to need a password does.
+// answers 401, as a feed that has come to need a password does. Each
+// fetch is told on fetched, unless fetches already wait there.
 type fakeFeed struct {
 	*httptest.Server
-	hits   atomic.Int64
-	refuse atomic.Bool
+	fetched chan struct{}
+	refuse  atomic.Bool
 }
 
 func newFakeFeed(t *testing.T) *fakeFeed {
 	t.Helper()
-	f := &fakeFeed{}
+	f := &fakeFeed{fetched: make(chan struct{}, 16)}
 	esc := func(s string) string { // XML's escaping of text
 		s = strings.ReplaceAll(s, "&", "&amp;")
 		s = strings.ReplaceAll(s, "<", "&lt;")
@@ -81,7 +82,10 @@ func newFakeFeed(t *testing.T) *fakeFeed {
 			http.NotFound(w, r)
 			return
 		}
-		f.hits.Add(1)
+		select {
+		case f.fetched <- struct{}{}:
+		default:
+		}
 		if f.refuse.Load() {
 			w.Header().Set("WWW-Authenticate", `Basic realm="members"`)
 			http.Error(w, "members only", http.StatusUnauthorized)

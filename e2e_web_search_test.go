@@ -27,12 +27,17 @@ const (
 		return document.querySelector('main .notice') || (c && !c.textContent.startsWith('Searching')); })()`
 )
 
+// searchWait bounds the reloads of searchFor and openResult: it only ends
+// a failing test, nothing is asserted about how long a search took.
+const searchWait = 20 * time.Second
+
 // searchFor opens the search page at path and waits for the results
-// titled want. An item is findable within 2 s of being stored, so the
-// page is loaded again (as a person would reload it) until it shows them.
+// titled want. An item is findable once its sync batch is stored, which
+// the page does not show, so the page is loaded again (as a person would
+// reload it) until it shows them.
 func (w *webTest) searchFor(path string, want []string) error {
 	var got []string
-	for try := 0; try < 40; try++ {
+	for deadline := time.Now().Add(searchWait); ; {
 		if err := w.b.navigate(w.base + path); err != nil {
 			return err
 		}
@@ -45,8 +50,10 @@ func (w *webTest) searchFor(path string, want []string) error {
 		if slices.Equal(got, want) {
 			return nil
 		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: got results %q, want %q", path, got, want)
+		}
 	}
-	return fmt.Errorf("%s: got results %q, want %q", path, got, want)
 }
 
 // openResult searches word with the search box, as a person types it,
@@ -62,10 +69,11 @@ func (w *webTest) openResult(word, title string) error {
 	if err := b.fill("input#q", word); err != nil {
 		return err
 	}
-	// An item is findable within 2 s of being stored, so the search
-	// is asked again (as a person would) until it is.
+	// An item is findable once its sync batch is stored, which the page
+	// does not show, so the search is asked again (as a person would)
+	// until it is found.
 	found := `location.search === '?q=` + word + `' && [...document.querySelectorAll('.result mark')].some(m => m.textContent.toLowerCase() === '` + word + `')`
-	for try := 0; ; try++ {
+	for deadline := time.Now().Add(searchWait); ; {
 		if err := b.click("form[role=search] button[type=submit]", "Search"); err != nil {
 			return err
 		}
@@ -76,10 +84,10 @@ func (w *webTest) openResult(word, title string) error {
 				break
 			}
 		}
-		if try == 20 {
+		if time.Now().After(deadline) {
 			return b.waitFor("a highlighted result", found)
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the pace of waitFor's polls
 	}
 	if err := b.click(".result h2 a", title); err != nil {
 		return err

@@ -41,7 +41,8 @@ var version = "dev"
 
 // shutdownTimeout bounds a graceful stop: in-flight requests get this long
 // after SIGTERM before the stores are flushed and the process exits. It is
-// below systemd's default TimeoutStopSec of 90 s.
+// half of the 30 s searchsvc.service allows a stop (TimeoutStopSec) before
+// systemd kills the process, so that the final flush fits in the rest.
 const shutdownTimeout = 15 * time.Second
 
 func main() {

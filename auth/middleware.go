@@ -72,9 +72,9 @@ func principalOf(r *http.Request) (*principal, error) {
 	return p, nil
 }
 
-// Require is the session middleware. It authenticates the request in the
-// contract's order, each failure a 401 of its own that also clears the
-// cookie: no cookie ("no session cookie"); unknown or malformed session id
+// Require is the session middleware. It authenticates the request in
+// this order, each failure a 401 of its own (openapi.json's
+// Authentication) that also clears the cookie: no cookie ("no session cookie"); unknown or malformed session id
 // ("invalid session"); expired or idle ("session expired", the session is
 // deleted); user missing or soft-deleted ("user not found", the session is
 // deleted). Then, when CSRF is on, a POST, PUT, PATCH or DELETE must carry
@@ -134,7 +134,8 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// authenticate runs the contract's request authentication, steps 1 to 5.
+// authenticate runs Require's checks up to the CSRF token: the cookie,
+// the session (sessions.Validate), the user and its last password change.
 func (h *Handlers) authenticate(r *http.Request) (*principal, bool, error) {
 	id, err := sessions.ReadCookie(r)
 	if err != nil {

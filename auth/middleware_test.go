@@ -13,7 +13,7 @@ import (
 	"searchsvc/sessions"
 )
 
-// The contract's request-authentication rows, in its order, each with its
+// Require's request-authentication failures, in its order, each with its
 // own message; every 401 clears the cookie and names the route's operation.
 func TestRequireErrorRows(t *testing.T) {
 	e := newEnv(t)

@@ -45,8 +45,6 @@ func (u User) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("id", u.ID), slog.String("role", u.Role))
 }
 
-func (u *User) live() bool { return u.DeletedAt == nil }
-
 // meta is a small record of the auth package in the main store. The one
 // in use is firstUserKey: inserted in the same Commit as the first user
 // ever registered, so that exactly one user becomes admin by default even

@@ -64,8 +64,9 @@ type endedView struct {
 // Answering 404 and 403 differently tells a caller whether an id they
 // already hold names a live session of someone else. That is no leak
 // worth hiding: ids are 122 random bits that cannot be guessed, and
-// whoever holds one could present it as a cookie anyway. The contract
-// requires the 403.
+// whoever holds one could present it as a cookie anyway. The 403 is
+// the API's (openapi.json, DELETE /v1/auth/sessions/{sessionId}), which
+// clients rely on.
 func (h *Handlers) DeleteSession() http.Handler {
 	return endpoint("session.deleteOne", h.deleteSession)
 }

@@ -1,7 +1,8 @@
 // Package integrations owns the catalogue of external services a user can
-// connect (one manifest per integration), the Integration contract that a
-// connected instance fulfils, the static OAuth operations shared by every
-// OAuth integration, and the vault that seals credentials at rest.
+// connect (one manifest per integration), the Integration interface that a
+// connected instance implements, and the static OAuth operations shared by
+// every OAuth integration. It defines Credentials; integrations/vault seals
+// them at rest, for integrations/records.
 //
 // Each provider lives in its own subpackage (gmail, slack, dropbox, imap,
 // feed) and exports a Definition; main builds a Registry from them.
@@ -89,8 +90,10 @@ type Field struct {
 	Default string `json:"default,omitempty"`
 }
 
-// Task types of the contract's email-provider task model. Every integration
-// accepts TaskStart; the others are specific to a kind.
+// Task types of the email providers: TaskStart lists a mailbox with
+// TaskGetEmailList, one page at a time, which gives a TaskDownloadEmail
+// for each new message. Every integration accepts TaskStart; the others
+// are specific to a kind.
 const (
 	TaskStart         = "start"
 	TaskGetEmailList  = "getEmailList"

@@ -161,8 +161,9 @@ func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		var nc *integrations.NotConfiguredError
 		if errors.As(err, &nc) {
-			// The administrator's message, as the contract wants it; the
-			// error level log line is the one WriteError makes for a 5xx.
+			// The message names the variable to set, for the
+			// administrator (openapi.json, this route's 500); the error
+			// level log line is the one WriteError makes for a 5xx.
 			return &httpx.Error{Status: http.StatusInternalServerError,
 				Code: "integration_not_configured", Message: nc.Error(), Cause: err}
 		}
@@ -198,7 +199,8 @@ func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Messages of the frontend's error page, as the contract words them.
+// Messages of the frontend's error page, worded as openapi.json gives
+// them for the callback route.
 const msgInvalidState = "authorization failed, invalid state token"
 
 func msgCancelled(domain string) string { return domain + " authorization was cancelled" }
@@ -209,7 +211,7 @@ func msgFailed(domain string) string    { return "failed to complete " + domain 
 // SameSite=Strict session cookie on the provider's cross-site redirect.
 // An unknown or manual integration is a 404; everything else is a 302 to
 // the frontend's /integrations page with status=success or status=error
-// and the contract's message.
+// and one of the messages above.
 func (h *Handlers) Callback() http.Handler {
 	return httpx.Handle(opCallback, h.callback)
 }

@@ -12,8 +12,8 @@ import (
 // CookieName is the name of the session cookie.
 const CookieName = "svc_session"
 
-// SetCookie sends the session cookie for s, as the contract's table says:
-// HttpOnly, SameSite=Strict, Path=/, no Domain (this host only), Max-Age
+// SetCookie sends the session cookie for s (openapi.json's
+// Authentication): HttpOnly, SameSite=Strict, Path=/, no Domain (this host only), Max-Age
 // the configured MaxAge in seconds, and Secure as configured.
 func (m *Manager) SetCookie(w http.ResponseWriter, s Session) {
 	http.SetCookie(w, &http.Cookie{

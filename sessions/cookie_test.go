@@ -37,7 +37,7 @@ func TestSetCookie(t *testing.T) {
 		if c.Name != CookieName || c.Value != s.ID || c.Path != "/" || c.Domain != "" ||
 			c.MaxAge != 604800 || !c.HttpOnly || c.Secure != secure ||
 			c.SameSite != http.SameSiteStrictMode || !c.Expires.IsZero() {
-			t.Errorf("parsed cookie %+v, want the contract's attributes", c)
+			t.Errorf("parsed cookie %+v, want the attributes SetCookie documents", c)
 		}
 	}
 }

@@ -26,7 +26,8 @@ import (
 	"searchsvc/storage"
 )
 
-// Session is one server-side session. JSON field names are the contract's.
+// Session is one server-side session. JSON field names are the API's
+// (openapi.json's Session).
 type Session struct {
 	ID             string    `json:"sessionId"`
 	UserID         string    `json:"userId"`
@@ -70,7 +71,8 @@ func Ref(id string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// Errors. Their messages are the contract's, so a handler may send them.
+// Errors. Their messages are the API's 401 and 404 messages
+// (openapi.json), so a handler may send them.
 var (
 	ErrNoCookie = errors.New("no session cookie")
 	ErrInvalid  = errors.New("invalid session")

@@ -21,6 +21,9 @@ func TestFlushSurvivesReopen(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 	touched := e.clk.Now()
+	if got, ok := e.m.Get(s.ID); !ok || !got.LastAccessedAt.Equal(touched) {
+		t.Fatalf("before the crash: lastAccessedAt %v %v, want the touch in memory %v", got.LastAccessedAt, ok, touched)
+	}
 
 	e.reopen() // a crash: no Flush
 	got, ok := e.m.Get(s.ID)

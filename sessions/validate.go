@@ -9,8 +9,8 @@ import (
 	"searchsvc/storage"
 )
 
-// Validate checks the session with id for a request from ip: steps 2 to 4
-// of the contract's request authentication, in order.
+// Validate checks the session with id for a request from ip, for auth's
+// Require between reading the cookie and looking up the user, in order:
 //
 //   - An id that is not a canonical UUID is never looked up; it and an
 //     unknown id give ErrInvalid.

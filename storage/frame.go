@@ -28,9 +28,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // lineBuilder assembles one log line of ops into a reusable buffer.
 type lineBuilder struct {
-	buf   []byte
-	nops  int
-	start int // where the current op began, for rollback
+	buf  []byte
+	nops int
 }
 
 // reset starts a new line with sequence number seq.

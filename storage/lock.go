@@ -25,7 +25,9 @@ func lockDir(fsys FS, dir string) (File, error) {
 	}
 	host, _ := os.Hostname()
 	info := fmt.Sprintf("pid %d on host %s since %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
-	if err := f.Truncate(0); err == nil {
+	// One err for both steps: a failed Truncate or Write leaves the lock
+	// file naming a stale or no holder, so Open must not proceed on it.
+	if err = f.Truncate(0); err == nil {
 		_, err = f.Write([]byte(info))
 	}
 	if err != nil {

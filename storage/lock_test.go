@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -36,5 +38,32 @@ func TestLockNamesHolder(t *testing.T) {
 	third := openDB(t, dir, Options{Sync: SyncNone})
 	if _, ok := third.users.Get("u1"); !ok {
 		t.Errorf("u1 missing after the lock changed hands")
+	}
+}
+
+// TestLockWriteFails fails the lock file's Truncate, then its Write: Open
+// must refuse rather than run under a lock file that names nobody or an
+// old holder, and must release the lock, so that the next Open succeeds.
+func TestLockWriteFails(t *testing.T) {
+	for _, kind := range []string{"truncate", "write"} {
+		t.Run(kind, func(t *testing.T) {
+			fsys := newMemFS()
+			fsys.failAt(kind, 1, syscall.EIO)
+			db := newDB(crashDir, Options{FS: fsys})
+			err := db.s.Open()
+			if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "write lock") {
+				db.s.Close()
+				t.Fatalf("Open with a failing lock file %s: got %v, want the write lock error wrapping EIO", kind, err)
+			}
+			again := openDB(t, crashDir, Options{FS: fsys})
+			holder, err := readAll(fsys, filepath.Join(crashDir, lockName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("pid %d", os.Getpid()); !strings.HasPrefix(string(holder), want) {
+				t.Errorf("lock file after reopen = %q, want it to start with %q", holder, want)
+			}
+			again.s.Close()
+		})
 	}
 }

@@ -22,7 +22,7 @@ func (s *syncer) forgetSeen(state map[string]string) {
 	for k := range s.seenPages() {
 		state[seenKey(k)] = ""
 	}
-	state[stateSeenPages], state[stateSeen] = "", ""
+	state[stateSeenPages] = ""
 }
 
 // seenHash is a provider id's short hash in a page's seen key.

@@ -43,9 +43,6 @@ const (
 	payloadID     = "id"
 	payloadFull   = "full" // "1": a page of a full listing over stored items
 	stateCursor   = "cursor"
-	// stateSeen is where an earlier version kept every hash of a full
-	// listing in one value, rewritten at each page; a listing forgets it.
-	stateSeen = "seen"
 	// payloadPage and stateSeenPages: a full listing keeps the hashes of
 	// each page's files under a key of their own, seenKey(page), so a
 	// page writes its own hashes and not those of the pages before it;
@@ -60,7 +57,8 @@ const (
 // seenKey is the state key of the hashes of a full listing's page n.
 func seenKey(n int) string { return "seen." + strconv.Itoa(n) }
 
-// seenHashLen is the bytes of a provider id's hash kept in stateSeen.
+// seenHashLen is the bytes of a provider id's hash kept in a page's seen
+// key (seenKey).
 const seenHashLen = 8
 
 // DefaultMaxFileSize is the largest file downloaded for its text, in

@@ -11,7 +11,6 @@ import (
 type pdfFont struct {
 	cmap     *toUnicode // nil: none
 	simple   [256]rune  // a simple font's encoding, 0 for unmapped codes
-	twoByte  bool       // a composite font without a map: codes are 2 bytes
 	noText   bool       // codes cannot be turned into text
 	cmapOnly bool       // composite: only the map gives text
 }

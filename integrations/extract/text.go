@@ -74,13 +74,16 @@ func csvText(data []byte, out *textBuf) error {
 		var err error
 		switch c := text[i]; {
 		case c == '"':
-			if err = flush(i); err == nil && quoted && i+1 < len(text) && text[i+1] == '"' {
+			if err = flush(i); err != nil {
+				break
+			}
+			if quoted && i+1 < len(text) && text[i+1] == '"' {
 				err = out.WriteString(`"`)
 				i++
 				start = i + 1
-				continue
+			} else {
+				quoted = !quoted
 			}
-			quoted = !quoted
 		case c == ',' && !quoted:
 			if err = flush(i); err == nil {
 				err = out.space()

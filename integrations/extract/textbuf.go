@@ -30,13 +30,6 @@ type textBuf struct {
 
 func newTextBuf(max int) *textBuf { return &textBuf{max: max, lineStart: true} }
 
-// reset empties the buffer, keeping its cap and mode.
-func (t *textBuf) reset() {
-	t.b.Reset()
-	t.full = false
-	t.lineStart, t.pendingSpace, t.pendingLine = true, false, false
-}
-
 // String returns the text so far, without trailing white space.
 func (t *textBuf) String() string {
 	return strings.TrimRightFunc(t.b.String(), unicode.IsSpace)

@@ -86,9 +86,6 @@ func countEntries(data []byte, limit int) error {
 	return nil
 }
 
-// errNoEntry is open's error for an entry the archive does not hold.
-var errNoEntry = errors.New("extract: zip entry missing")
-
 // file returns the entry called name, or nil; of entries of the same
 // name, the first. The names are indexed on the first lookup, so that a
 // hostile file of 10,000 entries costs one pass, not one per lookup.

@@ -1,6 +1,7 @@
 // Package fakemail is a Gmail-like mail provider for the sync and handler
 // tests: Server serves mailboxes over HTTP and its definitions sync them
-// with the contract's task model (start, getEmailList, downloadEmail).
+// with the email providers' tasks (start, getEmailList, downloadEmail), as
+// Gmail does.
 package fakemail
 
 import (
@@ -25,7 +26,7 @@ import (
 // This file is a Gmail-like provider for the sync tests and benchmarks:
 // Server serves mailboxes over HTTP (a paged message list and one
 // message per request, behind a bearer token), and fakeClient is an
-// Integration that syncs them with the contract's task model: start →
+// Integration that syncs them with the email providers' tasks: start →
 // getEmailList (paged) → downloadEmail.
 
 // Msg is one message of a fake mailbox.

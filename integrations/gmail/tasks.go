@@ -28,8 +28,8 @@ const (
 	MaxMessageSize = 25 << 20
 )
 
-// Task payload keys of the contract's email-provider task model, and
-// getHistory's.
+// Task payload keys of the email providers' tasks (getEmailList's page
+// token, downloadEmail's id; see integrations.TaskStart), and getHistory's.
 const (
 	payloadPageToken      = "pageToken"
 	payloadEmailID        = "emailId"

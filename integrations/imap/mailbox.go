@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"net"
 	"os"
 	"strings"
@@ -24,11 +23,6 @@ type mailbox struct {
 	account Account
 	limits  Limits
 
-	// creds are the record's credentials. Folder states found in their
-	// fields (legacyStateField), as earlier versions kept them, are moved
-	// to the kept state by the first start.
-	creds       integrations.Credentials
-	save        func(context.Context, integrations.Credentials) error
 	kept        func(key string) string
 	providerIDs func() ([]string, error)
 
@@ -47,7 +41,7 @@ func newMailbox(d Dialer, a Account, env integrations.Env) *mailbox {
 	if d.MaxMessageSize > 0 {
 		lim.MaxMessageSize = min(lim.MaxMessageSize, d.MaxMessageSize)
 	}
-	return &mailbox{dialer: d, account: a, limits: lim, creds: env.Credentials, save: env.Save, kept: env.State, providerIDs: env.ProviderIDs}
+	return &mailbox{dialer: d, account: a, limits: lim, kept: env.State, providerIDs: env.ProviderIDs}
 }
 
 // Initialize has nothing to prepare: the first task connects.
@@ -119,10 +113,6 @@ func (m *mailbox) examine(ctx context.Context, c *Client, folder string) (Status
 // ahead of its items; it is sealed, rotated and deleted with the record.
 const stateKey = "folder:"
 
-// legacyStateField is the prefix of the credentials' fields in which
-// earlier versions kept the folders' states; migrateStates moves them.
-const legacyStateField = "state:"
-
 // state returns the kept state of folder; zero if none.
 func (m *mailbox) state(folder string) FolderState {
 	var st FolderState
@@ -142,41 +132,6 @@ func stateValue(st FolderState) (string, string, error) {
 		return "", "", err
 	}
 	return stateKey + st.Name, string(b), nil
-}
-
-// migrateStates removes the folder states that earlier versions kept in
-// the credentials, in one save, and returns them as sync state to keep
-// (TaskResult.State) where none is kept yet; nil if there were none.
-func (m *mailbox) migrateStates(ctx context.Context) (map[string]string, error) {
-	var out map[string]string
-	fields := maps.Clone(m.creds.Fields)
-	for k, v := range m.creds.Fields {
-		name, ok := strings.CutPrefix(k, legacyStateField)
-		if !ok {
-			continue
-		}
-		delete(fields, k)
-		var st FolderState
-		if json.Unmarshal([]byte(v), &st) != nil || st.Name != name || (m.kept != nil && m.kept(stateKey+name) != "") {
-			continue
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[stateKey+name] = v
-	}
-	if len(fields) == len(m.creds.Fields) {
-		return nil, nil
-	}
-	creds := m.creds
-	creds.Fields = fields
-	if m.save != nil {
-		if err := m.save(ctx, creds); err != nil {
-			return nil, err
-		}
-	}
-	m.creds = creds
-	return out, nil
 }
 
 // storedItem is one stored item: its provider id as stored

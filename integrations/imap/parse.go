@@ -81,11 +81,6 @@ func (l *lexer) readByte() (byte, error) {
 	return c, nil
 }
 
-func (l *lexer) unread() {
-	l.r.UnreadByte()
-	l.n--
-}
-
 // peek returns the next byte without reading it. It fails as readByte
 // does at the end of the budget, so that no loop that peeks before it
 // reads can go on past it.

@@ -462,9 +462,7 @@ func TestCancel(t *testing.T) {
 	srv.Stall("EXAMINE")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for srv.Stats().Commands["EXAMINE"] == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		<-srv.Stalled() // EXAMINE sent, its answer awaited
 		cancel()
 	}()
 	_, err := syncFolder(ctx, c, imap.FolderState{Name: "INBOX"}, nil, imap.Limits{}, newStore().apply)

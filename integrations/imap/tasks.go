@@ -110,12 +110,8 @@ func (m *mailbox) start(ctx context.Context) (integrations.TaskResult, error) {
 			res.Removed = append(res.Removed, s.pid)
 		}
 	}
-	// Move the states earlier versions kept in the credentials, then
-	// forget those of folders listed but no longer synced, and of folders
-	// gone with their items.
-	if res.State, err = m.migrateStates(ctx); err != nil {
-		return integrations.TaskResult{}, err
-	}
+	// Forget the states of folders listed but no longer synced, and of
+	// folders gone with their items.
 	read := make(map[string]bool, len(folders))
 	for _, f := range folders {
 		read[f.Name] = true
@@ -124,8 +120,6 @@ func (m *mailbox) start(ctx context.Context) (integrations.TaskResult, error) {
 		k := stateKey + name
 		switch {
 		case read[name]:
-		case res.State[k] != "":
-			delete(res.State, k) // migrated: nothing is kept under k yet
 		case m.kept != nil && m.kept(k) != "":
 			if res.State == nil {
 				res.State = map[string]string{}

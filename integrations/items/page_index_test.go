@@ -276,7 +276,7 @@ func TestPageMatchesReference(t *testing.T) {
 			if err := st.Close(); err != nil {
 				t.Fatal(err)
 			}
-			st, s = pageStore(t, dir)
+			_, s = pageStore(t, dir)
 			if after := walk(); !slices.EqualFunc(after, before, slices.Equal) {
 				t.Fatalf("pages after a restart: got %v, want %v", after, before)
 			}

@@ -30,12 +30,21 @@ var (
 // turned into line breaks. A '<' that does not start a tag is kept. It
 // runs in time linear in len(s), whatever the input.
 func htmlText(s string) string {
+	text, _ := htmlTextRead(s)
+	return text
+}
+
+// htmlTextRead is htmlText that also counts the bytes its scans read, all
+// told: the work that must stay linear in len(s), which TestHTMLLinear
+// checks by this count rather than by a clock.
+func htmlTextRead(s string) (text string, read int) {
 	lower := asciiLower(s) // same offsets as s
 	var b strings.Builder
 	b.Grow(len(s) / 2)
 	var noQuote [2]bool // no closing ' or " after some earlier point
 	for i := 0; i < len(s); {
 		lt := strings.IndexByte(s[i:], '<')
+		read += scanned(lt, len(s)-i, 1)
 		if lt < 0 {
 			b.WriteString(s[i:])
 			break
@@ -49,13 +58,14 @@ func htmlText(s string) string {
 		}
 		if strings.HasPrefix(s[i:], "<!--") {
 			end := strings.Index(s[i+4:], "-->")
+			read += scanned(end, len(s)-i-4, 3)
 			if end < 0 {
 				break
 			}
 			i += 4 + end + 3
 			continue
 		}
-		end := tagEnd(s, i+1, &noQuote)
+		end := tagEnd(s, i+1, &noQuote, &read)
 		if end < 0 {
 			break
 		}
@@ -65,6 +75,7 @@ func htmlText(s string) string {
 		switch {
 		case skipElements[name] && !closing:
 			stop := strings.Index(lower[i:], "</"+name)
+			read += scanned(stop, len(s)-i, 2+len(name))
 			if stop < 0 {
 				i = len(s)
 			} else {
@@ -78,7 +89,16 @@ func htmlText(s string) string {
 			b.WriteByte(' ')
 		}
 	}
-	return tidyLines(html.UnescapeString(b.String()))
+	return tidyLines(html.UnescapeString(b.String())), read
+}
+
+// scanned is what a search of n bytes read that found its needle of
+// length w at k, or did not (k < 0).
+func scanned(k, n, w int) int {
+	if k < 0 {
+		return n
+	}
+	return k + w
 }
 
 // startsTag reports whether c, after '<', begins a tag, an end tag, a
@@ -91,14 +111,17 @@ func startsTag(c byte) bool {
 // s[i], or -1. A '>' inside a quoted attribute value does not end it.
 // noQuote remembers, for ' and ", that no closing quote follows a point
 // already passed, so that hostile input cannot make the scan quadratic.
-func tagEnd(s string, i int, noQuote *[2]bool) int {
+// It adds the bytes it reads to read.
+func tagEnd(s string, i int, noQuote *[2]bool, read *int) int {
 	for i < len(s) {
+		*read++
 		switch s[i] {
 		case '>':
 			return i
 		case '=':
 			j := i + 1
 			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+				*read++
 				j++
 			}
 			if j < len(s) && (s[j] == '"' || s[j] == '\'') {
@@ -107,7 +130,9 @@ func tagEnd(s string, i int, noQuote *[2]bool) int {
 					q = 1
 				}
 				if !noQuote[q] {
-					if k := strings.IndexByte(s[j+1:], s[j]); k >= 0 {
+					k := strings.IndexByte(s[j+1:], s[j])
+					*read += scanned(k, len(s)-j-1, 1)
+					if k >= 0 {
 						i = j + 1 + k + 1
 						continue
 					}

@@ -64,13 +64,6 @@ type key struct {
 	id    string
 }
 
-func (a key) before(b key) bool {
-	if o := a.order(b); o != 0 {
-		return o < 0
-	}
-	return a.id < b.id
-}
-
 // order compares keys by score and date alone: -1 when a goes first, 1
 // when b does, 0 when only their ids can tell.
 func (a key) order(b key) int {

@@ -109,6 +109,11 @@ func TestSyncerSyncsSlack(t *testing.T) {
 	if len(got) != 4*150+4*15*2 {
 		t.Errorf("first sync: got %d items, want 720", len(got))
 	}
+	for ts, pid := range pids { // so that the edited id below is the edit's doing
+		if strings.Contains(pid, "@") {
+			t.Errorf("first sync: message %s stored under the edited id %s; none was edited", ts, pid)
+		}
+	}
 	for _, tc := range []struct {
 		conv  int
 		msg   int
@@ -236,7 +241,7 @@ func TestExpiredCursor(t *testing.T) {
 		task integrations.Task
 		want integrations.Task
 	}{
-		{integrations.Task{Type: slack.TaskListConversations, Payload: map[string]string{"cursor": "bm90LWEtY3Vyc29y"}},
+		{integrations.Task{Type: slack.TaskListConversations, Payload: map[string]string{"cursor": "bm90LWEtY3Vyc29y", "page": "1"}},
 			integrations.Task{Type: slack.TaskListConversations}},
 		{integrations.Task{Type: slack.TaskHistory, Payload: map[string]string{"channel": "C0000001", "title": "#channel-1", "oldest": "", "cursor": "bm90LWEtY3Vyc29y", "before": "1767225601.000000"}},
 			integrations.Task{Type: slack.TaskHistory, Payload: map[string]string{"channel": "C0000001", "title": "#channel-1", "oldest": ""}}},

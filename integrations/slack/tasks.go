@@ -100,15 +100,12 @@ func (w *workspace) RunTask(ctx context.Context, task integrations.Task) (integr
 
 func (s *syncer) conversations(ctx context.Context, cursor, pageN string) (integrations.TaskResult, error) {
 	n, err := strconv.Atoi(pageN)
-	if pageN == "" {
-		n, err = 0, nil
+	if pageN == "" && cursor == "" {
+		n, err = 0, nil // the first page
 	}
 	if err != nil || n < 0 || n >= maxConvPages {
 		return integrations.TaskResult{}, fmt.Errorf("slack listConversations: page: %w", ErrInvalidArgument)
 	}
-	// A page of a listing queued before pages were counted: the pages
-	// before it are not known, so it removes nothing.
-	uncounted := cursor != "" && pageN == ""
 	page, err := s.api.Conversations(ctx, cursor)
 	if cursor != "" && expiredCursor(err) {
 		return restart(TaskListConversations, nil), nil
@@ -134,11 +131,6 @@ func (s *syncer) conversations(ctx context.Context, cursor, pageN string) (integ
 		}})
 	}
 	switch {
-	case uncounted && page.NextCursor != "":
-		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListConversations, Payload: map[string]string{payloadCursor: page.NextCursor}})
-		return res, nil
-	case uncounted:
-		return res, nil
 	case page.NextCursor != "":
 		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListConversations, Payload: map[string]string{
 			payloadCursor: page.NextCursor, payloadPage: strconv.Itoa(n + 1)}})

@@ -41,12 +41,10 @@ func (r *stateRow) aad() []byte {
 	return vault.AAD(vault.SyncState, r.UserID, r.Integration, r.ID)
 }
 
-func (r *stateRow) record() string { return r.Record }
-
 func registerState(st *storage.Store) *storage.Table[stateRow] {
 	return storage.Register(st, "syncstate", storage.TableConfig[stateRow]{
 		ID:    func(r *stateRow) string { return r.ID },
-		Index: map[string]func(*stateRow) string{stateIndexRecord: (*stateRow).record},
+		Index: map[string]func(*stateRow) string{stateIndexRecord: func(r *stateRow) string { return r.Record }},
 	})
 }
 

@@ -137,3 +137,33 @@ func TestActivity(t *testing.T) {
 		t.Errorf("retry due: got %+v, want listing", a)
 	}
 }
+
+// TestTaskSeesSyncState: a task sees through Env.State what the task
+// before it returned, in the same sync, sealed in the log; after a
+// restart the next sync starts from what was stored.
+func TestTaskSeesSyncState(t *testing.T) {
+	s := &stubScript{run: func(env integrations.Env, t integrations.Task) (integrations.TaskResult, error) {
+		switch t.Type {
+		case integrations.TaskStart:
+			return integrations.TaskResult{State: map[string]string{"s": "cursor-secret-1"}, Tasks: []integrations.Task{{Type: "next"}}}, nil
+		case "next":
+			return integrations.TaskResult{State: map[string]string{"s": env.State("s") + "+next"},
+				Output: []integrations.Item{{ProviderID: "a", Title: "A", Link: "https://x.example/a"}}}, nil
+		}
+		return integrations.TaskResult{}, integrations.ErrUnsupportedTask
+	}}
+	f, rec := newStubFixture(t, s)
+	f.runOnce()
+	if got, want := strings.Join(s.seen(), " "), "start= next=cursor-secret-1"; got != want {
+		t.Errorf("states seen: got %q, want %q (a task sees what the one before it returned)", got, want)
+	}
+	f.wantStatus(rec, records.StatusConnected, "")
+	f.assertNothingPlain("cursor-secret-1", "https://x.example/a")
+
+	f.reopen()
+	f.clock.Advance(syncPoll)
+	f.runOnce()
+	if got, want := strings.Join(s.seen(), " "), "start=cursor-secret-1+next next=cursor-secret-1"; got != want {
+		t.Errorf("after a restart: got %q, want %q", got, want)
+	}
+}

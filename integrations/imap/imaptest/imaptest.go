@@ -87,6 +87,7 @@ type Server struct {
 	delay     atomic.Int64 // time.Duration; read without mu, by line
 	hold      atomic.Bool  // send half of the next line, then nothing more; read without mu
 	stall     string       // a command name the server never answers
+	stalled   chan string  // told each stalled command's name; see Stalled
 	cutAfter  int          // bytes of a BODY[] literal sent before hanging up; 0: never
 	validity  uint32
 	conns     map[net.Conn]bool
@@ -104,7 +105,8 @@ func New(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{ln: ln, ca: ca, leaf: leaf.Raw, caps: DefaultCaps(), validity: 1000, conns: map[net.Conn]bool{}}
+	s := &Server{ln: ln, ca: ca, leaf: leaf.Raw, caps: DefaultCaps(), validity: 1000, conns: map[net.Conn]bool{},
+		stalled: make(chan string, 16)}
 	s.Host, s.Port, _ = net.SplitHostPort(ln.Addr().String())
 	s.AddMailbox("INBOX")
 	s.wg.Add(1)
@@ -211,6 +213,11 @@ func (s *Server) Stall(command string) {
 	defer s.mu.Unlock()
 	s.stall = command
 }
+
+// Stalled receives the name of each command the server read and will
+// not answer (see Stall), so that a test acts once the client waits; the
+// names of more than 16 unread ones are dropped.
+func (s *Server) Stalled() <-chan string { return s.stalled }
 
 // HoldLines makes the server send the first half of its next response
 // line and then nothing more, until the client hangs up: a read that has

@@ -48,6 +48,10 @@ func (ss *session) run() {
 		stall := ss.s.stall == name
 		ss.s.mu.Unlock()
 		if stall {
+			select {
+			case ss.s.stalled <- name:
+			default:
+			}
 			io.Copy(io.Discard, ss.c) // until the client hangs up
 			return
 		}
