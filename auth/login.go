@@ -11,6 +11,7 @@ import (
 	"searchsvc/httpx"
 	"searchsvc/sessions"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 type registerRequest struct {
@@ -103,7 +104,7 @@ func (h *Handlers) endPresentedSession(r *http.Request) error {
 // registrations of one email exactly one succeeds.
 func (h *Handlers) createUser(email, name, hash string, tryFirst bool) (User, error) {
 	now := h.now()
-	u := User{ID: httpx.NewUUID(), Email: email, Name: name, Role: RoleUser, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
+	u := User{ID: uuid.New(), Email: email, Name: name, Role: RoleUser, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
 	if tryFirst {
 		u.Role = RoleAdmin
 		err := h.store.Commit(h.users.insertOp(u), h.users.meta.Insert(meta{ID: firstUserKey, UserID: u.ID, CreatedAt: now}))

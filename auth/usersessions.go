@@ -8,6 +8,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/sessions"
+	"searchsvc/storage/uuid"
 )
 
 // ListSessions serves GET /v1/auth/sessions and GET /v1/user/sessions
@@ -76,7 +77,7 @@ func (h *Handlers) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("sessionId")
-	if !httpx.IsUUID(id) {
+	if !uuid.Valid(id) {
 		return ErrSessionNotFound
 	}
 	s, ok := h.sessions.Get(id)

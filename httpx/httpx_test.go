@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"searchsvc/storage/uuid"
 )
 
 // serve runs one request through Handler around mux and returns the
@@ -53,7 +55,7 @@ func TestEnvelopeOne(t *testing.T) {
 		t.Errorf("Content-Type: got %q, want application/json", ct)
 	}
 	body := decodeBody(t, rec)
-	if got, want := body["requestId"], rec.Header().Get("X-Request-Id"); got != want || !IsUUID(want) {
+	if got, want := body["requestId"], rec.Header().Get("X-Request-Id"); got != want || !uuid.Valid(want) {
 		t.Errorf("requestId: got %v, header %q; want the same UUID in both", got, want)
 	}
 	if got := body["timestamp"]; got != "2026-11-21T10:00:00.0015Z" && got != "2026-11-21T10:00:00.003Z" {
@@ -268,25 +270,6 @@ func TestValidationDetails(t *testing.T) {
 	if rec.Code != 400 || body.Error.Message != "validation failed" || len(body.Error.Details) != 1 ||
 		body.Error.Details[0] != (FieldError{"email", "is not an email address"}) {
 		t.Errorf("got %d %+v, want 400 validation failed with the email detail", rec.Code, body.Error)
-	}
-}
-
-func TestUUID(t *testing.T) {
-	seen := make(map[string]bool)
-	for i := 0; i < 1000; i++ {
-		u := NewUUID()
-		if !IsUUID(u) || u[14] != '4' || !strings.ContainsRune("89ab", rune(u[19])) {
-			t.Fatalf("not a v4 UUID: %q", u)
-		}
-		if seen[u] {
-			t.Fatalf("repeated UUID %q", u)
-		}
-		seen[u] = true
-	}
-	for _, bad := range []string{"", "not-a-uuid", strings.ToUpper(NewUUID()), NewUUID() + "0", "g" + NewUUID()[1:]} {
-		if IsUUID(bad) {
-			t.Errorf("IsUUID(%q) = true, want false", bad)
-		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"time"
+
+	"searchsvc/storage/uuid"
 )
 
 // Info is what the outermost handler learns about a request before any
@@ -55,7 +57,7 @@ func InfoFrom(r *http.Request) *Info {
 	if i, ok := r.Context().Value(infoKey{}).(*Info); ok {
 		return i
 	}
-	return &Info{ID: NewUUID(), Start: time.Now()}
+	return &Info{ID: uuid.New(), Start: time.Now()}
 }
 
 // Config configures Handler.
@@ -164,7 +166,7 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sw   statusWriter
 	}{
 		info: Info{
-			ID:       NewUUID(),
+			ID:       uuid.New(),
 			Start:    s.cfg.Now(),
 			ClientIP: ClientIP(r, s.cfg.TrustedProxies),
 			clock:    s.cfg.Now,

@@ -30,6 +30,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/records"
 	"searchsvc/sessions"
+	"searchsvc/storage/uuid"
 )
 
 // exchangeTimeout bounds the token exchange at the callback, while the
@@ -155,7 +156,7 @@ func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return httpx.Internal(fmt.Errorf("oauth provider %s: %w", domain, err))
 	}
-	state := httpx.NewUUID()
+	state := uuid.New()
 	verifier := oauth2.GenerateVerifier()
 	authURL, err := p.GenerateAuthorizationURL(h.redirectURI(domain), state, verifier)
 	if err != nil {

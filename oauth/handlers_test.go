@@ -25,6 +25,7 @@ import (
 	"searchsvc/integrations/vault"
 	"searchsvc/sessions"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 const (
@@ -403,7 +404,7 @@ func TestFullFlow(t *testing.T) {
 	wantRedirect := "https://search.example/v1/user-integration/oauth/acme/callback"
 	if authURL.Scheme+"://"+authURL.Host+authURL.Path != f.fake.URL+"/authorize" || q.Get("redirect_uri") != wantRedirect ||
 		q.Get("client_id") != testClientID || q.Get("code_challenge_method") != "S256" || q.Get("scope") != "mail.read" ||
-		!httpx.IsUUID(q.Get("state")) || q.Get("response_type") != "code" {
+		!uuid.Valid(q.Get("state")) || q.Get("response_type") != "code" {
 		t.Errorf("authorization URL: got %s", authURL)
 	}
 	if strings.Contains(authURL.String(), testClientSecret) {
@@ -583,7 +584,7 @@ func TestCallbackRefusals(t *testing.T) {
 			b := f.register("a@example.com")
 			back := f.fake.approve(f.t, f.authorize(b, acme).String())
 			q := back.Query()
-			q.Set("state", httpx.NewUUID())
+			q.Set("state", uuid.New())
 			return b, callbackPath(acme, q)
 		}, invalid},
 		{"expired state", func(f *fixture) (*browser, string) {

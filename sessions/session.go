@@ -22,8 +22,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"searchsvc/httpx"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // Session is one server-side session. JSON field names are the contract's.
@@ -282,7 +282,7 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 	}
 	now := m.cfg.Now().UTC()
 	s := Session{
-		ID:             httpx.NewUUID(),
+		ID:             uuid.New(),
 		UserID:         userID,
 		CreatedAt:      toSecond(now), // as the record keeps them
 		LastAccessedAt: toSecond(now),

@@ -7,6 +7,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // Validate checks the session with id for a request from ip: steps 2 to 4
@@ -30,7 +31,7 @@ import (
 // and then keeps the HMAC by id (keyOf), so that later requests of the
 // session compute none.
 func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, err error) {
-	if !httpx.IsUUID(id) {
+	if !uuid.Valid(id) {
 		return Session{}, false, ErrInvalid
 	}
 	key, cached := m.cachedKey(id)

@@ -17,6 +17,7 @@ import (
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
+	"searchsvc/storage/uuid"
 )
 
 // Timeouts of the outbound calls the handlers make on a user's behalf.
@@ -179,7 +180,7 @@ func (h *Handlers) ownRecord(r *http.Request) (records.Record, error) {
 		return records.Record{}, err
 	}
 	id := r.PathValue("id")
-	if !httpx.IsUUID(id) {
+	if !uuid.Valid(id) {
 		return records.Record{}, records.ErrNotFound
 	}
 	return h.cfg.Records.Get(userID, id)

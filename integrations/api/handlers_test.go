@@ -28,6 +28,7 @@ import (
 	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 const (
@@ -482,7 +483,7 @@ func TestSubmitCredentials(t *testing.T) {
 		r.want(t, http.StatusCreated, "userIntegration.create", "", "")
 		res, _ := r.body["result"].(map[string]any)
 		id, _ = res["id"].(string)
-		if res["integration"] != "dav" || res["userId"] != "u1" || res["status"] != "connected" || !httpx.IsUUID(id) {
+		if res["integration"] != "dav" || res["userId"] != "u1" || res["status"] != "connected" || !uuid.Valid(id) {
 			t.Errorf("result: got %v", res)
 		}
 		if _, ok := res["credentials"]; ok || strings.Contains(r.raw, davPassword) {
@@ -578,13 +579,13 @@ func TestListGetFilters(t *testing.T) {
 			t.Error("get shows a secret")
 		}
 	}
-	for _, path := range []string{c.ID, httpx.NewUUID(), "not-a-uuid"} {
+	for _, path := range []string{c.ID, uuid.New(), "not-a-uuid"} {
 		f.do("GET", "/v1/user-integrations/"+path, "u1", nil).
 			want(t, http.StatusNotFound, op, "integration_record_not_found", "integration record not found")
 	}
 	var many []string
 	for range 101 {
-		many = append(many, httpx.NewUUID())
+		many = append(many, uuid.New())
 	}
 	f.do("GET", "/v1/user-integrations?inIds="+strings.Join(many, ","), "u1", nil).
 		want(t, http.StatusBadRequest, "userIntegration.readMany", "validation_failed", "validation failed")
@@ -678,8 +679,8 @@ func TestHandlersWithoutUser(t *testing.T) {
 	f := newFixture(t)
 	for _, tt := range []struct{ method, path, op string }{
 		{"GET", "/v1/user-integrations", "userIntegration.readMany"},
-		{"GET", "/v1/user-integrations/" + httpx.NewUUID(), "userIntegration.readOne"},
-		{"DELETE", "/v1/user-integrations/" + httpx.NewUUID(), "userIntegration.deleteOne"},
+		{"GET", "/v1/user-integrations/" + uuid.New(), "userIntegration.readOne"},
+		{"DELETE", "/v1/user-integrations/" + uuid.New(), "userIntegration.deleteOne"},
 	} {
 		f.do(tt.method, tt.path, "", nil).want(t, http.StatusInternalServerError, tt.op, "internal_error", "internal error")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations/items"
+	"searchsvc/storage/uuid"
 )
 
 // SyncNow serves POST /v1/user-integrations/{id}/sync: it queues a sync
@@ -144,7 +145,7 @@ func (h *Handlers) getItem(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
-	if !httpx.IsUUID(id) {
+	if !uuid.Valid(id) {
 		return items.ErrNotFound
 	}
 	it, err := store.Get(userID, id)

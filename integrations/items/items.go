@@ -16,10 +16,10 @@ import (
 	"unicode/utf8"
 	"unique"
 
-	"searchsvc/httpx"
 	"searchsvc/integrations"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // ItemRecord is the metadata of one synced item (an email, a feed entry),
@@ -184,7 +184,7 @@ const MaxProviderID = maxProviderID
 // personal part clipped to the limits above and sealed, times in UTC.
 func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (ItemRecord, error) {
 	it := ItemRecord{
-		ID:          httpx.NewUUID(),
+		ID:          uuid.New(),
 		UserID:      intern(owner.UserID),
 		RecordID:    intern(owner.RecordID),
 		Integration: intern(owner.Integration),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/storage/uuid"
 )
 
 // Page sizes of GET /v1/items.
@@ -64,7 +65,7 @@ func ParseCursor(s string) (Cursor, error) {
 		return Cursor{}, ErrBadCursor
 	}
 	date, id, ok := strings.Cut(string(b), "|")
-	if !ok || !httpx.IsUUID(id) {
+	if !ok || !uuid.Valid(id) {
 		return Cursor{}, ErrBadCursor
 	}
 	t, err := time.Parse(time.RFC3339Nano, date)
