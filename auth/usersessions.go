@@ -78,11 +78,11 @@ func (h *Handlers) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("sessionId")
 	if !uuid.Valid(id) {
-		return ErrSessionNotFound
+		return sessions.ErrNotFound
 	}
 	s, ok := h.sessions.Get(id)
 	if !ok {
-		return ErrSessionNotFound
+		return sessions.ErrNotFound
 	}
 	if s.UserID != p.user.ID {
 		h.log.Warn("attempt to delete another user's session", "user_id", p.user.ID, "owner_id", s.UserID)
@@ -90,7 +90,7 @@ func (h *Handlers) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := h.sessions.Delete(id); err != nil {
 		if errors.Is(err, sessions.ErrNotFound) {
-			return ErrSessionNotFound
+			return sessions.ErrNotFound
 		}
 		return fmt.Errorf("delete session: %w", err)
 	}

@@ -70,7 +70,9 @@ func Ref(id string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// Errors. Their messages are the contract's, so a handler may send them.
+// Errors of the cookie, the lookup and the validation of a session: the
+// one vocabulary of session failures. auth returns them as they are and
+// turns them into its answers (401, or 404 for a session not found).
 var (
 	ErrNoCookie = errors.New("no session cookie")
 	ErrInvalid  = errors.New("invalid session")
