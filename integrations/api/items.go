@@ -94,7 +94,8 @@ func parseItemQuery(r *http.Request) (items.Query, error) {
 	if err != nil {
 		return items.Query{}, err
 	}
-	q := items.Query{Filter: f, Limit: items.DefaultLimit}
+	q := items.Query{Limit: items.DefaultLimit}
+	q.InIDs, q.NinIDs = f.IDs()
 	var details []httpx.FieldError
 	for _, v := range vals["integrationId"] {
 		for id := range strings.SplitSeq(v, ",") {
