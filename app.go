@@ -19,6 +19,7 @@ import (
 	"searchsvc/integrations/feed"
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/imap"
+	"searchsvc/integrations/netguard"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/search"
 	"searchsvc/integrations/slack"
@@ -72,7 +73,7 @@ const outboundTimeout = 30 * time.Second
 func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, error) {
 	// Users choose the targets of manual integrations; unless the
 	// administrator allows it, those may not be this server's own network.
-	control, manualClient := integrations.PublicOnly, integrations.PublicClient(outboundTimeout)
+	control, manualClient := netguard.PublicOnly, netguard.PublicClient(outboundTimeout)
 	if c.AllowPrivateTargets {
 		control, manualClient = nil, &http.Client{Timeout: outboundTimeout}
 	}

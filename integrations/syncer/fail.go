@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/netguard"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
@@ -188,7 +189,7 @@ func classify(err error, name string, shutdown bool) failure {
 				msg: "This version of searchsvc cannot run a step of the " + name + " sync. This is a bug: please report it."}
 		case errors.Is(err, errStoreContent):
 			return failure{class: failTemporary, msg: "This server could not store the synced items (is its disk full?)." + again}
-		case errors.Is(err, integrations.ErrPrivateAddress):
+		case errors.Is(err, netguard.ErrPrivateAddress):
 			return failure{class: failPermanent,
 				msg: name + "'s address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true."}
 		case errors.As(err, &ua):

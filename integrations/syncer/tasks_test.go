@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/netguard"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
@@ -85,7 +86,7 @@ func TestClassify(t *testing.T) {
 		{"credentials do not open", vault.ErrCannotOpen, false, failReauth, reauth, 0},
 		{"item content not stored", fmt.Errorf("%w: %w", errStoreContent, errors.New("no space left on device")), false, failTemporary,
 			"This server could not store the synced items (is its disk full?)." + again, 0},
-		{"private address", fmt.Errorf("dial: %w", integrations.ErrPrivateAddress), false, failPermanent,
+		{"private address", fmt.Errorf("dial: %w", netguard.ErrPrivateAddress), false, failPermanent,
 			"Acme's address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true.", 0},
 		{"unknown authority", &url.Error{Op: "Get", URL: "https://x", Err: x509.UnknownAuthorityError{}}, false, failPermanent,
 			"Acme's server presented a certificate signed by an unknown authority. Give its CA certificate or its fingerprint in the connection form.", 0},
