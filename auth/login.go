@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations/textguard"
 	"searchsvc/sessions"
 	"searchsvc/storage"
 	"searchsvc/storage/uuid"
@@ -149,7 +150,7 @@ func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, status i
 
 // newSession creates a password session for userID and sets its cookie.
 func (h *Handlers) newSession(w http.ResponseWriter, r *http.Request, userID string) (sessions.Session, error) {
-	ua := truncate(r.UserAgent(), maxUserAgent)
+	ua := textguard.Truncate(r.UserAgent(), maxUserAgent)
 	s, err := h.sessions.Create(userID, httpx.InfoFrom(r).ClientIP, ua, "password")
 	if err != nil {
 		return sessions.Session{}, fmt.Errorf("create session: %w", err)

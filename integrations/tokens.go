@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"searchsvc/integrations/textguard"
 )
 
 // maxTokenResponse bounds what is read from a token endpoint (bytes).
@@ -104,7 +106,7 @@ func providerError(raw map[string]any) (code, desc string) {
 		code, _ = v[".tag"].(string)
 	}
 	desc, _ = raw["error_description"].(string)
-	return clip(code, 64), clip(desc, 256)
+	return strings.ToValidUTF8(textguard.Truncate(code, 64), ""), strings.ToValidUTF8(textguard.Truncate(desc, 256), "")
 }
 
 // ParseTokenResponse is the RFC 6749 (section 5.1) token response parser:
@@ -121,7 +123,7 @@ func ParseTokenResponse(raw map[string]any, now time.Time) (Credentials, error) 
 		return Credentials{}, err
 	}
 	if !strings.EqualFold(tokenType, "bearer") {
-		return Credentials{}, &InvalidTokensError{Field: "token_type", Reason: fmt.Sprintf("is %q, want bearer", clip(tokenType, 32))}
+		return Credentials{}, &InvalidTokensError{Field: "token_type", Reason: fmt.Sprintf("is %q, want bearer", strings.ToValidUTF8(textguard.Truncate(tokenType, 32), ""))}
 	}
 	refresh, err := StringField(raw, "refresh_token", false)
 	if err != nil {
@@ -219,15 +221,6 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("response larger than %d bytes", limit)
 	}
 	return b, nil
-}
-
-// clip shortens s to at most n bytes (dropping a cut rune), so that a hostile provider cannot
-// flood logs and error texts.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }
 
 // ReadError reads a provider's error answer, bounded, into a *TokenError

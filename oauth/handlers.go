@@ -29,6 +29,7 @@ import (
 	"searchsvc/httpx"
 	"searchsvc/integrations"
 	"searchsvc/integrations/records"
+	"searchsvc/integrations/textguard"
 	"searchsvc/sessions"
 	"searchsvc/storage/uuid"
 )
@@ -367,10 +368,7 @@ func redirect(w http.ResponseWriter, location string) {
 
 // clean makes a provider-sent string safe and short for a log line.
 func clean(s string) string {
-	const max = 64
-	if len(s) > max {
-		s = s[:max]
-	}
+	s = textguard.Truncate(s, 64)
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
 			return -1

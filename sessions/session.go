@@ -20,8 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"searchsvc/integrations/textguard"
 	"searchsvc/storage"
 	"searchsvc/storage/uuid"
 )
@@ -289,8 +289,10 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 		CreatedAt:      toSecond(now), // as the record keeps them
 		LastAccessedAt: toSecond(now),
 		ExpiresAt:      toSecond(now.Add(m.cfg.MaxAge)),
-		UserAgent:      truncate(userAgent, MaxUserAgent),
-		Metadata:       Metadata{LoginMethod: loginMethod},
+		// Made valid first, so that what is stored is what a JSON round
+		// trip gives back.
+		UserAgent: textguard.Truncate(strings.ToValidUTF8(userAgent, "\uFFFD"), MaxUserAgent),
+		Metadata:  Metadata{LoginMethod: loginMethod},
 	}
 	if ip.IsValid() {
 		s.IPAddress = ip.Unmap().WithZone("").String()
@@ -311,19 +313,6 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 		m.log.Info("oldest sessions ended: too many for one user", "user_id", userID, "ended", len(ended), "limit", m.cfg.MaxPerUser)
 	}
 	return s, nil
-}
-
-// truncate makes s valid UTF-8 and cuts it to at most n bytes on a rune
-// boundary, so that what is stored is what a JSON round trip gives back.
-func truncate(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // Get returns the session with id as stored, expired or not, with its

@@ -12,6 +12,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/extract"
+	"searchsvc/integrations/textguard"
 )
 
 // The sync of a Dropbox account, in tasks:
@@ -127,7 +128,7 @@ func (a *account) RunTask(ctx context.Context, task integrations.Task) (integrat
 	case TaskDownloadFile:
 		return a.sync.download(ctx, task.Payload[payloadID])
 	}
-	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", textguard.Name(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // list runs listFiles from cursor ("" for a full listing); full marks the
