@@ -1,10 +1,12 @@
 // Package integrations owns the catalogue of external services a user can
-// connect (one manifest per integration), the Integration contract that a
-// connected instance fulfils, the static OAuth operations shared by every
-// OAuth integration, and the vault that seals credentials at rest.
+// connect (one manifest per integration, with an OAuth provider's
+// endpoints), the Integration interface that a connected instance fulfils,
+// and the errors by which an instance tells the sync what went wrong.
 //
 // Each provider lives in its own subpackage (gmail, slack, dropbox, imap,
-// feed) and exports a Definition; main builds a Registry from them.
+// feed) and exports a Definition; main builds a Registry from them. The
+// OAuth client they share is oauthclient, the guard on user-chosen hosts
+// netguard, the checks and cuts of their strings textguard.
 package integrations
 
 import (

@@ -28,6 +28,7 @@ import (
 	"searchsvc/auth"
 	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/textguard"
 	"searchsvc/sessions"
@@ -113,8 +114,8 @@ func (h *Handlers) oauthDefinition(r *http.Request) (integrations.Definition, bo
 
 // provider builds the integration's Provider with this deployment's
 // configuration and clock.
-func (h *Handlers) provider(def integrations.Definition) (*integrations.Provider, error) {
-	p, err := integrations.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
+func (h *Handlers) provider(def integrations.Definition) (*oauthclient.Provider, error) {
+	p, err := oauthclient.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +162,7 @@ func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) error {
 	verifier := oauth2.GenerateVerifier()
 	authURL, err := p.GenerateAuthorizationURL(h.redirectURI(domain), state, verifier)
 	if err != nil {
-		var nc *integrations.NotConfiguredError
+		var nc *oauthclient.NotConfiguredError
 		if errors.As(err, &nc) {
 			// The administrator's message, as the contract wants it; the
 			// error level log line is the one WriteError makes for a 5xx.
@@ -322,9 +323,9 @@ func (h *Handlers) exchange(ctx context.Context, def integrations.Definition, co
 // logExchange logs why the exchange or validation failed, with what the
 // provider said (status, error code) and never a token, code or secret.
 func logExchange(log *slog.Logger, err error) {
-	var te *integrations.TokenError
-	var it *integrations.InvalidTokensError
-	var nc *integrations.NotConfiguredError
+	var te *oauthclient.TokenError
+	var it *oauthclient.InvalidTokensError
+	var nc *oauthclient.NotConfiguredError
 	switch {
 	case errors.As(err, &te):
 		// Not the description: a provider may echo the code in it.

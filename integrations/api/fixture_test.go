@@ -14,6 +14,7 @@ import (
 	"searchsvc/integrations/api"
 	"searchsvc/integrations/fakemail"
 	"searchsvc/integrations/items"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
@@ -113,7 +114,7 @@ func (f *syncFixture) items() *items.Store { return f.syncer.Items() }
 // record, as the OAuth callback does.
 func (f *syncFixture) connect(user, box string) records.Record {
 	f.t.Helper()
-	p, err := integrations.NewProvider(fakemail.OAuthDefinition(f.mail), func(k string) string { return f.env[k] }, f.srv.Client())
+	p, err := oauthclient.NewProvider(fakemail.OAuthDefinition(f.mail), func(k string) string { return f.env[k] }, f.srv.Client())
 	if err != nil {
 		f.t.Fatal(err)
 	}

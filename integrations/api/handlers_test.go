@@ -23,6 +23,7 @@ import (
 	"searchsvc/httpx"
 	"searchsvc/integrations"
 	"searchsvc/integrations/api"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
@@ -88,7 +89,8 @@ func revocable() integrations.Definition {
 	d := acme()
 	spec := *d.OAuth
 	spec.RevokeURL = "https://acme.example/revoke"
-	spec.Revoke = func(ctx context.Context, p *integrations.Provider, c integrations.Credentials) error {
+	spec.Revoke = func(ctx context.Context, env integrations.Env) error {
+		p, c := env.Provider, env.Credentials
 		form := url.Values{"token": {c.RefreshToken}}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.RevokeURL(), strings.NewReader(form.Encode()))
 		if err != nil {
@@ -105,7 +107,7 @@ func revocable() integrations.Definition {
 				Error string `json:"error"`
 			}
 			json.NewDecoder(resp.Body).Decode(&body)
-			return &integrations.TokenError{Status: resp.StatusCode, Code: body.Error}
+			return &oauthclient.TokenError{Status: resp.StatusCode, Code: body.Error}
 		}
 		return nil
 	}
@@ -273,7 +275,7 @@ func (f *fixture) itemsOf(recordID string) []item {
 // stores the result as user's acme record.
 func (f *fixture) connectAcme(user string) (records.Record, integrations.Credentials) {
 	f.t.Helper()
-	p, err := integrations.NewProvider(revocable(), func(k string) string { return f.env[k] }, f.srv.Client())
+	p, err := oauthclient.NewProvider(revocable(), func(k string) string { return f.env[k] }, f.srv.Client())
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ type Client struct {
 // NewClient returns a client for the RPC API at apiBase (APIBaseURL in
 // production); files/download goes to ContentBaseURL, or to apiBase too
 // when apiBase is not Dropbox's own (a test server). token gives the
-// current access token (an integrations.Refresher's, refreshed before it
+// current access token (an oauthclient.Refresher's, refreshed before it
 // expires); now is the clock for Retry-After dates, nil for time.Now.
 func NewClient(hc *http.Client, apiBase string, token func(context.Context) (string, error), now func() time.Time) *Client {
 	if now == nil {

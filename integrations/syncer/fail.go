@@ -13,6 +13,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/netguard"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
@@ -125,9 +126,9 @@ type failure struct {
 // was cancelled because the service is stopping.
 func classify(err error, name string, shutdown bool) failure {
 	var (
-		te  *integrations.TokenError
+		te  *oauthclient.TokenError
 		ae  *integrations.APIError
-		nc  *integrations.NotConfiguredError
+		nc  *oauthclient.NotConfiguredError
 		ve  *integrations.ValidationError
 		ne  net.Error
 		ua  x509.UnknownAuthorityError
@@ -143,7 +144,7 @@ func classify(err error, name string, shutdown bool) failure {
 			errors.Is(err, records.ErrCredentialsChanged), errors.Is(err, records.ErrNotFound),
 			errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed):
 			return failure{class: failPark}
-		case errors.Is(err, integrations.ErrReauthRequired), errors.Is(err, integrations.ErrNoRefreshToken), errors.Is(err, vault.ErrCannotOpen):
+		case errors.Is(err, integrations.ErrReauthRequired), errors.Is(err, oauthclient.ErrNoRefreshToken), errors.Is(err, vault.ErrCannotOpen):
 			return reauth
 		case errors.Is(err, integrations.ErrSkip):
 			return failure{class: failGone}
@@ -154,7 +155,7 @@ func classify(err error, name string, shutdown bool) failure {
 			return failure{class: failPermanent, msg: name + ": " + ve.Message + "."}
 		case errors.As(err, &te):
 			switch {
-			case integrations.Revoked(te.Code), te.Code == "invalid_client", te.Code == "unauthorized_client",
+			case oauthclient.Revoked(te.Code), te.Code == "invalid_client", te.Code == "unauthorized_client",
 				te.Status == 400, te.Status == 401:
 				return reauth
 			}

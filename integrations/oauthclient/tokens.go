@@ -1,4 +1,4 @@
-package integrations
+package oauthclient
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"searchsvc/integrations"
 	"searchsvc/integrations/textguard"
 )
 
@@ -65,7 +66,7 @@ func (p *Provider) tokenRequest(ctx context.Context, form url.Values) (map[strin
 		desc = "unreadable token response"
 	}
 	return nil, &TokenError{Status: resp.StatusCode, Code: code, Description: desc,
-		RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), p.now())}
+		RetryAfter: integrations.RetryAfter(resp.Header.Get("Retry-After"), p.now())}
 }
 
 // decodeTokenBody decodes a token endpoint's answer: a JSON object, or the
@@ -113,31 +114,31 @@ func providerError(raw map[string]any) (code, desc string) {
 // access_token and token_type "bearer" (any case) are required;
 // refresh_token, expires_in and scope are optional. It does not fill the
 // client id and secret.
-func ParseTokenResponse(raw map[string]any, now time.Time) (Credentials, error) {
+func ParseTokenResponse(raw map[string]any, now time.Time) (integrations.Credentials, error) {
 	access, err := StringField(raw, "access_token", true)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	tokenType, err := StringField(raw, "token_type", true)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	if !strings.EqualFold(tokenType, "bearer") {
-		return Credentials{}, &InvalidTokensError{Field: "token_type", Reason: fmt.Sprintf("is %q, want bearer", strings.ToValidUTF8(textguard.Truncate(tokenType, 32), ""))}
+		return integrations.Credentials{}, &InvalidTokensError{Field: "token_type", Reason: fmt.Sprintf("is %q, want bearer", strings.ToValidUTF8(textguard.Truncate(tokenType, 32), ""))}
 	}
 	refresh, err := StringField(raw, "refresh_token", false)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	scope, err := StringField(raw, "scope", false)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	expiresAt, err := ExpiresAt(raw["expires_in"], now)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
-	return Credentials{
+	return integrations.Credentials{
 		AccessToken:  access,
 		RefreshToken: refresh,
 		ExpiresAt:    expiresAt,
@@ -231,5 +232,5 @@ func ReadError(resp *http.Response) *TokenError {
 	raw, _ := decodeTokenBody(resp.Header.Get("Content-Type"), body)
 	code, desc := providerError(raw)
 	return &TokenError{Status: resp.StatusCode, Code: code, Description: desc,
-		RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		RetryAfter: integrations.RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 }
