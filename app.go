@@ -135,7 +135,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
-	a.sessions = sessions.New(a.sessionStore, sessions.Config{
+	a.sessions, err = sessions.New(a.sessionStore, sessions.Config{
 		MaxAge:         c.SessionMaxAge,
 		IdleTimeout:    c.SessionIdleTimeout,
 		Sliding:        c.SessionSliding,
@@ -146,6 +146,9 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Secret:         c.SessionSecret,
 		Logger:         log.With("component", "sessions"),
 	})
+	if err != nil {
+		return nil, err
+	}
 	// The two logs replay side by side: start-up after a power cut is the
 	// time to open both, and each decodes on every core it can get.
 	var sessErr error
@@ -194,7 +197,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		return nil, fmt.Errorf("open the search index: %w", err)
 	}
 	a.indexer = x.connect(a.index, a.syncer.Items(), reg, log.With("component", "search"))
-	a.auth = auth.NewHandlers(auth.Config{
+	a.auth, err = auth.NewHandlers(auth.Config{
 		Sessions:      a.sessions,
 		Users:         a.users,
 		Store:         a.mainStore,
@@ -214,7 +217,11 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		// tens of MB costs a fraction of the hash itself.
 		BeforeHash: runtime.GC,
 	})
-	a.integrations = api.New(api.Config{
+	if err != nil {
+		a.close(log)
+		return nil, err
+	}
+	a.integrations, err = api.New(api.Config{
 		Registry:     reg,
 		Records:      a.records,
 		Items:        a.syncer.Items(),
@@ -226,7 +233,11 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		UserID:       userID,
 		Logger:       log.With("component", "integrations"),
 	})
-	a.oauth = oauth.NewHandlers(oauth.Config{
+	if err != nil {
+		a.close(log)
+		return nil, err
+	}
+	a.oauth, err = oauth.NewHandlers(oauth.Config{
 		Registry:     reg,
 		Records:      a.records,
 		Sessions:     a.sessions,
@@ -238,6 +249,10 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Logger:       log.With("component", "oauth"),
 		OnConnect:    a.syncer.Connected,
 	})
+	if err != nil {
+		a.close(log)
+		return nil, err
+	}
 	a.metrics = newMetrics(a)
 	return a, nil
 }

@@ -84,7 +84,10 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	}
 	s.sess.Now = clock.Now
 	s.sess.CSRF = s.cfg.CSRF
-	sm := sessions.New(sessStore, s.sess)
+	sm, err := sessions.New(sessStore, s.sess)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if s.beforeOpen != nil {
 		s.beforeOpen(mainStore)
 	}
@@ -100,7 +103,10 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	}
 	cfg := s.cfg
 	cfg.Sessions, cfg.Users, cfg.Store, cfg.Hasher, cfg.Now = sm, users, mainStore, hasher, clock.Now
-	h := NewHandlers(cfg)
+	h, err := NewHandlers(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	addRoutes(mux, h)
 	return &testEnv{

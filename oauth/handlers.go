@@ -74,11 +74,11 @@ type Handlers struct {
 	pending *pendingSet
 }
 
-// NewHandlers returns the handlers of cfg. It panics without a Registry,
-// Records, Sessions, RedirectBase or FrontendURL, a programming error.
-func NewHandlers(cfg Config) *Handlers {
+// NewHandlers returns the handlers of cfg. Without a Registry, Records,
+// Sessions, RedirectBase or FrontendURL it is an error.
+func NewHandlers(cfg Config) (*Handlers, error) {
 	if cfg.Registry == nil || cfg.Records == nil || cfg.Sessions == nil || cfg.RedirectBase == nil || cfg.FrontendURL == nil {
-		panic("oauth: NewHandlers needs Registry, Records, Sessions, RedirectBase and FrontendURL")
+		return nil, errors.New("oauth: NewHandlers needs Registry, Records, Sessions, RedirectBase and FrontendURL")
 	}
 	if cfg.Getenv == nil {
 		cfg.Getenv = func(string) string { return "" }
@@ -92,7 +92,7 @@ func NewHandlers(cfg Config) *Handlers {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{cfg: cfg, log: cfg.Logger, pending: newPendingSet(MaxPending)}
+	return &Handlers{cfg: cfg, log: cfg.Logger, pending: newPendingSet(MaxPending)}, nil
 }
 
 // Operation names of the envelope.

@@ -153,7 +153,11 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	f.records = records.New(mainStore, v, f.clock.Now)
-	f.sm = sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log, Secret: []byte("0123456789abcdef0123456789abcdef")})
+	sm, err := sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log, Secret: []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sm = sm
 	for _, st := range []*storage.Store{mainStore, sessStore} {
 		if err := st.Open(); err != nil {
 			t.Fatal(err)
@@ -164,8 +168,11 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := auth.NewHandlers(auth.Config{Sessions: f.sm, Users: users, Registration: true, Hasher: hasher, Now: f.clock.Now, Logger: log})
-	f.h = NewHandlers(Config{
+	a, err := auth.NewHandlers(auth.Config{Sessions: f.sm, Users: users, Registration: true, Hasher: hasher, Now: f.clock.Now, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandlers(Config{
 		Registry:     reg,
 		Records:      f.records,
 		Sessions:     f.sm,
@@ -182,13 +189,20 @@ func newFixture(t testing.TB) *fixture {
 			f.mu.Unlock()
 		},
 	})
-	ih := api.New(api.Config{
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.h = h
+	ih, err := api.New(api.Config{
 		Registry: reg, Records: f.records, Sync: noSync{}, Getenv: f.getenv, Logger: log,
 		UserID: func(r *http.Request) (string, bool) {
 			u, ok := auth.UserFrom(r.Context())
 			return u.ID, ok
 		},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/auth/register", a.Register())
 	mux.Handle("GET /v1/user-integration/oauth/{integration}/authorize", a.Require(f.h.Authorize()))

@@ -50,7 +50,10 @@ func BenchmarkOpen(b *testing.B) {
 		h0 := heapAfterGC()
 		b.StartTimer()
 		st := storage.New(e.dir, storage.Options{Sync: storage.SyncNone, Now: e.clk.Now})
-		m := New(st, e.cfg)
+		m, err := New(st, e.cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
 		if err := st.Open(); err != nil {
 			b.Fatal(err)
 		}

@@ -174,15 +174,15 @@ type keys struct {
 	box   *seal.Box
 }
 
-func newKeys(secret []byte) keys {
+func newKeys(secret []byte) (keys, error) {
 	if len(secret) == 0 {
-		panic("sessions: Config.Secret is required")
+		return keys{}, errors.New("sessions: Config.Secret is required")
 	}
 	box, err := seal.NewBox("sessions seal", secret)
 	if err != nil {
-		panic(err)
+		return keys{}, fmt.Errorf("sessions: %w", err)
 	}
-	return keys{index: seal.NewIndex("sessions index", secret), box: box}
+	return keys{index: seal.NewIndex("sessions index", secret), box: box}, nil
 }
 
 // key is the table id of the session with id.

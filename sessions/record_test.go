@@ -97,7 +97,10 @@ func TestConvertLegacy(t *testing.T) {
 	}
 
 	st = storage.New(dir, storage.Options{Sync: storage.SyncNone, Now: func() time.Time { return now }})
-	m := New(st, Config{Secret: testSecret, CSRF: true, Now: func() time.Time { return now.Add(time.Minute) }})
+	m, err := New(st, Config{Secret: testSecret, CSRF: true, Now: func() time.Time { return now.Add(time.Minute) }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Open(); err != nil {
 		t.Fatal(err)
 	}

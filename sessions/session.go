@@ -184,12 +184,16 @@ type Manager struct {
 
 // New returns a Manager keeping its sessions in st. It registers its
 // tables on st, so it must be called before st.Open; after st.Open, call
-// ConvertLegacy and LoadSeen once. It panics without cfg.Secret.
-func New(st *storage.Store, cfg Config) *Manager {
+// ConvertLegacy and LoadSeen once. Without cfg.Secret it is an error.
+func New(st *storage.Store, cfg Config) (*Manager, error) {
 	cfg = cfg.withDefaults()
+	k, err := newKeys(cfg.Secret)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manager{
 		store:   st,
-		keys:    newKeys(cfg.Secret),
+		keys:    k,
 		cfg:     cfg,
 		log:     cfg.Logger,
 		entries: make(map[string]*entry),
@@ -222,7 +226,7 @@ func New(st *storage.Store, cfg Config) *Manager {
 	m.seen = storage.Register(st, seenTable, storage.TableConfig[seenRecord]{
 		ID: func(r *seenRecord) string { return r.ID },
 	})
-	return m
+	return m, nil
 }
 
 // Ended tells a user that sessions of theirs were ended to make room for

@@ -96,7 +96,10 @@ func newEnvSync(t testing.TB, cfg Config, mode storage.SyncMode) *env {
 func (e *env) open() {
 	e.t.Helper()
 	st := storage.New(e.dir, storage.Options{Sync: e.sync, Now: e.clk.Now})
-	m := New(st, e.cfg)
+	m, err := New(st, e.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	if err := st.Open(); err != nil {
 		e.t.Fatalf("open store: %v", err)
 	}

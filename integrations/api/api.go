@@ -80,11 +80,11 @@ type Handlers struct {
 	log *slog.Logger
 }
 
-// New returns the handlers of cfg. It panics without Registry, Records or
-// Sync, a programming error.
-func New(cfg Config) *Handlers {
+// New returns the handlers of cfg. Without Registry, Records or Sync it is
+// an error.
+func New(cfg Config) (*Handlers, error) {
 	if cfg.Registry == nil || cfg.Records == nil || cfg.Sync == nil {
-		panic("api: New needs Registry, Records and Sync")
+		return nil, errors.New("api: New needs Registry, Records and Sync")
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: defaultTimeout}
@@ -99,7 +99,7 @@ func New(cfg Config) *Handlers {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{cfg: cfg, log: log}
+	return &Handlers{cfg: cfg, log: log}, nil
 }
 
 // Operation names of the envelope.

@@ -172,7 +172,7 @@ func (f *syncFixture) liveItems(recordID string) []items.ItemRecord {
 // server serves the sync, items and disconnect routes of f, with the
 // caller taken from the X-Test-User header.
 func (f *syncFixture) server() http.Handler {
-	h := api.New(api.Config{
+	h, err := api.New(api.Config{
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Sync: f.syncer,
 		Getenv: func(k string) string { return f.env[k] }, Client: f.srv.Client(),
 		UserID: func(r *http.Request) (string, bool) {
@@ -180,6 +180,9 @@ func (f *syncFixture) server() http.Handler {
 			return id, id != ""
 		},
 	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/user-integrations/{id}/sync", h.SyncNow())
 	mux.Handle("GET /v1/items", h.ListItems())

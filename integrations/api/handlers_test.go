@@ -203,7 +203,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 
-	h := api.New(api.Config{
+	h, err := api.New(api.Config{
 		Registry: reg,
 		Sync:     fakeSync{f},
 		Records:  f.records,
@@ -215,6 +215,9 @@ func newFixture(t *testing.T) *fixture {
 		},
 		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/integrations", h.Catalogue())
 	mux.Handle("GET /v1/user-integrations", h.List())
@@ -752,7 +755,10 @@ func assertNotOnDisk(t *testing.T, dir string, secrets ...string) {
 // TestOperations checks that each handler names its operation, so that
 // auth's Require answers its 401s under the same name.
 func TestOperations(t *testing.T) {
-	h := api.New(api.Config{Registry: &integrations.Registry{}, Records: &records.Records{}, Sync: fakeSync{}})
+	h, err := api.New(api.Config{Registry: &integrations.Registry{}, Records: &records.Records{}, Sync: fakeSync{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		h  http.Handler
 		op string

@@ -50,7 +50,7 @@ func newSearchFixture(t testing.TB) *searchFixture {
 	f := newSyncFixture(t)
 	f.indexer = testIndexer{ix}
 	f.reopen()
-	h := api.New(api.Config{
+	h, err := api.New(api.Config{
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Search: ix, Sync: f.syncer,
 		Getenv: func(k string) string { return f.env[k] },
 		UserID: func(r *http.Request) (string, bool) {
@@ -58,6 +58,9 @@ func newSearchFixture(t testing.TB) *searchFixture {
 			return id, id != ""
 		},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/search", h.Search())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
