@@ -182,27 +182,7 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h[kv.key] = kv.value // canonical keys, shared read-only values: no work per request
 	}
 
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.cfg.Logger.Error("panic serving request", "request_id", info.ID, "method", r.Method,
-				"pattern", r.Pattern, "panic", p, "stack", string(debug.Stack()))
-			if !sw.wrote {
-				WriteError(sw.ResponseWriter, r, "internal", Internal(nil))
-				sw.status = http.StatusInternalServerError
-			}
-		}
-		pattern := r.Pattern
-		if pattern == "" {
-			pattern = "(unmatched)"
-		}
-		s.log.request(r.Context(), info, s.cfg.Now(), r.Method, pattern, sw.status)
-		if s.cfg.Observe != nil {
-			s.cfg.Observe(r.Pattern, sw.status)
-		}
-	}()
+	defer func() { s.finish(recover(), r, info, sw) }()
 
 	if err := s.cop.Check(r); err != nil {
 		WriteError(sw, r, "request.origin", CrossOrigin(err))
@@ -224,23 +204,54 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(sw, r.Body, n) // no one reads past what was reserved
 	}
 	s.mux.ServeHTTP(sw, r)
+	if sw.fallback != 0 {
+		s.noRoute(sw, r)
+	}
+}
+
+// noRoute answers a request the mux found no route for: Config.NotFound
+// serves a GET or HEAD it would answer 404, when set; anything else gets
+// the mux's status in JSON, keeping its Allow header.
+func (s *Stack) noRoute(sw *statusWriter, r *http.Request) {
 	if sw.fallback == http.StatusNotFound && s.cfg.NotFound != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		sw.fallback, sw.direct = 0, true
 		sw.ResponseWriter.Header().Del("Content-Type")
 		s.cfg.NotFound.ServeHTTP(sw, r)
 		return
 	}
-	if sw.fallback != 0 {
-		// The mux found no route: answer in JSON, keeping its Allow header.
-		sw.ResponseWriter.Header().Del("Content-Type")
-		var e *Error
-		if sw.fallback == http.StatusMethodNotAllowed {
-			e = &Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "method not allowed"}
-		} else {
-			e = NotFound("not found")
+	sw.ResponseWriter.Header().Del("Content-Type")
+	var e *Error
+	if sw.fallback == http.StatusMethodNotAllowed {
+		e = &Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "method not allowed"}
+	} else {
+		e = NotFound("not found")
+	}
+	WriteError(sw.ResponseWriter, r, "route.match", e)
+	sw.status = e.Status
+}
+
+// finish ends a request's handling, deferred: a panic p (nil: none) is
+// logged with its stack and answered 500 if nothing was written yet, and
+// the request goes to the access log and to Config.Observe.
+func (s *Stack) finish(p any, r *http.Request, info *Info, sw *statusWriter) {
+	if p != nil {
+		if p == http.ErrAbortHandler {
+			panic(p)
 		}
-		WriteError(sw.ResponseWriter, r, "route.match", e)
-		sw.status = e.Status
+		s.cfg.Logger.Error("panic serving request", "request_id", info.ID, "method", r.Method,
+			"pattern", r.Pattern, "panic", p, "stack", string(debug.Stack()))
+		if !sw.wrote {
+			WriteError(sw.ResponseWriter, r, "internal", Internal(nil))
+			sw.status = http.StatusInternalServerError
+		}
+	}
+	pattern := r.Pattern
+	if pattern == "" {
+		pattern = "(unmatched)"
+	}
+	s.log.request(r.Context(), info, s.cfg.Now(), r.Method, pattern, sw.status)
+	if s.cfg.Observe != nil {
+		s.cfg.Observe(r.Pattern, sw.status)
 	}
 }
 
