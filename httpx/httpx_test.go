@@ -20,7 +20,7 @@ func serve(t *testing.T, mux *http.ServeMux, req *http.Request) (*httptest.Respo
 	t.Helper()
 	var logs bytes.Buffer
 	clock := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	h := Handler(mux, Config{
+	h := newStack(t, mux, Config{
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
 		AccessLog: AccessLogAll,
 		Now: func() time.Time {
@@ -280,7 +280,7 @@ func TestObserve(t *testing.T) {
 	})
 	mux.HandleFunc("GET /quiet", func(w http.ResponseWriter, r *http.Request) {})
 	var got []string
-	h := Handler(mux, Config{Observe: func(pattern string, status int) {
+	h := newStack(t, mux, Config{Observe: func(pattern string, status int) {
 		got = append(got, pattern+" "+itoa(status))
 	}})
 	for _, req := range []*http.Request{
@@ -294,4 +294,14 @@ func TestObserve(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("observed %q, want %q", got, want)
 	}
+}
+
+// newStack is Handler, failing the test on an error.
+func newStack(tb testing.TB, mux *http.ServeMux, cfg Config) *Stack {
+	tb.Helper()
+	s, err := Handler(mux, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

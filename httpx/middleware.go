@@ -3,6 +3,7 @@ package httpx
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -113,9 +114,9 @@ type Config struct {
 // those of TrustedOrigins and those of clients that are no browser (no
 // such header) pass. SameSite=Strict keeps the session cookie from other
 // sites, but a sibling subdomain is the same site; this check stops it,
-// whether or not CSRF tokens are on. It fails for an invalid
-// TrustedOrigins entry.
-func Handler(mux *http.ServeMux, cfg Config) *Stack {
+// whether or not CSRF tokens are on. An invalid TrustedOrigins entry is
+// an error.
+func Handler(mux *http.ServeMux, cfg Config) (*Stack, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -125,7 +126,7 @@ func Handler(mux *http.ServeMux, cfg Config) *Stack {
 	cop := http.NewCrossOriginProtection()
 	for _, o := range cfg.TrustedOrigins {
 		if err := cop.AddTrustedOrigin(o); err != nil {
-			panic("httpx: TrustedOrigins: " + err.Error()) // config validates them first
+			return nil, fmt.Errorf("httpx: TrustedOrigins: %w", err)
 		}
 	}
 	s := &Stack{mux: mux, cfg: cfg, cop: cop, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay,
@@ -137,7 +138,7 @@ func Handler(mux *http.ServeMux, cfg Config) *Stack {
 		s.bodies = newBodyBudget(cfg.BodyBytesInFlight, cmp.Or(cfg.BodyBytesPerClient, cfg.BodyBytesInFlight/8),
 			cmp.Or(cfg.BodyBytesReserve, cfg.BodyBytesInFlight/8))
 	}
-	return s
+	return s, nil
 }
 
 // Stack is the handler Handler returns.

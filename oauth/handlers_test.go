@@ -208,7 +208,11 @@ func newFixture(t testing.TB) *fixture {
 	mux.Handle("GET /v1/user-integration/oauth/{integration}/authorize", a.Require(f.h.Authorize()))
 	mux.Handle("GET /v1/user-integration/oauth/{integration}/callback", f.h.Callback())
 	mux.Handle("GET /v1/user-integrations", a.Require(ih.List()))
-	f.handler = httpx.Handler(mux, httpx.Config{Logger: log, Now: f.clock.Now})
+	stack, err := httpx.Handler(mux, httpx.Config{Logger: log, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.handler = stack
 	return f
 }
 

@@ -101,7 +101,7 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
 	mux.Handle("GET /v1/items", h.ListItems())
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
-	srv := httpx.Handler(mux, httpx.Config{})
+	srv := newStack(t, mux, httpx.Config{})
 
 	// The form checks every feed, and names the one that fails.
 	post := func(list string) (int, map[string]any) {

@@ -188,5 +188,15 @@ func (f *syncFixture) server() http.Handler {
 	mux.Handle("GET /v1/items", h.ListItems())
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
-	return httpx.Handler(mux, httpx.Config{})
+	return newStack(f.t, mux, httpx.Config{})
+}
+
+// newStack is httpx.Handler, failing the test on an error.
+func newStack(tb testing.TB, mux *http.ServeMux, cfg httpx.Config) *httpx.Stack {
+	tb.Helper()
+	s, err := httpx.Handler(mux, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

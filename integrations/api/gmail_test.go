@@ -183,7 +183,7 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/items", h.ListItems())
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
-	srv := httpx.Handler(mux, httpx.Config{})
+	srv := newStack(t, mux, httpx.Config{})
 	var list struct {
 		Results []items.View `json:"results"`
 	}

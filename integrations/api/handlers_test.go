@@ -224,7 +224,7 @@ func newFixture(t *testing.T) *fixture {
 	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
-	f.handler = httpx.Handler(mux, httpx.Config{})
+	f.handler = newStack(t, mux, httpx.Config{})
 	return f
 }
 

@@ -64,7 +64,7 @@ func newSearchFixture(t testing.TB) *searchFixture {
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/search", h.Search())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
-	return &searchFixture{syncFixture: f, ix: ix, srv: httpx.Handler(mux, httpx.Config{})}
+	return &searchFixture{syncFixture: f, ix: ix, srv: newStack(t, mux, httpx.Config{})}
 }
 
 // search asks GET /v1/search?query as user.

@@ -152,7 +152,11 @@ func (f *e2e) open(def integrations.Definition) {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
 	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
-	f.h = httpx.Handler(mux, httpx.Config{})
+	stack, err := httpx.Handler(mux, httpx.Config{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.h = stack
 }
 
 // reopen closes the store and opens it again with a new Syncer, as a
