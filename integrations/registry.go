@@ -37,8 +37,10 @@ type Env struct {
 	Credentials Credentials
 	// Client makes the instance's outbound requests.
 	Client *http.Client
-	// Provider performs OAuth operations (refresh, revoke) with this
-	// deployment's configuration; nil for a manual integration.
+	// Provider is the integration's OAuth client, built with this
+	// deployment's configuration: it refreshes tokens and gives the HTTP
+	// client and the URLs of the provider's API. Nil for a manual
+	// integration.
 	Provider OAuthClient
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
