@@ -19,6 +19,7 @@ import (
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/imap"
 	"searchsvc/integrations/index"
+	"searchsvc/integrations/netguard"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/search"
 	"searchsvc/integrations/slack"
@@ -79,7 +80,7 @@ type outbound struct {
 // those may not be this server's own network. Integration client secrets
 // may come from files like every secret.
 func newOutbound(c *config, getenv func(string) string, log *slog.Logger) (outbound, error) {
-	control, manual := integrations.PublicOnly, integrations.PublicClient(outboundTimeout)
+	control, manual := netguard.PublicOnly, netguard.PublicClient(outboundTimeout)
 	if c.AllowPrivateTargets {
 		control, manual = nil, &http.Client{Timeout: outboundTimeout}
 	}
@@ -120,8 +121,11 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		s.closeStores()
 		return nil, err
 	}
-	a.auth = newAuthHandlers(c, a, log)
-	a.integrations = api.New(api.Config{
+	if a.auth, err = newAuthHandlers(c, a, log); err != nil {
+		a.close(log)
+		return nil, err
+	}
+	a.integrations, err = api.New(api.Config{
 		Registry:     out.reg,
 		Records:      a.records,
 		Items:        s.items,
@@ -133,7 +137,11 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		UserID:       userID,
 		Logger:       log.With("component", "integrations"),
 	})
-	a.oauth = oauth.NewHandlers(oauth.Config{
+	if err != nil {
+		a.close(log)
+		return nil, err
+	}
+	a.oauth, err = oauth.NewHandlers(oauth.Config{
 		Registry:     out.reg,
 		Records:      a.records,
 		Sessions:     a.sessions,
@@ -145,6 +153,10 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Logger:       log.With("component", "oauth"),
 		OnConnect:    a.syncer.Connected,
 	})
+	if err != nil {
+		a.close(log)
+		return nil, err
+	}
 	a.metrics = newMetrics(a)
 	return a, nil
 }
@@ -188,7 +200,7 @@ func (a *app) buildSyncAndSearch(c *config, s *stores, out outbound, log *slog.L
 }
 
 // newAuthHandlers builds the handlers of users and sessions.
-func newAuthHandlers(c *config, a *app, log *slog.Logger) *auth.Handlers {
+func newAuthHandlers(c *config, a *app, log *slog.Logger) (*auth.Handlers, error) {
 	return auth.NewHandlers(auth.Config{
 		Sessions:      a.sessions,
 		Users:         a.users,

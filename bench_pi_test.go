@@ -48,7 +48,10 @@ func BenchmarkLogBytesPerDay(b *testing.B) {
 			defer a.close(slog.New(slog.DiscardHandler))
 			var clock atomic.Int64
 			clock.Store(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC).UnixNano())
-			api := apiHandlerClock(a, c, log, func() time.Time { return time.Unix(0, clock.Load()) })
+			api, err := apiHandlerClock(a, c, log, func() time.Time { return time.Unix(0, clock.Load()) })
+			if err != nil {
+				b.Fatal(err)
+			}
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest("POST", "/v1/auth/register",
 				strings.NewReader(`{"email":"pi@example.org","password":"a long enough password","name":"Pi"}`))

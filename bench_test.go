@@ -59,7 +59,10 @@ func profileOverHTTP(b *testing.B, mode string) {
 		b.Fatal(err)
 	}
 	defer a.close(log)
-	api := apiHandler(a, c, log)
+	api, err := apiHandler(a, c, log)
+	if err != nil {
+		b.Fatal(err)
+	}
 	chain := httptest.NewServer(api)
 	defer chain.Close()
 	defer api.FlushAccessLog()

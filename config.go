@@ -199,21 +199,7 @@ func readConfig(getenv func(string) string, serving bool) (*config, error) {
 		LogFormat:             p.oneOf("LOG_FORMAT", "text", "text", "json"),
 	}
 	p.oneOf("SESSION_SAME_SITE", "strict", "strict")
-	c.MaxConnections = p.integer("MAX_CONNECTIONS", 512, 1, 1_000_000)
-	c.MaxClientConnections = p.integer("MAX_CLIENT_CONNECTIONS", 64, 1, 1_000_000)
-	c.BodyMemory = int64(p.integer("BODY_MEMORY_MIB", 16, 1, 1<<20)) << 20
-	// The default suits a Pi: the service's working set is a few tens of
-	// MiB, and above this the collector runs harder instead of growing.
-	if getenv("MEMORY_LIMIT_MIB") != "" || getenv("GOMEMLIMIT") == "" {
-		c.MemoryLimit = int64(p.integer("MEMORY_LIMIT_MIB", 64, 0, 1<<20)) << 20
-	}
-	// The runtime's default lets the heap grow to twice what is live
-	// before collecting: the search index's cache and 100,000 sessions
-	// would cost their size again in garbage. Half costs a few percent of
-	// CPU in the collector, which an idle Pi has to spare.
-	if getenv("GC_PERCENT") != "" || getenv("GOGC") == "" {
-		c.GCPercent = p.integer("GC_PERCENT", 50, 0, 10_000)
-	}
+	loadResources(&p, c)
 	c.MetricsAddr = p.str("METRICS_ADDR", "")
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
@@ -252,6 +238,36 @@ func readConfig(getenv func(string) string, serving bool) (*config, error) {
 		p.fail("OAUTH_REDIRECT_BASE_URL", "must use https unless its host is localhost, 127.0.0.1 or ::1, got %q", u.String())
 	}
 
+	loadSecrets(&p, c, serving)
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	return c, nil
+}
+
+// loadResources reads the limits on connections, request bodies and
+// memory into c.
+func loadResources(p *parser, c *config) {
+	c.MaxConnections = p.integer("MAX_CONNECTIONS", 512, 1, 1_000_000)
+	c.MaxClientConnections = p.integer("MAX_CLIENT_CONNECTIONS", 64, 1, 1_000_000)
+	c.BodyMemory = int64(p.integer("BODY_MEMORY_MIB", 16, 1, 1<<20)) << 20
+	// The default suits a Pi: the service's working set is a few tens of
+	// MiB, and above this the collector runs harder instead of growing.
+	if p.getenv("MEMORY_LIMIT_MIB") != "" || p.getenv("GOMEMLIMIT") == "" {
+		c.MemoryLimit = int64(p.integer("MEMORY_LIMIT_MIB", 64, 0, 1<<20)) << 20
+	}
+	// The runtime's default lets the heap grow to twice what is live
+	// before collecting: the search index's cache and 100,000 sessions
+	// would cost their size again in garbage. Half costs a few percent of
+	// CPU in the collector, which an idle Pi has to spare.
+	if p.getenv("GC_PERCENT") != "" || p.getenv("GOGC") == "" {
+		c.GCPercent = p.integer("GC_PERCENT", 50, 0, 10_000)
+	}
+}
+
+// loadSecrets reads the session secret and the credentials keys into c;
+// a secure deployment must have both to serve (serving).
+func loadSecrets(p *parser, c *config, serving bool) {
 	if s := p.secretValue("SESSION_SECRET"); s != "" {
 		if len(s) < 32 {
 			p.fail("SESSION_SECRET", "must be at least 32 bytes, got %d", len(s))
@@ -276,10 +292,6 @@ func readConfig(getenv func(string) string, serving bool) (*config, error) {
 			p.fail("CREDENTIALS_KEY", "is required when SESSION_SECURE=true")
 		}
 	}
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
-	}
-	return c, nil
 }
 
 // isLoopback reports whether host is one the README allows over plain

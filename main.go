@@ -162,7 +162,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	bg := startBackground(a, log)
 	defer bg.stopAndWait()
 
-	api := apiHandler(a, c, log)
+	api, err := apiHandler(a, c, log)
+	if err != nil {
+		return err
+	}
 	defer api.FlushAccessLog() // on the way out early; a shutdown flushes before "stopped"
 	srv, err := listen(c, a, api, bg, log)
 	if err != nil {
@@ -360,13 +363,13 @@ const accessLogDelay = 250 * time.Millisecond
 
 // apiHandler is the whole HTTP stack as the service serves it, for run and
 // for the benchmark that measures it.
-func apiHandler(a *app, c *config, log *slog.Logger) *httpx.Stack {
+func apiHandler(a *app, c *config, log *slog.Logger) (*httpx.Stack, error) {
 	return apiHandlerClock(a, c, log, time.Now)
 }
 
 // apiHandlerClock is apiHandler with the access log's clock given, for the
 // benchmark that counts what a day of requests logs.
-func apiHandlerClock(a *app, c *config, log *slog.Logger, now func() time.Time) *httpx.Stack {
+func apiHandlerClock(a *app, c *config, log *slog.Logger, now func() time.Time) (*httpx.Stack, error) {
 	mux := http.NewServeMux()
 	addRoutes(mux, a)
 	return httpx.Handler(mux, httpx.Config{Logger: log, TrustedProxies: c.TrustedProxies, Now: now,

@@ -99,7 +99,7 @@ func openStores(c *config, log *slog.Logger) (*stores, error) {
 	s.session = storage.New(filepath.Join(c.DataDir, sessionStoreDir), storage.Options{
 		Sync: mode, Logger: log.With("component", "storage", "store", sessionStoreDir),
 		LoneWindow: sessionLoneWindow})
-	s.sessions = sessions.New(s.session, sessions.Config{
+	s.sessions, err = sessions.New(s.session, sessions.Config{
 		MaxAge:         c.SessionMaxAge,
 		IdleTimeout:    c.SessionIdleTimeout,
 		Sliding:        c.SessionSliding,
@@ -110,6 +110,9 @@ func openStores(c *config, log *slog.Logger) (*stores, error) {
 		Secret:         c.SessionSecret,
 		Logger:         log.With("component", "sessions"),
 	})
+	if err != nil {
+		return nil, err
+	}
 	if err := s.openBoth(); err != nil {
 		return nil, err
 	}

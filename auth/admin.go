@@ -20,10 +20,11 @@ func (h *Handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	users := h.users.list(f)
-	out := make([]userView, len(users))
-	for i, u := range users {
-		out[i] = viewUser(u)
+	out := []userView{}
+	for _, u := range h.users.list() {
+		if f.Match(u.ID) {
+			out = append(out, viewUser(u))
+		}
 	}
 	httpx.Many(w, r, "user.readMany", out)
 	return nil

@@ -10,18 +10,15 @@ import (
 	"searchsvc/sessions"
 )
 
-// Domain errors. Handlers return them; httpError turns them into what a
-// client sees.
+// Domain errors. Handlers return them, and the sessions package's
+// (sessions.ErrNoCookie, ErrInvalid, ErrExpired, ErrNotFound); httpError
+// turns them into what a client sees.
 var (
 	ErrEmailTaken         = errors.New("auth: email already registered")
 	ErrRegistrationClosed = errors.New("auth: registration closed")
 	ErrInvalidCredentials = errors.New("auth: invalid email or password")
 	ErrUserNotFound       = errors.New("auth: user not found")
 	ErrInvalidRole        = errors.New("auth: invalid role")
-	ErrNoSessionCookie    = errors.New("auth: no session cookie")
-	ErrInvalidSession     = errors.New("auth: invalid session")
-	ErrSessionExpired     = errors.New("auth: session expired")
-	ErrSessionNotFound    = errors.New("auth: session not found")
 	ErrNotYourSession     = errors.New("auth: not your session")
 	ErrInvalidCSRF        = errors.New("auth: invalid CSRF token")
 	ErrAdminRequired      = errors.New("auth: admin required")
@@ -69,17 +66,17 @@ func httpError(err error) error {
 		return httpx.Forbidden("registration_closed", "registration closed")
 	case errors.Is(err, ErrInvalidCredentials):
 		return httpx.NewError(http.StatusUnauthorized, "invalid_credentials", "invalid email or password")
-	case errors.Is(err, ErrNoSessionCookie):
+	case errors.Is(err, sessions.ErrNoCookie):
 		return httpx.NewError(http.StatusUnauthorized, "no_session_cookie", "no session cookie")
-	case errors.Is(err, ErrInvalidSession):
+	case errors.Is(err, sessions.ErrInvalid):
 		return httpx.NewError(http.StatusUnauthorized, "invalid_session", "invalid session")
-	case errors.Is(err, ErrSessionExpired):
+	case errors.Is(err, sessions.ErrExpired):
 		return httpx.NewError(http.StatusUnauthorized, "session_expired", "session expired")
 	case errors.Is(err, errSessionUserGone):
 		return httpx.NewError(http.StatusUnauthorized, "user_not_found", "user not found")
 	case errors.Is(err, ErrUserNotFound):
 		return httpx.NotFound("user not found")
-	case errors.Is(err, ErrSessionNotFound):
+	case errors.Is(err, sessions.ErrNotFound):
 		return httpx.NotFound("session not found")
 	case errors.Is(err, ErrNotYourSession):
 		return httpx.Forbidden("not_your_session", "not your session")
@@ -105,18 +102,3 @@ func httpError(err error) error {
 // errSessionUserGone is the request-authentication failure "the session's
 // user is missing": 401, unlike ErrUserNotFound on an admin endpoint (404).
 var errSessionUserGone = errors.New("auth: session's user not found")
-
-// sessionErr translates the sessions package's errors into auth's.
-func sessionErr(err error) error {
-	switch {
-	case errors.Is(err, sessions.ErrNoCookie):
-		return ErrNoSessionCookie
-	case errors.Is(err, sessions.ErrInvalid):
-		return ErrInvalidSession
-	case errors.Is(err, sessions.ErrExpired):
-		return ErrSessionExpired
-	case errors.Is(err, sessions.ErrNotFound):
-		return ErrSessionNotFound
-	}
-	return err
-}

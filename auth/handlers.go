@@ -3,6 +3,8 @@ package auth
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -86,11 +88,11 @@ type Handlers struct {
 	onDeleted    func(string)
 }
 
-// NewHandlers returns Handlers for cfg. It panics without cfg.Sessions or
-// cfg.Users, a programming error.
-func NewHandlers(cfg Config) *Handlers {
+// NewHandlers returns Handlers for cfg. Without cfg.Sessions or cfg.Users
+// it is an error.
+func NewHandlers(cfg Config) (*Handlers, error) {
 	if cfg.Sessions == nil || cfg.Users == nil {
-		panic("auth: NewHandlers needs Sessions and Users")
+		return nil, errors.New("auth: NewHandlers needs Sessions and Users")
 	}
 	if cfg.Store == nil {
 		cfg.Store = cfg.Users.st
@@ -104,7 +106,7 @@ func NewHandlers(cfg Config) *Handlers {
 	if cfg.Hasher == nil {
 		h, err := NewHasher(DefaultParams(), 0)
 		if err != nil {
-			panic(err) // the defaults are within bounds
+			return nil, fmt.Errorf("auth: the default hasher: %w", err)
 		}
 		cfg.Hasher = h
 	}
@@ -132,7 +134,7 @@ func NewHandlers(cfg Config) *Handlers {
 		log:          cfg.Logger,
 		onUserDelete: cfg.OnUserDelete,
 		onDeleted:    cfg.OnUserDeleted,
-	}
+	}, nil
 }
 
 // Per-account failed logins: after accountFreeFailures failures within

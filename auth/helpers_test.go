@@ -89,7 +89,10 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	}
 	s.sess.Now = clock.Now
 	s.sess.CSRF = s.cfg.CSRF
-	sm := sessions.New(sessStore, s.sess)
+	sm, err := sessions.New(sessStore, s.sess)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if s.beforeOpen != nil {
 		s.beforeOpen(mainStore)
 	}
@@ -105,12 +108,15 @@ func newEnv(t testing.TB, opts ...func(*setup)) *testEnv {
 	}
 	cfg := s.cfg
 	cfg.Sessions, cfg.Users, cfg.Store, cfg.Hasher, cfg.Now = sm, users, mainStore, hasher, clock.Now
-	h := NewHandlers(cfg)
+	h, err := NewHandlers(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	addRoutes(mux, h)
 	return &testEnv{
 		t: t, clock: clock, mainStore: mainStore, sessStore: sessStore, sm: sm, users: users, h: h,
-		handler: httpx.Handler(mux, httpx.Config{Now: clock.Now}),
+		handler: newStack(t, mux, httpx.Config{Now: clock.Now}),
 	}
 }
 
@@ -311,7 +317,7 @@ func newStoreAt(t testing.TB, dir string, now func() time.Time) *storage.Store {
 
 // wrap puts mux behind httpx.Handler with the env's clock.
 func wrap(mux *http.ServeMux, e *testEnv) http.Handler {
-	return httpx.Handler(mux, httpx.Config{Now: e.clock.Now})
+	return newStack(e.t, mux, httpx.Config{Now: e.clock.Now})
 }
 
 // manyIDs is a comma-separated list of n distinct ids.
@@ -321,4 +327,14 @@ func manyIDs(n int) string {
 		ids[i] = "id" + itoa(i)
 	}
 	return strings.Join(ids, ",")
+}
+
+// newStack is httpx.Handler, failing the test on an error.
+func newStack(tb testing.TB, mux *http.ServeMux, cfg httpx.Config) *httpx.Stack {
+	tb.Helper()
+	s, err := httpx.Handler(mux, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -9,8 +9,10 @@ import (
 	"unicode/utf8"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations/textguard"
 	"searchsvc/sessions"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 type registerRequest struct {
@@ -103,7 +105,7 @@ func (h *Handlers) endPresentedSession(r *http.Request) error {
 // registrations of one email exactly one succeeds.
 func (h *Handlers) createUser(email, name, hash string, tryFirst bool) (User, error) {
 	now := h.now()
-	u := User{ID: httpx.NewUUID(), Email: email, Name: name, Role: RoleUser, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
+	u := User{ID: uuid.New(), Email: email, Name: name, Role: RoleUser, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
 	if tryFirst {
 		u.Role = RoleAdmin
 		err := h.store.Commit(h.users.insertOp(u), h.users.meta.Insert(meta{ID: firstUserKey, UserID: u.ID, CreatedAt: now}))
@@ -148,7 +150,7 @@ func (h *Handlers) startSession(w http.ResponseWriter, r *http.Request, status i
 
 // newSession creates a password session for userID and sets its cookie.
 func (h *Handlers) newSession(w http.ResponseWriter, r *http.Request, userID string) (sessions.Session, error) {
-	ua := truncate(r.UserAgent(), maxUserAgent)
+	ua := textguard.Truncate(r.UserAgent(), maxUserAgent)
 	s, err := h.sessions.Create(userID, httpx.InfoFrom(r).ClientIP, ua, "password")
 	if err != nil {
 		return sessions.Session{}, fmt.Errorf("create session: %w", err)

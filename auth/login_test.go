@@ -524,7 +524,10 @@ func TestLogout(t *testing.T) {
 func reopenSessions(t *testing.T, e *testEnv) *sessions.Manager {
 	t.Helper()
 	st := newStoreAt(t, e.sessStore.Dir(), e.clock.Now)
-	m := sessions.New(st, sessions.Config{Now: e.clock.Now, Secret: testSecret})
+	m, err := sessions.New(st, sessions.Config{Now: e.clock.Now, Secret: testSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Open(); err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func SessionFrom(ctx context.Context) (sessions.Session, bool) {
 func principalOf(r *http.Request) (*principal, error) {
 	p, ok := principalFrom(r.Context())
 	if !ok {
-		return nil, ErrNoSessionCookie
+		return nil, sessions.ErrNoCookie
 	}
 	return p, nil
 }
@@ -139,11 +139,11 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) error {
 func (h *Handlers) authenticate(r *http.Request) (*principal, bool, error) {
 	id, err := sessions.ReadCookie(r)
 	if err != nil {
-		return nil, false, sessionErr(err)
+		return nil, false, err
 	}
 	s, renewed, err := h.sessions.Validate(id, httpx.InfoFrom(r).ClientIP)
 	if err != nil {
-		return nil, false, sessionErr(err)
+		return nil, false, err
 	}
 	u, ok := h.users.Get(s.UserID)
 	if !ok {
@@ -160,7 +160,7 @@ func (h *Handlers) authenticate(r *http.Request) (*principal, bool, error) {
 			return nil, false, fmt.Errorf("delete session older than a password change: %w", err)
 		}
 		h.log.Warn("session older than the password change refused", "user_id", u.ID)
-		return nil, false, ErrInvalidSession
+		return nil, false, sessions.ErrInvalid
 	}
 	// The principal never carries the password hash: it lives as long as
 	// the request, within reach of every handler and middleware, and only

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"searchsvc/httpx"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
@@ -125,11 +124,11 @@ func (u *Users) firstUserExists() bool {
 	return ok
 }
 
-// list returns the live users f lets through, oldest first.
-func (u *Users) list(f httpx.Filter) []User {
+// list returns the live users, oldest first.
+func (u *Users) list() []User {
 	var out []User
 	u.users.Scan(func(rec userRecord) bool {
-		if rec.live() && f.Match(rec.ID) {
+		if rec.live() {
 			if usr, ok := u.open(rec); ok {
 				out = append(out, usr)
 			}

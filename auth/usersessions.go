@@ -8,6 +8,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/sessions"
+	"searchsvc/storage/uuid"
 )
 
 // ListSessions serves GET /v1/auth/sessions and GET /v1/user/sessions
@@ -77,12 +78,12 @@ func (h *Handlers) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("sessionId")
-	if !httpx.IsUUID(id) {
-		return ErrSessionNotFound
+	if !uuid.Valid(id) {
+		return sessions.ErrNotFound
 	}
 	s, ok := h.sessions.Get(id)
 	if !ok {
-		return ErrSessionNotFound
+		return sessions.ErrNotFound
 	}
 	if s.UserID != p.user.ID {
 		h.log.Warn("attempt to delete another user's session", "user_id", p.user.ID, "owner_id", s.UserID)
@@ -90,7 +91,7 @@ func (h *Handlers) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := h.sessions.Delete(id); err != nil {
 		if errors.Is(err, sessions.ErrNotFound) {
-			return ErrSessionNotFound
+			return sessions.ErrNotFound
 		}
 		return fmt.Errorf("delete session: %w", err)
 	}

@@ -122,14 +122,3 @@ func isCommonPassword(p string) bool {
 	_, ok := commonPasswords()[strings.ToLower(p)]
 	return ok
 }
-
-// truncate cuts s to at most n bytes at a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}

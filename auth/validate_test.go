@@ -99,12 +99,3 @@ func TestCommonPasswordList(t *testing.T) {
 		}
 	}
 }
-
-func TestTruncate(t *testing.T) {
-	if got := truncate("abcé", 4); got != "abc" {
-		t.Fatalf("got %q, want %q", got, "abc")
-	}
-	if got := truncate("abc", 4); got != "abc" {
-		t.Fatalf("got %q", got)
-	}
-}

@@ -36,7 +36,7 @@ func delayedStack(t *testing.T, delay time.Duration) (*Stack, *lockedBuffer) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", Health())
 	logs := &lockedBuffer{}
-	return Handler(mux, Config{Logger: slog.New(slog.NewTextHandler(logs, nil)), AccessLogDelay: delay, AccessLog: AccessLogAll}), logs
+	return newStack(t, mux, Config{Logger: slog.New(slog.NewTextHandler(logs, nil)), AccessLogDelay: delay, AccessLog: AccessLogAll}), logs
 }
 
 func get(h http.Handler, path string) int {
@@ -232,7 +232,7 @@ func BenchmarkAccessLog(b *testing.B) {
 		{"batched", text, time.Hour},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			h := Handler(mux, Config{Logger: c.log, AccessLogDelay: c.delay, AccessLog: AccessLogAll})
+			h := newStack(b, mux, Config{Logger: c.log, AccessLogDelay: c.delay, AccessLog: AccessLogAll})
 			r := httptest.NewRequest("GET", "/x", nil)
 			w := httptest.NewRecorder()
 			b.ReportAllocs()

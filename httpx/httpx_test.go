@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"searchsvc/storage/uuid"
 )
 
 // serve runs one request through Handler around mux and returns the
@@ -18,7 +20,7 @@ func serve(t *testing.T, mux *http.ServeMux, req *http.Request) (*httptest.Respo
 	t.Helper()
 	var logs bytes.Buffer
 	clock := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	h := Handler(mux, Config{
+	h := newStack(t, mux, Config{
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
 		AccessLog: AccessLogAll,
 		Now: func() time.Time {
@@ -53,7 +55,7 @@ func TestEnvelopeOne(t *testing.T) {
 		t.Errorf("Content-Type: got %q, want application/json", ct)
 	}
 	body := decodeBody(t, rec)
-	if got, want := body["requestId"], rec.Header().Get("X-Request-Id"); got != want || !IsUUID(want) {
+	if got, want := body["requestId"], rec.Header().Get("X-Request-Id"); got != want || !uuid.Valid(want) {
 		t.Errorf("requestId: got %v, header %q; want the same UUID in both", got, want)
 	}
 	if got := body["timestamp"]; got != "2026-11-21T10:00:00.0015Z" && got != "2026-11-21T10:00:00.003Z" {
@@ -271,25 +273,6 @@ func TestValidationDetails(t *testing.T) {
 	}
 }
 
-func TestUUID(t *testing.T) {
-	seen := make(map[string]bool)
-	for i := 0; i < 1000; i++ {
-		u := NewUUID()
-		if !IsUUID(u) || u[14] != '4' || !strings.ContainsRune("89ab", rune(u[19])) {
-			t.Fatalf("not a v4 UUID: %q", u)
-		}
-		if seen[u] {
-			t.Fatalf("repeated UUID %q", u)
-		}
-		seen[u] = true
-	}
-	for _, bad := range []string{"", "not-a-uuid", strings.ToUpper(NewUUID()), NewUUID() + "0", "g" + NewUUID()[1:]} {
-		if IsUUID(bad) {
-			t.Errorf("IsUUID(%q) = true, want false", bad)
-		}
-	}
-}
-
 func TestObserve(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/auth/login", func(w http.ResponseWriter, r *http.Request) {
@@ -297,7 +280,7 @@ func TestObserve(t *testing.T) {
 	})
 	mux.HandleFunc("GET /quiet", func(w http.ResponseWriter, r *http.Request) {})
 	var got []string
-	h := Handler(mux, Config{Observe: func(pattern string, status int) {
+	h := newStack(t, mux, Config{Observe: func(pattern string, status int) {
 		got = append(got, pattern+" "+itoa(status))
 	}})
 	for _, req := range []*http.Request{
@@ -311,4 +294,14 @@ func TestObserve(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("observed %q, want %q", got, want)
 	}
+}
+
+// newStack is Handler, failing the test on an error.
+func newStack(tb testing.TB, mux *http.ServeMux, cfg Config) *Stack {
+	tb.Helper()
+	s, err := Handler(mux, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

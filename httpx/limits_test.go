@@ -46,7 +46,7 @@ func TestBodyBudget(t *testing.T) {
 			<-hold
 			One(w, r, "upload.create", len(b))
 		})
-		h := Handler(mux, Config{BodyBytesInFlight: 3 * mib, BodyBytesPerClient: 2 * mib})
+		h := newStack(t, mux, Config{BodyBytesInFlight: 3 * mib, BodyBytesPerClient: 2 * mib})
 		send := func(client string, wait bool) (*httptest.ResponseRecorder, *countingBody) {
 			body := &countingBody{r: strings.NewReader(strings.Repeat("x", mib))}
 			req := httptest.NewRequest("POST", "/upload", body)
@@ -175,7 +175,7 @@ func TestBodyBudgetPrefixes(t *testing.T) {
 					}
 					One(w, r, "upload.create", len(b))
 				})
-				h := Handler(mux, Config{BodyBytesInFlight: 16 * mib})
+				h := newStack(t, mux, Config{BodyBytesInFlight: 16 * mib})
 				// send returns the answer, or 0 while the handler holds it.
 				send := func(client string) int {
 					req := httptest.NewRequest("POST", "/upload", strings.NewReader(strings.Repeat("x", mib)))
@@ -272,7 +272,7 @@ func TestBodyBudgetSlowBody(t *testing.T) {
 			}
 			One(w, r, "upload.create", len(b))
 		})
-		h := Handler(mux, Config{BodyBytesInFlight: 16 * mib})
+		h := newStack(t, mux, Config{BodyBytesInFlight: 16 * mib})
 		ln := newPipeListener()
 		srv := &http.Server{Handler: h}
 		go srv.Serve(ln)

@@ -3,11 +3,14 @@ package httpx
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"runtime/debug"
 	"time"
+
+	"searchsvc/storage/uuid"
 )
 
 // Info is what the outermost handler learns about a request before any
@@ -55,7 +58,7 @@ func InfoFrom(r *http.Request) *Info {
 	if i, ok := r.Context().Value(infoKey{}).(*Info); ok {
 		return i
 	}
-	return &Info{ID: NewUUID(), Start: time.Now()}
+	return &Info{ID: uuid.New(), Start: time.Now()}
 }
 
 // Config configures Handler.
@@ -111,9 +114,9 @@ type Config struct {
 // those of TrustedOrigins and those of clients that are no browser (no
 // such header) pass. SameSite=Strict keeps the session cookie from other
 // sites, but a sibling subdomain is the same site; this check stops it,
-// whether or not CSRF tokens are on. It fails for an invalid
-// TrustedOrigins entry.
-func Handler(mux *http.ServeMux, cfg Config) *Stack {
+// whether or not CSRF tokens are on. An invalid TrustedOrigins entry is
+// an error.
+func Handler(mux *http.ServeMux, cfg Config) (*Stack, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -123,7 +126,7 @@ func Handler(mux *http.ServeMux, cfg Config) *Stack {
 	cop := http.NewCrossOriginProtection()
 	for _, o := range cfg.TrustedOrigins {
 		if err := cop.AddTrustedOrigin(o); err != nil {
-			panic("httpx: TrustedOrigins: " + err.Error()) // config validates them first
+			return nil, fmt.Errorf("httpx: TrustedOrigins: %w", err)
 		}
 	}
 	s := &Stack{mux: mux, cfg: cfg, cop: cop, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay,
@@ -135,7 +138,7 @@ func Handler(mux *http.ServeMux, cfg Config) *Stack {
 		s.bodies = newBodyBudget(cfg.BodyBytesInFlight, cmp.Or(cfg.BodyBytesPerClient, cfg.BodyBytesInFlight/8),
 			cmp.Or(cfg.BodyBytesReserve, cfg.BodyBytesInFlight/8))
 	}
-	return s
+	return s, nil
 }
 
 // Stack is the handler Handler returns.
@@ -164,7 +167,7 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sw   statusWriter
 	}{
 		info: Info{
-			ID:       NewUUID(),
+			ID:       uuid.New(),
 			Start:    s.cfg.Now(),
 			ClientIP: ClientIP(r, s.cfg.TrustedProxies),
 			clock:    s.cfg.Now,
@@ -180,27 +183,7 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h[kv.key] = kv.value // canonical keys, shared read-only values: no work per request
 	}
 
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.cfg.Logger.Error("panic serving request", "request_id", info.ID, "method", r.Method,
-				"pattern", r.Pattern, "panic", p, "stack", string(debug.Stack()))
-			if !sw.wrote {
-				WriteError(sw.ResponseWriter, r, "internal", Internal(nil))
-				sw.status = http.StatusInternalServerError
-			}
-		}
-		pattern := r.Pattern
-		if pattern == "" {
-			pattern = "(unmatched)"
-		}
-		s.log.request(r.Context(), info, s.cfg.Now(), r.Method, pattern, sw.status)
-		if s.cfg.Observe != nil {
-			s.cfg.Observe(r.Pattern, sw.status)
-		}
-	}()
+	defer func() { s.finish(recover(), r, info, sw) }()
 
 	if err := s.cop.Check(r); err != nil {
 		WriteError(sw, r, "request.origin", CrossOrigin(err))
@@ -222,23 +205,54 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(sw, r.Body, n) // no one reads past what was reserved
 	}
 	s.mux.ServeHTTP(sw, r)
+	if sw.fallback != 0 {
+		s.noRoute(sw, r)
+	}
+}
+
+// noRoute answers a request the mux found no route for: Config.NotFound
+// serves a GET or HEAD it would answer 404, when set; anything else gets
+// the mux's status in JSON, keeping its Allow header.
+func (s *Stack) noRoute(sw *statusWriter, r *http.Request) {
 	if sw.fallback == http.StatusNotFound && s.cfg.NotFound != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		sw.fallback, sw.direct = 0, true
 		sw.ResponseWriter.Header().Del("Content-Type")
 		s.cfg.NotFound.ServeHTTP(sw, r)
 		return
 	}
-	if sw.fallback != 0 {
-		// The mux found no route: answer in JSON, keeping its Allow header.
-		sw.ResponseWriter.Header().Del("Content-Type")
-		var e *Error
-		if sw.fallback == http.StatusMethodNotAllowed {
-			e = &Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "method not allowed"}
-		} else {
-			e = NotFound("not found")
+	sw.ResponseWriter.Header().Del("Content-Type")
+	var e *Error
+	if sw.fallback == http.StatusMethodNotAllowed {
+		e = &Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "method not allowed"}
+	} else {
+		e = NotFound("not found")
+	}
+	WriteError(sw.ResponseWriter, r, "route.match", e)
+	sw.status = e.Status
+}
+
+// finish ends a request's handling, deferred: a panic p (nil: none) is
+// logged with its stack and answered 500 if nothing was written yet, and
+// the request goes to the access log and to Config.Observe.
+func (s *Stack) finish(p any, r *http.Request, info *Info, sw *statusWriter) {
+	if p != nil {
+		if p == http.ErrAbortHandler {
+			panic(p)
 		}
-		WriteError(sw.ResponseWriter, r, "route.match", e)
-		sw.status = e.Status
+		s.cfg.Logger.Error("panic serving request", "request_id", info.ID, "method", r.Method,
+			"pattern", r.Pattern, "panic", p, "stack", string(debug.Stack()))
+		if !sw.wrote {
+			WriteError(sw.ResponseWriter, r, "internal", Internal(nil))
+			sw.status = http.StatusInternalServerError
+		}
+	}
+	pattern := r.Pattern
+	if pattern == "" {
+		pattern = "(unmatched)"
+	}
+	s.log.request(r.Context(), info, s.cfg.Now(), r.Method, pattern, sw.status)
+	if s.cfg.Observe != nil {
+		s.cfg.Observe(r.Pattern, sw.status)
 	}
 }
 

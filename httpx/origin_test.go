@@ -37,7 +37,7 @@ func TestCrossOriginRefused(t *testing.T) {
 				ran = true
 				One(w, r, "auth.logout", map[string]bool{"success": true})
 			})
-			h := Handler(mux, Config{TrustedOrigins: []string{"https://app.example"}})
+			h := newStack(t, mux, Config{TrustedOrigins: []string{"https://app.example"}})
 			req := httptest.NewRequest(tt.method, "https://search.example/v1/auth/logout", strings.NewReader("a=b"))
 			if tt.site != "" {
 				req.Header.Set("Sec-Fetch-Site", tt.site)
@@ -63,5 +63,14 @@ func TestCrossOriginRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTrustedOriginsInvalid: an origin that is not scheme://host is an
+// error of Handler, not a panic.
+func TestTrustedOriginsInvalid(t *testing.T) {
+	_, err := Handler(http.NewServeMux(), Config{TrustedOrigins: []string{"https://app.example/path"}})
+	if err == nil || !strings.Contains(err.Error(), "TrustedOrigins") {
+		t.Errorf("got %v, want an error naming TrustedOrigins", err)
 	}
 }

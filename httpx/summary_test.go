@@ -33,7 +33,7 @@ func newSummaryStack(t *testing.T, mode AccessLogMode) *summaryStack {
 		}
 		One(w, r, "item.search", true)
 	})
-	s.h = Handler(mux, Config{Logger: slog.New(slog.NewTextHandler(s.logs, nil)), AccessLog: mode,
+	s.h = newStack(t, mux, Config{Logger: slog.New(slog.NewTextHandler(s.logs, nil)), AccessLog: mode,
 		Now: func() time.Time { return s.clock }})
 	if s.h.log.sum != nil {
 		s.timer = &fakeTimer{}

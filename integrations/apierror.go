@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+
+	"searchsvc/integrations/textguard"
 )
 
 // APIError is a failed call to a provider's API (not its token endpoint,
@@ -37,7 +40,7 @@ func (e *APIError) Unauthorized() bool { return e.Status == http.StatusUnauthori
 // (read by the caller from the body, since each provider shapes it its own
 // way) and Retry-After, in seconds or as an HTTP date relative to now.
 func NewAPIError(resp *http.Response, code string, now time.Time) *APIError {
-	return &APIError{Status: resp.StatusCode, Code: clip(code, 64), RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), now)}
+	return &APIError{Status: resp.StatusCode, Code: strings.ToValidUTF8(textguard.Truncate(code, 64), ""), RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), now)}
 }
 
 // maxRetryAfter caps what a provider may ask us to wait, so a hostile or

@@ -1,11 +1,14 @@
 // Package integrations owns the catalogue of external services a user can
-// connect (one manifest per integration), the Integration interface that a
-// connected instance implements, and the static OAuth operations shared by
-// every OAuth integration. It defines Credentials; integrations/vault seals
-// them at rest, for integrations/records.
+// connect (one manifest per integration, with an OAuth provider's
+// endpoints), the Integration interface that a connected instance fulfils,
+// and the errors by which an instance tells the sync what went wrong. It
+// defines Credentials; integrations/vault seals them at rest, for
+// integrations/records.
 //
 // Each provider lives in its own subpackage (gmail, slack, dropbox, imap,
-// feed) and exports a Definition; main builds a Registry from them.
+// feed) and exports a Definition; main builds a Registry from them. The
+// OAuth client they share is oauthclient, the guard on user-chosen hosts
+// netguard, the checks and cuts of their strings textguard.
 package integrations
 
 import (

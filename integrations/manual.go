@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"searchsvc/integrations/textguard"
 )
 
 // MaxFieldBytes bounds one value of a manual form. It is generous enough
@@ -35,7 +37,7 @@ func (m Manifest) CheckForm(raw map[string]json.RawMessage) (map[string]string, 
 	}
 	for _, name := range slices.Sorted(maps.Keys(raw)) {
 		if !known[name] {
-			errs = append(errs, &ValidationError{Field: clip(name, 64), Message: "is not a field of this form"})
+			errs = append(errs, &ValidationError{Field: strings.ToValidUTF8(textguard.Truncate(name, 64), ""), Message: "is not a field of this form"})
 			if len(errs) == maxUnknownFields {
 				break // a flood of junk names gets a bounded answer
 			}

@@ -37,9 +37,11 @@ type Env struct {
 	Credentials Credentials
 	// Client makes the instance's outbound requests.
 	Client *http.Client
-	// Provider performs OAuth operations (refresh, revoke) with this
-	// deployment's configuration; nil for a manual integration.
-	Provider *Provider
+	// Provider is the integration's OAuth client, built with this
+	// deployment's configuration: it refreshes tokens and gives the HTTP
+	// client and the URLs of the provider's API. Nil for a manual
+	// integration.
+	Provider OAuthClient
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Save stores credentials that the instance refreshed, so that the next
@@ -62,14 +64,6 @@ type Env struct {
 	// call it once per sync, from RunTask's own goroutine. Nil means
 	// nothing is stored.
 	ProviderIDs func() ([]string, error)
-}
-
-// now returns the Env's current time.
-func (e Env) now() time.Time {
-	if e.Now == nil {
-		return time.Now()
-	}
-	return e.Now()
 }
 
 // EnvPrefix returns the prefix of an integration's environment variables:
@@ -200,33 +194,4 @@ func checkDefinition(d Definition) error {
 		}
 	}
 	return nil
-}
-
-// OAuthConn is what an OAuth integration's instance is built on: its
-// credentials, refreshed as they near expiry, the HTTP client and the
-// provider's API base URL. Instances embed it, which gives them
-// Initialize.
-type OAuthConn struct {
-	Tokens *Refresher
-	Client *http.Client
-	API    string
-}
-
-// NewOAuthConn builds an OAuth instance's connection from env; domain
-// names the integration in the error when env lacks the provider.
-func NewOAuthConn(domain string, env Env) (OAuthConn, error) {
-	if env.Provider == nil {
-		return OAuthConn{}, fmt.Errorf("%s: instance needs the OAuth provider", domain)
-	}
-	client := env.Client
-	if client == nil {
-		client = env.Provider.Client()
-	}
-	return OAuthConn{Tokens: NewRefresher(env), Client: client, API: env.Provider.APIBaseURL()}, nil
-}
-
-// Initialize refreshes the access token if it is about to expire.
-func (c OAuthConn) Initialize(ctx context.Context) error {
-	_, err := c.Tokens.Credentials(ctx)
-	return err
 }

@@ -143,13 +143,6 @@ func TestRegistryGetAndList(t *testing.T) {
 	}
 }
 
-func TestNewOAuthConnNeedsProvider(t *testing.T) {
-	_, err := NewOAuthConn("acme", Env{})
-	if err == nil || err.Error() != "acme: instance needs the OAuth provider" {
-		t.Errorf("got %v, want the domain named", err)
-	}
-}
-
 func TestItemKind(t *testing.T) {
 	for _, tc := range []struct{ kind, want string }{
 		{KindEmail, "email"}, {KindChat, "message"}, {KindFiles, "file"}, {KindFeed, "entry"}, {"other", "other"},

@@ -28,8 +28,11 @@ import (
 	"searchsvc/auth"
 	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/records"
+	"searchsvc/integrations/textguard"
 	"searchsvc/sessions"
+	"searchsvc/storage/uuid"
 )
 
 // exchangeTimeout bounds the token exchange at the callback, while the
@@ -71,11 +74,11 @@ type Handlers struct {
 	pending *pendingSet
 }
 
-// NewHandlers returns the handlers of cfg. It panics without a Registry,
-// Records, Sessions, RedirectBase or FrontendURL, a programming error.
-func NewHandlers(cfg Config) *Handlers {
+// NewHandlers returns the handlers of cfg. Without a Registry, Records,
+// Sessions, RedirectBase or FrontendURL it is an error.
+func NewHandlers(cfg Config) (*Handlers, error) {
 	if cfg.Registry == nil || cfg.Records == nil || cfg.Sessions == nil || cfg.RedirectBase == nil || cfg.FrontendURL == nil {
-		panic("oauth: NewHandlers needs Registry, Records, Sessions, RedirectBase and FrontendURL")
+		return nil, errors.New("oauth: NewHandlers needs Registry, Records, Sessions, RedirectBase and FrontendURL")
 	}
 	if cfg.Getenv == nil {
 		cfg.Getenv = func(string) string { return "" }
@@ -89,7 +92,7 @@ func NewHandlers(cfg Config) *Handlers {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{cfg: cfg, log: cfg.Logger, pending: newPendingSet(MaxPending)}
+	return &Handlers{cfg: cfg, log: cfg.Logger, pending: newPendingSet(MaxPending)}, nil
 }
 
 // Operation names of the envelope.
@@ -111,8 +114,8 @@ func (h *Handlers) oauthDefinition(r *http.Request) (integrations.Definition, bo
 
 // provider builds the integration's Provider with this deployment's
 // configuration and clock.
-func (h *Handlers) provider(def integrations.Definition) (*integrations.Provider, error) {
-	p, err := integrations.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
+func (h *Handlers) provider(def integrations.Definition) (*oauthclient.Provider, error) {
+	p, err := oauthclient.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +158,11 @@ func (h *Handlers) authorize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return httpx.Internal(fmt.Errorf("oauth provider %s: %w", domain, err))
 	}
-	state := httpx.NewUUID()
+	state := uuid.New()
 	verifier := oauth2.GenerateVerifier()
 	authURL, err := p.GenerateAuthorizationURL(h.redirectURI(domain), state, verifier)
 	if err != nil {
-		var nc *integrations.NotConfiguredError
+		var nc *oauthclient.NotConfiguredError
 		if errors.As(err, &nc) {
 			// The message names the variable to set, for the
 			// administrator (openapi.json, this route's 500); the error
@@ -322,9 +325,9 @@ func (h *Handlers) exchange(ctx context.Context, def integrations.Definition, co
 // logExchange logs why the exchange or validation failed, with what the
 // provider said (status, error code) and never a token, code or secret.
 func logExchange(log *slog.Logger, err error) {
-	var te *integrations.TokenError
-	var it *integrations.InvalidTokensError
-	var nc *integrations.NotConfiguredError
+	var te *oauthclient.TokenError
+	var it *oauthclient.InvalidTokensError
+	var nc *oauthclient.NotConfiguredError
 	switch {
 	case errors.As(err, &te):
 		// Not the description: a provider may echo the code in it.
@@ -368,10 +371,7 @@ func redirect(w http.ResponseWriter, location string) {
 
 // clean makes a provider-sent string safe and short for a log line.
 func clean(s string) string {
-	const max = 64
-	if len(s) > max {
-		s = s[:max]
-	}
+	s = textguard.Truncate(s, 64)
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
 			return -1

@@ -25,6 +25,7 @@ import (
 	"searchsvc/integrations/vault"
 	"searchsvc/sessions"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 const (
@@ -152,7 +153,11 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	f.records = records.New(mainStore, v, f.clock.Now)
-	f.sm = sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log, Secret: []byte("0123456789abcdef0123456789abcdef")})
+	sm, err := sessions.New(sessStore, sessions.Config{MaxAge: sessionMaxAge, Secure: true, Now: f.clock.Now, Logger: log, Secret: []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sm = sm
 	for _, st := range []*storage.Store{mainStore, sessStore} {
 		if err := st.Open(); err != nil {
 			t.Fatal(err)
@@ -163,8 +168,11 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := auth.NewHandlers(auth.Config{Sessions: f.sm, Users: users, Registration: true, Hasher: hasher, Now: f.clock.Now, Logger: log})
-	f.h = NewHandlers(Config{
+	a, err := auth.NewHandlers(auth.Config{Sessions: f.sm, Users: users, Registration: true, Hasher: hasher, Now: f.clock.Now, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandlers(Config{
 		Registry:     reg,
 		Records:      f.records,
 		Sessions:     f.sm,
@@ -181,19 +189,30 @@ func newFixture(t testing.TB) *fixture {
 			f.mu.Unlock()
 		},
 	})
-	ih := api.New(api.Config{
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.h = h
+	ih, err := api.New(api.Config{
 		Registry: reg, Records: f.records, Sync: noSync{}, Getenv: f.getenv, Logger: log,
 		UserID: func(r *http.Request) (string, bool) {
 			u, ok := auth.UserFrom(r.Context())
 			return u.ID, ok
 		},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/auth/register", a.Register())
 	mux.Handle("GET /v1/user-integration/oauth/{integration}/authorize", a.Require(f.h.Authorize()))
 	mux.Handle("GET /v1/user-integration/oauth/{integration}/callback", f.h.Callback())
 	mux.Handle("GET /v1/user-integrations", a.Require(ih.List()))
-	f.handler = httpx.Handler(mux, httpx.Config{Logger: log, Now: f.clock.Now})
+	stack, err := httpx.Handler(mux, httpx.Config{Logger: log, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.handler = stack
 	return f
 }
 
@@ -403,7 +422,7 @@ func TestFullFlow(t *testing.T) {
 	wantRedirect := "https://search.example/v1/user-integration/oauth/acme/callback"
 	if authURL.Scheme+"://"+authURL.Host+authURL.Path != f.fake.URL+"/authorize" || q.Get("redirect_uri") != wantRedirect ||
 		q.Get("client_id") != testClientID || q.Get("code_challenge_method") != "S256" || q.Get("scope") != "mail.read" ||
-		!httpx.IsUUID(q.Get("state")) || q.Get("response_type") != "code" {
+		!uuid.Valid(q.Get("state")) || q.Get("response_type") != "code" {
 		t.Errorf("authorization URL: got %s", authURL)
 	}
 	if strings.Contains(authURL.String(), testClientSecret) {
@@ -583,7 +602,7 @@ func TestCallbackRefusals(t *testing.T) {
 			b := f.register("a@example.com")
 			back := f.fake.approve(f.t, f.authorize(b, acme).String())
 			q := back.Query()
-			q.Set("state", httpx.NewUUID())
+			q.Set("state", uuid.New())
 			return b, callbackPath(acme, q)
 		}, invalid},
 		{"expired state", func(f *fixture) (*browser, string) {

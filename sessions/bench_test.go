@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"testing"
 
-	"searchsvc/httpx"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // heapAfterGC returns the live heap after a full collection.
@@ -30,7 +30,7 @@ func BenchmarkOpen(b *testing.B) {
 		now := e.clk.Now()
 		for k := range chunk {
 			s := Session{
-				ID: httpx.NewUUID(), UserID: fmt.Sprintf("00000000-0000-4000-8000-%012d", (i+k)%users), CreatedAt: now,
+				ID: uuid.New(), UserID: fmt.Sprintf("00000000-0000-4000-8000-%012d", (i+k)%users), CreatedAt: now,
 				LastAccessedAt: now, ExpiresAt: now.Add(DefaultMaxAge), IPAddress: homeIP.String(),
 				UserAgent: "Mozilla/5.0 (X11; Linux aarch64) Firefox/140.0", Metadata: Metadata{LoginMethod: LoginPassword},
 			}
@@ -50,7 +50,10 @@ func BenchmarkOpen(b *testing.B) {
 		h0 := heapAfterGC()
 		b.StartTimer()
 		st := storage.New(e.dir, storage.Options{Sync: storage.SyncNone, Now: e.clk.Now})
-		m := New(st, e.cfg)
+		m, err := New(st, e.cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
 		if err := st.Open(); err != nil {
 			b.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"searchsvc/httpx"
+	"searchsvc/storage/uuid"
 )
 
 // CookieName is the name of the session cookie.
@@ -63,7 +63,7 @@ func ReadCookie(r *http.Request) (string, error) {
 			if len(val) > 1 && val[0] == '"' && val[len(val)-1] == '"' {
 				val = val[1 : len(val)-1]
 			}
-			if httpx.IsUUID(val) {
+			if uuid.Valid(val) {
 				return val, nil
 			}
 			if val != "" {

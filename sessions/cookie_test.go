@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"searchsvc/httpx"
+	"searchsvc/storage/uuid"
 )
 
 func TestSetCookie(t *testing.T) {
@@ -69,7 +69,7 @@ func TestClearCookie(t *testing.T) {
 }
 
 func TestReadCookie(t *testing.T) {
-	a, b := httpx.NewUUID(), httpx.NewUUID()
+	a, b := uuid.New(), uuid.New()
 	tests := []struct {
 		name    string
 		headers []string // Cookie header lines; nil: none
@@ -146,7 +146,7 @@ func TestReadCookieRoundTrip(t *testing.T) {
 
 func TestReadCookieAllocs(t *testing.T) {
 	r := httptest.NewRequest("GET", "/", nil)
-	r.Header.Set("Cookie", "theme=dark; svc_session="+httpx.NewUUID()+"; lang=en")
+	r.Header.Set("Cookie", "theme=dark; svc_session="+uuid.New()+"; lang=en")
 	if n := testing.AllocsPerRun(100, func() { ReadCookie(r) }); n != 0 {
 		t.Errorf("ReadCookie allocates %v times, want 0", n)
 	}
@@ -170,7 +170,7 @@ func FuzzReadCookie(f *testing.F) {
 		got, err := ReadCookie(r)
 		switch {
 		case err == nil:
-			if !httpx.IsUUID(got) {
+			if !uuid.Valid(got) {
 				t.Fatalf("ReadCookie(%q) = %q, not a canonical UUID", header, got)
 			}
 		case errors.Is(err, ErrNoCookie), errors.Is(err, ErrInvalid):
@@ -187,7 +187,7 @@ func FuzzReadCookie(f *testing.F) {
 		}
 		want := ""
 		for _, c := range r.CookiesNamed(CookieName) {
-			if httpx.IsUUID(c.Value) {
+			if uuid.Valid(c.Value) {
 				want = c.Value
 				break
 			}

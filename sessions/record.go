@@ -174,15 +174,15 @@ type keys struct {
 	vault *vault.Vault
 }
 
-func newKeys(secret []byte) keys {
+func newKeys(secret []byte) (keys, error) {
 	if len(secret) == 0 {
-		panic("sessions: Config.Secret is required")
+		return keys{}, errors.New("sessions: Config.Secret is required")
 	}
 	v, err := vault.New(secret)
 	if err != nil {
-		panic(err)
+		return keys{}, fmt.Errorf("sessions: %w", err)
 	}
-	return keys{index: v.Index(vault.SessionID), vault: v}
+	return keys{index: v.Index(vault.SessionID), vault: v}, nil
 }
 
 // aad binds a session's sealed part to its table key.

@@ -20,10 +20,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
-	"searchsvc/httpx"
+	"searchsvc/integrations/textguard"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // Session is one server-side session. JSON field names are the API's
@@ -71,8 +71,9 @@ func Ref(id string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// Errors. Their messages are the API's 401 and 404 messages
-// (openapi.json), so a handler may send them.
+// Errors of the cookie, the lookup and the validation of a session: the
+// one vocabulary of session failures. Their messages are the API's 401
+// and 404 messages (openapi.json); auth returns them as they are.
 var (
 	ErrNoCookie = errors.New("no session cookie")
 	ErrInvalid  = errors.New("invalid session")
@@ -183,12 +184,16 @@ type Manager struct {
 
 // New returns a Manager keeping its sessions in st. It registers its
 // tables on st, so it must be called before st.Open; after st.Open, call
-// LoadSeen once. It panics without cfg.Secret.
-func New(st *storage.Store, cfg Config) *Manager {
+// LoadSeen once. Without cfg.Secret it is an error.
+func New(st *storage.Store, cfg Config) (*Manager, error) {
 	cfg = cfg.withDefaults()
+	k, err := newKeys(cfg.Secret)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manager{
 		store:   st,
-		keys:    newKeys(cfg.Secret),
+		keys:    k,
 		cfg:     cfg,
 		log:     cfg.Logger,
 		entries: make(map[string]*entry),
@@ -218,7 +223,7 @@ func New(st *storage.Store, cfg Config) *Manager {
 	m.seen = storage.Register(st, seenTable, storage.TableConfig[seenRecord]{
 		ID: func(r *seenRecord) string { return r.ID },
 	})
-	return m
+	return m, nil
 }
 
 // Ended tells a user that sessions of theirs were ended to make room for
@@ -275,13 +280,15 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 	}
 	now := m.cfg.Now().UTC()
 	s := Session{
-		ID:             httpx.NewUUID(),
+		ID:             uuid.New(),
 		UserID:         userID,
 		CreatedAt:      toSecond(now), // as the record keeps them
 		LastAccessedAt: toSecond(now),
 		ExpiresAt:      toSecond(now.Add(m.cfg.MaxAge)),
-		UserAgent:      truncate(userAgent, MaxUserAgent),
-		Metadata:       Metadata{LoginMethod: loginMethod},
+		// Made valid first, so that what is stored is what a JSON round
+		// trip gives back.
+		UserAgent: textguard.Truncate(strings.ToValidUTF8(userAgent, "\uFFFD"), MaxUserAgent),
+		Metadata:  Metadata{LoginMethod: loginMethod},
 	}
 	if ip.IsValid() {
 		s.IPAddress = ip.Unmap().WithZone("").String()
@@ -302,19 +309,6 @@ func (m *Manager) Create(userID string, ip netip.Addr, userAgent, loginMethod st
 		m.log.Info("oldest sessions ended: too many for one user", "user_id", userID, "ended", len(ended), "limit", m.cfg.MaxPerUser)
 	}
 	return s, nil
-}
-
-// truncate makes s valid UTF-8 and cuts it to at most n bytes on a rune
-// boundary, so that what is stored is what a JSON round trip gives back.
-func truncate(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // Get returns the session with id as stored, expired or not, with its

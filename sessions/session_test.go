@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"searchsvc/httpx"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // clock is a settable clock for the Manager and the store.
@@ -96,7 +96,10 @@ func newEnvSync(t testing.TB, cfg Config, mode storage.SyncMode) *env {
 func (e *env) open() {
 	e.t.Helper()
 	st := storage.New(e.dir, storage.Options{Sync: e.sync, Now: e.clk.Now})
-	m := New(st, e.cfg)
+	m, err := New(st, e.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	if err := st.Open(); err != nil {
 		e.t.Fatalf("open store: %v", err)
 	}
@@ -151,7 +154,7 @@ func TestCreate(t *testing.T) {
 		t.Fatalf("Create: %v", err)
 	}
 	now := e.clk.Now()
-	if !httpx.IsUUID(s.ID) || s.ID[14] != '4' {
+	if !uuid.Valid(s.ID) || s.ID[14] != '4' {
 		t.Errorf("id %q, want a canonical UUID v4", s.ID)
 	}
 	want := Session{
@@ -296,7 +299,7 @@ func TestCreateCSRF(t *testing.T) {
 func TestGet(t *testing.T) {
 	e := newEnv(t, Config{})
 	s := e.create("u")
-	for _, id := range []string{"", "nope", strings.ToUpper(s.ID), httpx.NewUUID()} {
+	for _, id := range []string{"", "nope", strings.ToUpper(s.ID), uuid.New()} {
 		if _, ok := e.m.Get(id); ok {
 			t.Errorf("Get(%q) found a session", id)
 		}
@@ -312,7 +315,7 @@ func TestGet(t *testing.T) {
 	if d, _ := e.stored(s.ID); !d.LastAccessedAt.Equal(s.CreatedAt) {
 		t.Errorf("Touch wrote lastAccessedAt %v to disk", d.LastAccessedAt)
 	}
-	if err := e.m.Touch(httpx.NewUUID()); !errors.Is(err, ErrNotFound) {
+	if err := e.m.Touch(uuid.New()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Touch(unknown) = %v, want ErrNotFound", err)
 	}
 }
@@ -333,7 +336,7 @@ func TestDelete(t *testing.T) {
 	if _, _, err := e.m.Validate(keep.ID, homeIP); err != nil {
 		t.Errorf("other session: Validate = %v, want active", err)
 	}
-	for _, id := range []string{s.ID, httpx.NewUUID(), "", "not-a-uuid"} {
+	for _, id := range []string{s.ID, uuid.New(), "", "not-a-uuid"} {
 		if err := e.m.Delete(id); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Delete(%q) = %v, want ErrNotFound", id, err)
 		}
@@ -503,7 +506,7 @@ func TestListExpired(t *testing.T) {
 func TestLogValue(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
-	s := Session{ID: httpx.NewUUID(), UserID: "u1", CSRFToken: "secret-token"}
+	s := Session{ID: uuid.New(), UserID: "u1", CSRFToken: "secret-token"}
 	log.Info("x", "session", s)
 	out := buf.String()
 	if strings.Contains(out, s.ID) || strings.Contains(out, "secret-token") {
@@ -512,7 +515,7 @@ func TestLogValue(t *testing.T) {
 	if !strings.Contains(out, `"user_id":"u1"`) || !strings.Contains(out, Ref(s.ID)) {
 		t.Errorf("logged session lacks user_id or session_ref: %s", out)
 	}
-	if r := Ref(s.ID); len(r) != 12 || r == Ref(httpx.NewUUID()) {
+	if r := Ref(s.ID); len(r) != 12 || r == Ref(uuid.New()) {
 		t.Errorf("Ref = %q, want 12 hex digits unique to the id", r)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"searchsvc/httpx"
+	"searchsvc/storage/uuid"
 )
 
 // TestFlushSurvivesReopen: a lastAccessedAt kept only in memory is lost in
@@ -266,7 +266,7 @@ func TestRunCleanup(t *testing.T) {
 func TestEntryKey(t *testing.T) {
 	e := newEnv(t, Config{})
 	s := e.create("u")
-	header := "svc_session=" + s.ID + "; other=" + httpx.NewUUID()
+	header := "svc_session=" + s.ID + "; other=" + uuid.New()
 	id := header[len("svc_session=") : len("svc_session=")+36]
 	if _, _, err := e.m.Validate(id, homeIP); err != nil {
 		t.Fatalf("Validate: %v", err)

@@ -7,6 +7,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // Validate checks the session with id for a request from ip, for auth's
@@ -30,7 +31,7 @@ import (
 // and then keeps the HMAC by id (keyOf), so that later requests of the
 // session compute none.
 func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, err error) {
-	if !httpx.IsUUID(id) {
+	if !uuid.Valid(id) {
 		return Session{}, false, ErrInvalid
 	}
 	key, cached := m.cachedKey(id)
@@ -66,6 +67,23 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 	if !m.addressOK(key, &s, e, ip) {
 		return Session{}, false, ErrInvalid
 	}
+	e = m.keepOpened(key, e, &s, cached)
+	e.touch(now)
+	if now.After(last) {
+		last = now
+	}
+	s.LastAccessedAt = last.UTC()
+
+	if !m.cfg.Sliding || s.ExpiresAt.Sub(now) >= m.cfg.RenewThreshold {
+		return s, false, nil
+	}
+	return m.renew(key, e, s, now)
+}
+
+// keepOpened keeps the opened secret fields of s, the session under key,
+// in memory: in e, its entry (made when nil, and returned), and in the
+// cache of opened keys unless id's key came from there.
+func (m *Manager) keepOpened(key string, e *entry, s *Session, cached bool) *entry {
 	if e == nil {
 		e = m.entry(key)
 		f := &secretFields{ID: s.ID, CSRFToken: s.CSRFToken, IPAddress: s.IPAddress, UserAgent: s.UserAgent,
@@ -77,15 +95,13 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 			m.remember(key, f)
 		}
 	}
-	e.touch(now)
-	if now.After(last) {
-		last = now
-	}
-	s.LastAccessedAt = last.UTC()
+	return e
+}
 
-	if !m.cfg.Sliding || s.ExpiresAt.Sub(now) >= m.cfg.RenewThreshold {
-		return s, false, nil
-	}
+// renew moves the expiry of s, the session under key with entry e, to
+// now plus MaxAge, when that gains enough to be worth a write; it answers
+// as Validate does.
+func (m *Manager) renew(key string, e *entry, s Session, now time.Time) (Session, bool, error) {
 	exp := toSecond(now.Add(m.cfg.MaxAge))
 	// A renewal that gains less than the renewal step is not worth a
 	// write. With RenewThreshold below MaxAge a renewal gains at least
@@ -103,7 +119,7 @@ func (m *Manager) Validate(id string, ip netip.Addr) (s Session, renewed bool, e
 		return s, false, nil
 	}
 	defer e.renewing.Store(false)
-	err = m.store.Commit(m.tab.Update(key, func(r *record) error {
+	err := m.store.Commit(m.tab.Update(key, func(r *record) error {
 		r.Expires = secs(exp)
 		// The write is made anyway: let lastAccessedAt ride along.
 		if n := secs(now); n > r.Accessed {

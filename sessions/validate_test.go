@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"searchsvc/httpx"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // TestValidateTouchesInMemory is the row "authenticated request, session
@@ -68,7 +68,7 @@ func TestValidateUnknown(t *testing.T) {
 	e := newEnv(t, Config{})
 	s := e.create("u")
 	for _, id := range []string{
-		"", "x", httpx.NewUUID(), strings.ToUpper(s.ID), " " + s.ID, s.ID + " ", "{" + s.ID + "}",
+		"", "x", uuid.New(), strings.ToUpper(s.ID), " " + s.ID, s.ID + " ", "{" + s.ID + "}",
 		s.ID[:35], strings.ReplaceAll(s.ID, "-", ""),
 	} {
 		if _, _, err := e.m.Validate(id, homeIP); !errors.Is(err, ErrInvalid) {
@@ -389,7 +389,7 @@ func benchEnv(b *testing.B, n int) (*env, []string) {
 		now := e.clk.Now()
 		for range chunk {
 			s := Session{
-				ID: httpx.NewUUID(), UserID: httpx.NewUUID(), CreatedAt: now, LastAccessedAt: now,
+				ID: uuid.New(), UserID: uuid.New(), CreatedAt: now, LastAccessedAt: now,
 				ExpiresAt: now.Add(DefaultMaxAge), IPAddress: homeIP.String(), UserAgent: "Mozilla/5.0",
 				Metadata: Metadata{LoginMethod: LoginPassword},
 			}
@@ -457,7 +457,7 @@ func TestValidateKeyCache(t *testing.T) {
 	e := newEnv(t, Config{})
 	s := e.create("u")
 	for range 3 {
-		if _, _, err := e.m.Validate(httpx.NewUUID(), homeIP); !errors.Is(err, ErrInvalid) {
+		if _, _, err := e.m.Validate(uuid.New(), homeIP); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("unknown id: got %v, want ErrInvalid", err)
 		}
 	}

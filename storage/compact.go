@@ -49,44 +49,9 @@ func (s *Store) compact() error {
 	}
 
 	cw := &countWriter{w: f}
-	bw := bufio.NewWriterSize(cw, 256<<10)
-	var lb lineBuilder
-	var seq uint64
-	var pos int64 // bytes emitted so far: the offset of the next line
-	var ioErr error
-	emit := func(table, id string, v []byte) (int64, error) {
-		seq++
-		lb.reset(seq)
-		at := pos + int64(lb.addPut(table, id, v))
-		line := lb.finish()
-		pos += int64(len(line))
-		_, ioErr = bw.Write(line)
-		return at, ioErr
-	}
-	expired := make(map[table][]string)
-	dropped := 0
-	for _, t := range s.tables {
-		ids, err := t.writeLive(now, emit)
-		if ioErr != nil {
-			s.count(0, cw.n)
-			return abort(s.compactFailed(fmt.Errorf("write %s: %w", tmp, ioErr)))
-		}
-		if err != nil {
-			// A record that does not read back whole (a cold record whose
-			// bytes were damaged since they were written) stays as it is
-			// in the log; compacting again at every commit would only
-			// rewrite the rest to throw it away.
-			s.count(0, cw.n)
-			s.noCompactUntil = s.now().Add(compactDamageBackoff)
-			return abort(fmt.Errorf("storage: compact: %w", err))
-		}
-		expired[t] = ids
-		dropped += len(ids)
-	}
-	err = bw.Flush()
-	s.count(0, cw.n)
+	expired, seq, dropped, err := s.writeCompacted(cw, tmp, now)
 	if err != nil {
-		return abort(s.compactFailed(fmt.Errorf("write %s: %w", tmp, err)))
+		return abort(err)
 	}
 	if s.opts.Sync == SyncFsync {
 		err = f.Sync()
@@ -112,7 +77,62 @@ func (s *Store) compact() error {
 			return s.fail(fmt.Errorf("fsync %s: %w", s.dir, err))
 		}
 	}
+	s.switchLog(f, gen, seq, cw.n, expired, now)
+	s.log.Info("compacted the log", "file", logName(gen), "records", seq, "bytes", cw.n, "expired_dropped", dropped)
+	return nil
+}
 
+// writeCompacted writes the live records of every table to cw, through a
+// buffer, one line each numbered from 1, and returns the ids of the
+// expired records it left out, per table, the last line's number and how
+// many it left out. Its errors are ready to return from compact: an I/O
+// error is a failed compaction; a record that does not read back whole
+// puts compactions off for compactDamageBackoff.
+func (s *Store) writeCompacted(cw *countWriter, tmp string, now time.Time) (expired map[table][]string, seq uint64, dropped int, err error) {
+	bw := bufio.NewWriterSize(cw, 256<<10)
+	var lb lineBuilder
+	var pos int64 // bytes emitted so far: the offset of the next line
+	var ioErr error
+	emit := func(table, id string, v []byte) (int64, error) {
+		seq++
+		lb.reset(seq)
+		at := pos + int64(lb.addPut(table, id, v))
+		line := lb.finish()
+		pos += int64(len(line))
+		_, ioErr = bw.Write(line)
+		return at, ioErr
+	}
+	expired = make(map[table][]string)
+	for _, t := range s.tables {
+		ids, err := t.writeLive(now, emit)
+		if ioErr != nil {
+			s.count(0, cw.n)
+			return nil, 0, 0, s.compactFailed(fmt.Errorf("write %s: %w", tmp, ioErr))
+		}
+		if err != nil {
+			// A record that does not read back whole (a cold record whose
+			// bytes were damaged since they were written) stays as it is
+			// in the log; compacting again at every commit would only
+			// rewrite the rest to throw it away.
+			s.count(0, cw.n)
+			s.noCompactUntil = s.now().Add(compactDamageBackoff)
+			return nil, 0, 0, fmt.Errorf("storage: compact: %w", err)
+		}
+		expired[t] = ids
+		dropped += len(ids)
+	}
+	err = bw.Flush()
+	s.count(0, cw.n)
+	if err != nil {
+		return nil, 0, 0, s.compactFailed(fmt.Errorf("write %s: %w", tmp, err))
+	}
+	return expired, seq, dropped, nil
+}
+
+// switchLog makes f, the compacted log of generation gen holding seq
+// lines and size bytes, the store's log, drops the expired records it
+// left out, and closes and removes the log it replaces.
+func (s *Store) switchLog(f File, gen, seq uint64, size int64, expired map[table][]string, now time.Time) {
 	// The file, the generation and the cold records' positions in it
 	// change together under the lock, so a Load reads one log or the
 	// other, never a position of one in the other.
@@ -126,7 +146,7 @@ func (s *Store) compact() error {
 		t.drop(ids)
 	}
 	s.gen, s.seq, s.fileOps = gen, seq, int64(seq)
-	s.stats.FileBytes = cw.n
+	s.stats.FileBytes = size
 	s.stats.Compactions++
 	s.stats.LastCompaction = now
 	s.mu.Unlock()
@@ -136,8 +156,6 @@ func (s *Store) compact() error {
 	if err := s.fsys.Remove(old); err != nil {
 		s.log.Warn("cannot remove superseded log", "file", old, "err", err)
 	}
-	s.log.Info("compacted the log", "file", logName(gen), "records", seq, "bytes", cw.n, "expired_dropped", dropped)
-	return nil
 }
 
 // compactNoSpaceBackoff is how long automatic compaction waits after one

@@ -78,6 +78,13 @@ func (t *Table[T]) finishReplay(path string, now time.Time) error {
 		t.cfg.Pack(vals[:len(keep)])
 	}
 
+	return t.buildIndexes(vals, keep)
+}
+
+// buildIndexes builds the records map and every index of the table from
+// the replayed records vals[i] for i in keep. A unique key two records
+// hold is an error.
+func (t *Table[T]) buildIndexes(vals []T, keep []int) error {
 	// The records map and each index are separate maps: build them side
 	// by side. Keys are the values' own id strings, so they share memory.
 	errs := make([]error, len(t.uniq))

@@ -147,31 +147,59 @@ func (o *op[T]) prepare(b *batch) error {
 	}
 	if next.del {
 		b.lb.addDelete(t.name, o.id)
-	} else {
-		raw, err := json.Marshal(&next.v)
-		if err != nil {
-			return fmt.Errorf("%w: encode %s %q: %w", ErrInvalid, t.name, o.id, err)
-		}
-		// Keep what a replay would produce, not the caller's value: the same
-		// bytes decoded, with no slice or map shared with the caller.
-		var stored T
-		if err := json.Unmarshal(raw, &stored); err != nil {
-			return fmt.Errorf("%w: %s %q does not decode from its own JSON: %w", ErrInvalid, t.name, o.id, err)
-		}
-		if got := t.cfg.ID(&stored); got != o.id {
-			return fmt.Errorf("%w: %s id %q reads back as %q", ErrInvalid, t.name, o.id, got)
-		}
-		at := b.lb.addPut(t.name, o.id, raw)
-		if t.cfg.Cold != nil {
-			*t.cfg.Cold.Ref(&stored) = ColdRef{}
-			next.ref, _ = coldRef(int64(at), raw)
-		}
-		next.v = stored
+	} else if err := o.addPut(b, &next); err != nil {
+		return err
 	}
+	if err := o.claimUnique(b, &cur, exists, &next); err != nil {
+		return err
+	}
+	prev, had := t.pend[o.id]
+	t.pend[o.id] = next
+	b.undo = append(b.undo, func() {
+		if had {
+			t.pend[o.id] = prev
+		} else {
+			delete(t.pend, o.id)
+		}
+	})
+	return nil
+}
+
+// addPut adds the line that puts next.v to b, and makes next.v what a
+// replay of that line would produce.
+func (o *op[T]) addPut(b *batch, next *pendingRec[T]) error {
+	t := o.t
+	raw, err := json.Marshal(&next.v)
+	if err != nil {
+		return fmt.Errorf("%w: encode %s %q: %w", ErrInvalid, t.name, o.id, err)
+	}
+	// Keep what a replay would produce, not the caller's value: the same
+	// bytes decoded, with no slice or map shared with the caller.
+	var stored T
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return fmt.Errorf("%w: %s %q does not decode from its own JSON: %w", ErrInvalid, t.name, o.id, err)
+	}
+	if got := t.cfg.ID(&stored); got != o.id {
+		return fmt.Errorf("%w: %s id %q reads back as %q", ErrInvalid, t.name, o.id, got)
+	}
+	at := b.lb.addPut(t.name, o.id, raw)
+	if t.cfg.Cold != nil {
+		*t.cfg.Cold.Ref(&stored) = ColdRef{}
+		next.ref, _ = coldRef(int64(at), raw)
+	}
+	next.v = stored
+	return nil
+}
+
+// claimUnique moves the record's keys in the table's unique indexes from
+// cur (when it exists) to next, in b's pending changes, and refuses a key
+// another record holds.
+func (o *op[T]) claimUnique(b *batch, cur *T, exists bool, next *pendingRec[T]) error {
+	t := o.t
 	for _, u := range t.uniq {
 		oldKey, newKey := "", ""
 		if exists {
-			oldKey = t.uniqueKey(u, &cur)
+			oldKey = t.uniqueKey(u, cur)
 		}
 		if !next.del {
 			newKey = t.uniqueKey(u, &next.v)
@@ -193,15 +221,6 @@ func (o *op[T]) prepare(b *batch) error {
 			b.setUnique(u.pend, oldKey, "")
 		}
 	}
-	prev, had := t.pend[o.id]
-	t.pend[o.id] = next
-	b.undo = append(b.undo, func() {
-		if had {
-			t.pend[o.id] = prev
-		} else {
-			delete(t.pend, o.id)
-		}
-	})
 	return nil
 }
 

@@ -148,79 +148,97 @@ func salvage(fsys FS, path string, out io.Writer, opt RepairOptions, rep *Report
 	defer in.Close()
 	rep.Kept, rep.Lost, rep.LostSeqs = 0, nil, nil
 	lr := newLineReader(in)
-	var lastSeq uint64
-	var ops []rawOp
-	// keep writes a valid line's ops array as the next line, unless its
-	// ops do not decode (a checksum cannot catch a writer's bug). Only an
-	// error writing out stops salvage.
-	var werr error
-	written := uint64(0) // lines written, kept or tombstones: their new sequence numbers
-	write := func(data []byte) {
-		written++
-		if _, err := out.Write(frameLine(written, data)); err != nil && werr == nil {
-			werr = err
-		}
-	}
-	// lose reports damaged bytes and writes the deletes read of them.
-	lose := func(l LostBytes) {
-		if !l.Torn {
-			if data, dels := tombstones(l.Ops, opt.DeleteNamed); len(dels) > 0 {
-				l.Deleted = dels
-				write(data)
-			}
-		}
-		rep.Lost = append(rep.Lost, l)
-	}
-	keep := func(seq uint64, data []byte) error {
-		var derr error
-		if ops, derr = decodeOps(data, ops); derr != nil {
-			return derr
-		}
-		for s := lastSeq + 1; s < seq; s++ {
-			rep.LostSeqs = append(rep.LostSeqs, s)
-		}
-		lastSeq = max(lastSeq, seq)
-		rep.Kept++
-		write(data)
-		return nil
-	}
+	sv := &salvager{out: out, opt: opt, rep: rep}
 	for {
 		line, off, complete, ok, err := lr.next()
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return werr
+			return sv.werr
 		}
 		if !complete {
-			lose(lostBytes(off, line, "incomplete last line", true))
-			return werr
+			sv.lose(lostBytes(off, line, "incomplete last line", true))
+			return sv.werr
 		}
 		if seq, data, reason := parseLine(line); reason == "" {
-			if err := keep(seq, data); err != nil {
-				lose(lostBytes(off, line, "valid checksum, bad ops: "+err.Error(), false))
+			if err := sv.keep(seq, data); err != nil {
+				sv.lose(lostBytes(off, line, "valid checksum, bad ops: "+err.Error(), false))
 			}
 			continue
 		}
-		// Damage. A flipped newline merges two lines: a valid frame may
-		// run to the end of this one after the damaged part.
-		// If only that newline was hit, the part before it is whole.
-		_, _, reason := parseLine(line)
-		p := findValidFrame(line, true, 1)
-		bad := line
-		if p >= 0 {
-			bad = line[:p]
+		sv.damaged(line, off)
+	}
+}
+
+// salvager writes out what salvage keeps of a log, line by line, and
+// reports the rest. Only an error writing out (werr) stops it.
+type salvager struct {
+	out     io.Writer
+	opt     RepairOptions
+	rep     *Report
+	lastSeq uint64
+	ops     []rawOp
+	werr    error
+	written uint64 // lines written, kept or tombstones: their new sequence numbers
+}
+
+// write writes data as the next line.
+func (sv *salvager) write(data []byte) {
+	sv.written++
+	if _, err := sv.out.Write(frameLine(sv.written, data)); err != nil && sv.werr == nil {
+		sv.werr = err
+	}
+}
+
+// lose reports damaged bytes and writes the deletes read of them.
+func (sv *salvager) lose(l LostBytes) {
+	if !l.Torn {
+		if data, dels := tombstones(l.Ops, sv.opt.DeleteNamed); len(dels) > 0 {
+			l.Deleted = dels
+			sv.write(data)
 		}
-		if seq, data, r := parseLine(bad[:max(len(bad)-1, 0)]); r == "" && keep(seq, data) == nil {
-			rep.Lost = append(rep.Lost, LostBytes{Offset: off + int64(len(bad)-1), Bytes: 1, Reason: "a damaged newline"})
-		} else {
-			lose(lostBytes(off, bad, reason, false))
-		}
-		if p >= 0 {
-			seq, data, _ := parseLine(line[p:])
-			if err := keep(seq, data); err != nil {
-				lose(lostBytes(off+int64(p), line[p:], "valid checksum, bad ops: "+err.Error(), false))
-			}
+	}
+	sv.rep.Lost = append(sv.rep.Lost, l)
+}
+
+// keep writes a valid line's ops array as the next line, unless its ops
+// do not decode (a checksum cannot catch a writer's bug).
+func (sv *salvager) keep(seq uint64, data []byte) error {
+	var derr error
+	if sv.ops, derr = decodeOps(data, sv.ops); derr != nil {
+		return derr
+	}
+	for s := sv.lastSeq + 1; s < seq; s++ {
+		sv.rep.LostSeqs = append(sv.rep.LostSeqs, s)
+	}
+	sv.lastSeq = max(sv.lastSeq, seq)
+	sv.rep.Kept++
+	sv.write(data)
+	return nil
+}
+
+// damaged salvages what it can of line, at off, whose frame does not
+// check.
+func (sv *salvager) damaged(line []byte, off int64) {
+	// A flipped newline merges two lines: a valid frame may run to the
+	// end of this one after the damaged part. If only that newline was
+	// hit, the part before it is whole.
+	_, _, reason := parseLine(line)
+	p := findValidFrame(line, true, 1)
+	bad := line
+	if p >= 0 {
+		bad = line[:p]
+	}
+	if seq, data, r := parseLine(bad[:max(len(bad)-1, 0)]); r == "" && sv.keep(seq, data) == nil {
+		sv.rep.Lost = append(sv.rep.Lost, LostBytes{Offset: off + int64(len(bad)-1), Bytes: 1, Reason: "a damaged newline"})
+	} else {
+		sv.lose(lostBytes(off, bad, reason, false))
+	}
+	if p >= 0 {
+		seq, data, _ := parseLine(line[p:])
+		if err := sv.keep(seq, data); err != nil {
+			sv.lose(lostBytes(off+int64(p), line[p:], "valid checksum, bad ops: "+err.Error(), false))
 		}
 	}
 }

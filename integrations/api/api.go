@@ -17,6 +17,7 @@ import (
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
+	"searchsvc/storage/uuid"
 )
 
 // Timeouts of the outbound calls the handlers make on a user's behalf.
@@ -63,7 +64,7 @@ type Config struct {
 	Client *http.Client
 	// ManualClient makes the requests of manual integrations, whose
 	// targets users choose (a feed URL); nil: Client. Production passes
-	// integrations.PublicClient so users cannot reach the server's own
+	// netguard.PublicClient so users cannot reach the server's own
 	// network.
 	ManualClient *http.Client
 	// UserID returns the id of the authenticated caller; main passes a
@@ -79,11 +80,11 @@ type Handlers struct {
 	log *slog.Logger
 }
 
-// New returns the handlers of cfg. It panics without Registry, Records or
-// Sync, a programming error.
-func New(cfg Config) *Handlers {
+// New returns the handlers of cfg. Without Registry, Records or Sync it is
+// an error.
+func New(cfg Config) (*Handlers, error) {
 	if cfg.Registry == nil || cfg.Records == nil || cfg.Sync == nil {
-		panic("api: New needs Registry, Records and Sync")
+		return nil, errors.New("api: New needs Registry, Records and Sync")
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: defaultTimeout}
@@ -98,7 +99,7 @@ func New(cfg Config) *Handlers {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{cfg: cfg, log: log}
+	return &Handlers{cfg: cfg, log: log}, nil
 }
 
 // Operation names of the envelope.
@@ -179,7 +180,7 @@ func (h *Handlers) ownRecord(r *http.Request) (records.Record, error) {
 		return records.Record{}, err
 	}
 	id := r.PathValue("id")
-	if !httpx.IsUUID(id) {
+	if !uuid.Valid(id) {
 		return records.Record{}, records.ErrNotFound
 	}
 	return h.cfg.Records.Get(userID, id)

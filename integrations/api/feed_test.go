@@ -91,14 +91,17 @@ func TestFeedsManyForOneUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
+	h, err := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
 		UserID: func(*http.Request) (string, bool) { return "u1", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
 	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
 	mux.Handle("GET /v1/items", h.ListItems())
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
-	srv := httpx.Handler(mux, httpx.Config{})
+	srv := newStack(t, mux, httpx.Config{})
 
 	// The form checks every feed, and names the one that fails.
 	post := func(list string) (int, map[string]any) {
@@ -223,8 +226,11 @@ func TestFeedFetchFailureLogsNoAddress(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		h := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
+		h, err := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
 			UserID: func(*http.Request) (string, bool) { return "u1", true }})
+		if err != nil {
+			t.Fatal(err)
+		}
 		hangUp.Store(false)
 		body, _ := json.Marshal(map[string]any{"fields": map[string]string{"url": strings.Join(list, "\n")}})
 		w := httptest.NewRecorder()

@@ -14,6 +14,7 @@ import (
 	"searchsvc/integrations/api"
 	"searchsvc/integrations/fakemail"
 	"searchsvc/integrations/items"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
@@ -114,7 +115,7 @@ func (f *syncFixture) items() *items.Store { return f.syncer.Items() }
 // record, as the OAuth callback does.
 func (f *syncFixture) connect(user, box string) records.Record {
 	f.t.Helper()
-	p, err := integrations.NewProvider(fakemail.OAuthDefinition(f.mail), func(k string) string { return f.env[k] }, f.srv.Client())
+	p, err := oauthclient.NewProvider(fakemail.OAuthDefinition(f.mail), func(k string) string { return f.env[k] }, f.srv.Client())
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func (f *syncFixture) liveItems(recordID string) []items.ItemRecord {
 // server serves the sync, items and disconnect routes of f, with the
 // caller taken from the X-Test-User header.
 func (f *syncFixture) server() http.Handler {
-	h := api.New(api.Config{
+	h, err := api.New(api.Config{
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Sync: f.syncer,
 		Getenv: func(k string) string { return f.env[k] }, Client: f.srv.Client(),
 		UserID: func(r *http.Request) (string, bool) {
@@ -180,10 +181,23 @@ func (f *syncFixture) server() http.Handler {
 			return id, id != ""
 		},
 	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/user-integrations/{id}/sync", h.SyncNow())
 	mux.Handle("GET /v1/items", h.ListItems())
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
-	return httpx.Handler(mux, httpx.Config{})
+	return newStack(f.t, mux, httpx.Config{})
+}
+
+// newStack is httpx.Handler, failing the test on an error.
+func newStack(tb testing.TB, mux *http.ServeMux, cfg httpx.Config) *httpx.Stack {
+	tb.Helper()
+	s, err := httpx.Handler(mux, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

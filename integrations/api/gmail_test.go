@@ -176,12 +176,15 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 
 	// The newest item, over HTTP, with its text; nothing of it in plain
 	// text on disk.
-	h := api.New(api.Config{Registry: g.reg, Records: g.records, Items: g.syncer.Items(), Sync: g.syncer,
+	h, err := api.New(api.Config{Registry: g.reg, Records: g.records, Items: g.syncer.Items(), Sync: g.syncer,
 		UserID: func(*http.Request) (string, bool) { return "u1", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/items", h.ListItems())
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
-	srv := httpx.Handler(mux, httpx.Config{})
+	srv := newStack(t, mux, httpx.Config{})
 	var list struct {
 		Results []items.View `json:"results"`
 	}

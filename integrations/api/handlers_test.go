@@ -23,11 +23,13 @@ import (
 	"searchsvc/httpx"
 	"searchsvc/integrations"
 	"searchsvc/integrations/api"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 const (
@@ -87,7 +89,8 @@ func revocable() integrations.Definition {
 	d := acme()
 	spec := *d.OAuth
 	spec.RevokeURL = "https://acme.example/revoke"
-	spec.Revoke = func(ctx context.Context, p *integrations.Provider, c integrations.Credentials) error {
+	spec.Revoke = func(ctx context.Context, env integrations.Env) error {
+		p, c := env.Provider, env.Credentials
 		form := url.Values{"token": {c.RefreshToken}}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.RevokeURL(), strings.NewReader(form.Encode()))
 		if err != nil {
@@ -104,7 +107,7 @@ func revocable() integrations.Definition {
 				Error string `json:"error"`
 			}
 			json.NewDecoder(resp.Body).Decode(&body)
-			return &integrations.TokenError{Status: resp.StatusCode, Code: body.Error}
+			return &oauthclient.TokenError{Status: resp.StatusCode, Code: body.Error}
 		}
 		return nil
 	}
@@ -202,7 +205,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 
-	h := api.New(api.Config{
+	h, err := api.New(api.Config{
 		Registry: reg,
 		Sync:     fakeSync{f},
 		Records:  f.records,
@@ -214,13 +217,16 @@ func newFixture(t *testing.T) *fixture {
 		},
 		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/integrations", h.Catalogue())
 	mux.Handle("GET /v1/user-integrations", h.List())
 	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
-	f.handler = httpx.Handler(mux, httpx.Config{})
+	f.handler = newStack(t, mux, httpx.Config{})
 	return f
 }
 
@@ -274,7 +280,7 @@ func (f *fixture) itemsOf(recordID string) []item {
 // stores the result as user's acme record.
 func (f *fixture) connectAcme(user string) (records.Record, integrations.Credentials) {
 	f.t.Helper()
-	p, err := integrations.NewProvider(revocable(), func(k string) string { return f.env[k] }, f.srv.Client())
+	p, err := oauthclient.NewProvider(revocable(), func(k string) string { return f.env[k] }, f.srv.Client())
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -484,7 +490,7 @@ func TestSubmitCredentials(t *testing.T) {
 		r.want(t, http.StatusCreated, "userIntegration.create", "", "")
 		res, _ := r.body["result"].(map[string]any)
 		id, _ = res["id"].(string)
-		if res["integration"] != "dav" || res["userId"] != "u1" || res["status"] != "connected" || !httpx.IsUUID(id) {
+		if res["integration"] != "dav" || res["userId"] != "u1" || res["status"] != "connected" || !uuid.Valid(id) {
 			t.Errorf("result: got %v", res)
 		}
 		if _, ok := res["credentials"]; ok || strings.Contains(r.raw, davPassword) {
@@ -580,13 +586,13 @@ func TestListGetFilters(t *testing.T) {
 			t.Error("get shows a secret")
 		}
 	}
-	for _, path := range []string{c.ID, httpx.NewUUID(), "not-a-uuid"} {
+	for _, path := range []string{c.ID, uuid.New(), "not-a-uuid"} {
 		f.do("GET", "/v1/user-integrations/"+path, "u1", nil).
 			want(t, http.StatusNotFound, op, "integration_record_not_found", "integration record not found")
 	}
 	var many []string
 	for range 101 {
-		many = append(many, httpx.NewUUID())
+		many = append(many, uuid.New())
 	}
 	f.do("GET", "/v1/user-integrations?inIds="+strings.Join(many, ","), "u1", nil).
 		want(t, http.StatusBadRequest, "userIntegration.readMany", "validation_failed", "validation failed")
@@ -680,8 +686,8 @@ func TestHandlersWithoutUser(t *testing.T) {
 	f := newFixture(t)
 	for _, tt := range []struct{ method, path, op string }{
 		{"GET", "/v1/user-integrations", "userIntegration.readMany"},
-		{"GET", "/v1/user-integrations/" + httpx.NewUUID(), "userIntegration.readOne"},
-		{"DELETE", "/v1/user-integrations/" + httpx.NewUUID(), "userIntegration.deleteOne"},
+		{"GET", "/v1/user-integrations/" + uuid.New(), "userIntegration.readOne"},
+		{"DELETE", "/v1/user-integrations/" + uuid.New(), "userIntegration.deleteOne"},
 	} {
 		f.do(tt.method, tt.path, "", nil).want(t, http.StatusInternalServerError, tt.op, "internal_error", "internal error")
 	}
@@ -751,7 +757,10 @@ func assertNotOnDisk(t *testing.T, dir string, secrets ...string) {
 // TestOperations checks that each handler names its operation, so that
 // auth's Require answers its 401s under the same name.
 func TestOperations(t *testing.T) {
-	h := api.New(api.Config{Registry: &integrations.Registry{}, Records: &records.Records{}, Sync: fakeSync{}})
+	h, err := api.New(api.Config{Registry: &integrations.Registry{}, Records: &records.Records{}, Sync: fakeSync{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		h  http.Handler
 		op string

@@ -8,6 +8,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations/items"
+	"searchsvc/storage/uuid"
 )
 
 // SyncNow serves POST /v1/user-integrations/{id}/sync: it queues a sync
@@ -93,7 +94,8 @@ func parseItemQuery(r *http.Request) (items.Query, error) {
 	if err != nil {
 		return items.Query{}, err
 	}
-	q := items.Query{Filter: f, Limit: items.DefaultLimit}
+	q := items.Query{Limit: items.DefaultLimit}
+	q.InIDs, q.NinIDs = f.IDs()
 	var details []httpx.FieldError
 	for _, v := range vals["integrationId"] {
 		for id := range strings.SplitSeq(v, ",") {
@@ -144,7 +146,7 @@ func (h *Handlers) getItem(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
-	if !httpx.IsUUID(id) {
+	if !uuid.Valid(id) {
 		return items.ErrNotFound
 	}
 	it, err := store.Get(userID, id)

@@ -11,6 +11,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/records"
 )
 
@@ -91,7 +92,7 @@ func (h *Handlers) configured(def integrations.Definition) bool {
 	if def.OAuth == nil {
 		return true
 	}
-	p, err := integrations.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
+	p, err := oauthclient.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
 	return err == nil && p.Configured() == nil
 }
 
@@ -172,7 +173,7 @@ func (h *Handlers) revoke(ctx context.Context, rec records.Record, creds integra
 	if !ok || def.OAuth == nil {
 		return
 	}
-	p, err := integrations.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
+	p, err := oauthclient.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
 	if err != nil {
 		h.log.Warn("disconnect: provider misconfigured; not revoked", "integration", rec.Integration, "err", err)
 		return
@@ -183,10 +184,10 @@ func (h *Handlers) revoke(ctx context.Context, rec records.Record, creds integra
 	switch {
 	case err == nil:
 		h.log.Info("tokens revoked at the provider", "integration", rec.Integration, "record_id", rec.ID)
-	case errors.Is(err, integrations.ErrRevokeUnsupported):
+	case errors.Is(err, oauthclient.ErrRevokeUnsupported):
 	default:
 		attrs := []any{"integration", rec.Integration, "record_id", rec.ID}
-		var te *integrations.TokenError
+		var te *oauthclient.TokenError
 		if errors.As(err, &te) {
 			attrs = append(attrs, "status", te.Status, "provider_error", te.Code)
 		} else {

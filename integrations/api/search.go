@@ -10,6 +10,7 @@ import (
 	"searchsvc/httpx"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/search"
+	"searchsvc/storage/uuid"
 )
 
 const opSearch = "item.search"
@@ -187,7 +188,7 @@ func parseSearch(r *http.Request) (search.Request, error) {
 		details = append(details, httpx.FieldError{Field: "sort", Message: "must be relevance or date"})
 	}
 	if v := vals.Get("integrationId"); v != "" {
-		if !httpx.IsUUID(v) {
+		if !uuid.Valid(v) {
 			details = append(details, httpx.FieldError{Field: "integrationId", Message: "is not a user-integration id"})
 		}
 		req.RecordID = v

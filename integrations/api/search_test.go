@@ -55,7 +55,7 @@ func newSearchFixture(t testing.TB) *searchFixture {
 	f := newSyncFixture(t)
 	f.indexer = testIndexer{ix}
 	f.reopen()
-	h := api.New(api.Config{
+	h, err := api.New(api.Config{
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Search: ix, Sync: f.syncer,
 		Getenv: func(k string) string { return f.env[k] },
 		UserID: func(r *http.Request) (string, bool) {
@@ -63,10 +63,13 @@ func newSearchFixture(t testing.TB) *searchFixture {
 			return id, id != ""
 		},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/search", h.Search())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
-	return &searchFixture{syncFixture: f, ix: ix, srv: httpx.Handler(mux, httpx.Config{})}
+	return &searchFixture{syncFixture: f, ix: ix, srv: newStack(t, mux, httpx.Config{})}
 }
 
 // search asks GET /v1/search?query as user.

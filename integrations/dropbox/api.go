@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 )
 
 // ContentBaseURL is Dropbox's content API, where files/download lives.
@@ -94,7 +95,7 @@ type Client struct {
 // NewClient returns a client for the RPC API at apiBase (APIBaseURL in
 // production); files/download goes to ContentBaseURL, or to apiBase too
 // when apiBase is not Dropbox's own (a test server). token gives the
-// current access token (an integrations.Refresher's, refreshed before it
+// current access token (an oauthclient.Refresher's, refreshed before it
 // expires); now is the clock for Retry-After dates, nil for time.Now.
 func NewClient(hc *http.Client, apiBase string, token func(context.Context) (string, error), now func() time.Time) *Client {
 	if now == nil {
@@ -111,7 +112,7 @@ func NewClient(hc *http.Client, apiBase string, token func(context.Context) (str
 // page; deleted entries are not listed.
 func (c *Client) ListFolder(ctx context.Context, path string) (Page, error) {
 	if path != "" && !strings.HasPrefix(path, "/") {
-		return Page{}, fmt.Errorf("dropbox list_folder: path %q does not start with /", integrations.ClipName(path))
+		return Page{}, fmt.Errorf("dropbox list_folder: path %q does not start with /", textguard.Name(path))
 	}
 	arg := map[string]any{"path": path, "recursive": true, "include_deleted": false, "limit": PageLimit}
 	return c.list(ctx, "/2/files/list_folder", arg)
@@ -256,7 +257,7 @@ func (c *Client) apiError(resp *http.Response) error {
 	if code == "" {
 		code = e.Error.Reason.Tag
 	}
-	if !integrations.Word(code) {
+	if !textguard.Word(code) {
 		code = ""
 	}
 	ae := integrations.NewAPIError(resp, code, c.now())
@@ -303,13 +304,13 @@ func surrogates(r rune) (rune, rune) {
 
 // validCursor reports whether s can be a Dropbox cursor: up to maxCursor
 // printable ASCII characters.
-func validCursor(s string) bool { return integrations.Token(s, maxCursor) }
+func validCursor(s string) bool { return textguard.Token(s, maxCursor) }
 
 // validID reports whether s can be a Dropbox file id: "id:" and 1 to 64
 // letters, digits, '-' or '_'.
 func validID(s string) bool {
 	rest, ok := strings.CutPrefix(s, "id:")
-	return ok && integrations.Word(rest) && !strings.Contains(rest, ".")
+	return ok && textguard.Word(rest) && !strings.Contains(rest, ".")
 }
 
 // maxPath bounds a path Dropbox gives; its own limit is lower.

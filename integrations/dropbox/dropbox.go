@@ -17,6 +17,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/extract"
+	"searchsvc/integrations/oauthclient"
 )
 
 // Dropbox's names and addresses.
@@ -67,11 +68,11 @@ func NewDefinition(cfg Config) integrations.Definition {
 
 // parseTokens reads Dropbox's RFC 6749 answer and keeps its account id.
 func parseTokens(raw map[string]any, now time.Time) (integrations.Credentials, error) {
-	creds, err := integrations.ParseTokenResponse(raw, now)
+	creds, err := oauthclient.ParseTokenResponse(raw, now)
 	if err != nil {
 		return integrations.Credentials{}, err
 	}
-	if err := integrations.CheckScopes(creds.Scope, scopes); err != nil {
+	if err := oauthclient.CheckScopes(creds.Scope, scopes); err != nil {
 		return integrations.Credentials{}, err
 	}
 	if id, ok := raw["account_id"].(string); ok && id != "" {
@@ -100,8 +101,9 @@ func rpc(ctx context.Context, client *http.Client, url, token string) (int, erro
 // revoke revokes the grant: revoking an access token revokes its refresh
 // token too. An expired access token is refreshed first, since revocation
 // needs a working one; a grant Dropbox no longer knows counts as revoked.
-func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Credentials) error {
-	creds, err := integrations.NewRefresher(integrations.Env{Credentials: creds, Provider: p, Now: p.Now}).Credentials(ctx)
+func revoke(ctx context.Context, env integrations.Env) error {
+	p := env.Provider
+	creds, err := oauthclient.NewRefresher(env).Credentials(ctx)
 	if errors.Is(err, integrations.ErrReauthRequired) {
 		return nil
 	}
@@ -115,18 +117,18 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 	case status == http.StatusOK, status == http.StatusUnauthorized:
 		return nil
 	default:
-		return &integrations.TokenError{Status: status}
+		return &oauthclient.TokenError{Status: status}
 	}
 }
 
 // account is one connected Dropbox account.
 type account struct {
-	integrations.OAuthConn // Initialize refreshes the short-lived access token
-	sync                   *syncer
+	oauthclient.OAuthConn // Initialize refreshes the short-lived access token
+	sync                  *syncer
 }
 
 func newAccount(env integrations.Env, cfg Config) (integrations.Integration, error) {
-	conn, err := integrations.NewOAuthConn(Domain, env)
+	conn, err := oauthclient.NewOAuthConn(Domain, env)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/dropbox"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 )
 
@@ -77,7 +78,7 @@ func newFakeDropbox(t *testing.T, token func(oauthtest.Issued) map[string]any) *
 	return srv
 }
 
-func provider(t *testing.T, srv *oauthtest.Server) *integrations.Provider {
+func provider(t *testing.T, srv *oauthtest.Server) *oauthclient.Provider {
 	t.Helper()
 	vars := map[string]string{
 		"DROPBOX_OAUTH_CLIENT_ID":     clientID,
@@ -87,7 +88,7 @@ func provider(t *testing.T, srv *oauthtest.Server) *integrations.Provider {
 		"DROPBOX_OAUTH_REVOKE_URL":    srv.URL + "/2/auth/token/revoke",
 		"DROPBOX_API_BASE_URL":        srv.URL,
 	}
-	p, err := integrations.NewProvider(dropbox.Definition(), func(k string) string { return vars[k] }, srv.Client())
+	p, err := oauthclient.NewProvider(dropbox.Definition(), func(k string) string { return vars[k] }, srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func provider(t *testing.T, srv *oauthtest.Server) *integrations.Provider {
 	return p
 }
 
-func connect(t *testing.T, srv *oauthtest.Server, p *integrations.Provider) (integrations.Credentials, error) {
+func connect(t *testing.T, srv *oauthtest.Server, p *oauthclient.Provider) (integrations.Credentials, error) {
 	t.Helper()
 	verifier := oauth2.GenerateVerifier()
 	authURL, err := p.GenerateAuthorizationURL(redirectURI, "state", verifier)
@@ -109,7 +110,7 @@ func connect(t *testing.T, srv *oauthtest.Server, p *integrations.Provider) (int
 	return p.ValidateTokens(raw)
 }
 
-func validate(t *testing.T, p *integrations.Provider, creds integrations.Credentials, clock time.Time) (bool, error) {
+func validate(t *testing.T, p *oauthclient.Provider, creds integrations.Credentials, clock time.Time) (bool, error) {
 	t.Helper()
 	in, err := dropbox.Definition().New(integrations.Env{Credentials: creds, Provider: p, Now: func() time.Time { return clock }})
 	if err != nil {
@@ -125,7 +126,7 @@ func TestDefinitionIsValid(t *testing.T) {
 }
 
 func TestAuthorizationURL(t *testing.T) {
-	p, _ := integrations.NewProvider(dropbox.Definition(), func(k string) string {
+	p, _ := oauthclient.NewProvider(dropbox.Definition(), func(k string) string {
 		return map[string]string{"DROPBOX_OAUTH_CLIENT_ID": clientID, "DROPBOX_OAUTH_CLIENT_SECRET": clientSecret}[k]
 	}, nil)
 	u, err := p.GenerateAuthorizationURL(redirectURI, "s", oauth2.GenerateVerifier())
@@ -190,7 +191,7 @@ func TestRefusedTokenResponses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeDropbox(t, tt.token)
 			_, err := connect(t, srv, provider(t, srv))
-			var ite *integrations.InvalidTokensError
+			var ite *oauthclient.InvalidTokensError
 			if !errors.As(err, &ite) || ite.Field != tt.field {
 				t.Errorf("got %v, want *InvalidTokensError on %s", err, tt.field)
 			}
@@ -204,11 +205,11 @@ func TestWrongAppSecret(t *testing.T) {
 		"DROPBOX_OAUTH_CLIENT_ID": clientID, "DROPBOX_OAUTH_CLIENT_SECRET": "wrong",
 		"DROPBOX_OAUTH_AUTH_URL": srv.URL + "/authorize", "DROPBOX_OAUTH_TOKEN_URL": srv.URL + "/token",
 	}
-	p, _ := integrations.NewProvider(dropbox.Definition(), func(k string) string { return vars[k] }, srv.Client())
+	p, _ := oauthclient.NewProvider(dropbox.Definition(), func(k string) string { return vars[k] }, srv.Client())
 	verifier := oauth2.GenerateVerifier()
 	code := srv.Authorize(t, must(p.GenerateAuthorizationURL(redirectURI, "s", verifier)))
 	_, err := p.ExchangeCodeForTokens(context.Background(), code, redirectURI, verifier)
-	var te *integrations.TokenError
+	var te *oauthclient.TokenError
 	if !errors.As(err, &te) || te.Code != "invalid_client" || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("got %v, want invalid_client without the secret", err)
 	}

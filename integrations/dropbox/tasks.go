@@ -12,6 +12,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/extract"
+	"searchsvc/integrations/textguard"
 )
 
 // The sync of a Dropbox account, in tasks:
@@ -125,7 +126,7 @@ func (a *account) RunTask(ctx context.Context, task integrations.Task) (integrat
 	case TaskDownloadFile:
 		return a.sync.download(ctx, task.Payload[payloadID])
 	}
-	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("dropbox task %q: %w", textguard.Name(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // list runs listFiles from cursor ("" for a full listing); full marks the
@@ -158,6 +159,30 @@ func (s *syncer) list(ctx context.Context, cursor string, full bool, n int) (int
 		full, n = s.storedCount() > 0, 0
 		s.forgetSeen(res.State)
 	}
+	seen := s.applyPage(page, full, &res)
+	switch {
+	case page.HasMore:
+		next := map[string]string{payloadCursor: page.Cursor}
+		if full {
+			next[payloadFull], next[payloadPage] = "1", strconv.Itoa(n+1)
+			res.State[seenKey(n)] = base64.RawStdEncoding.EncodeToString(seen)
+			res.State[stateSeenPages] = strconv.Itoa(n + 1)
+		}
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListFiles, Payload: next})
+	case full:
+		for k := range n {
+			seen = append(seen, decodeSeen(s.state(seenKey(k)))...)
+		}
+		res.Removed = append(res.Removed, s.unseen(seen)...)
+		s.forgetSeen(res.State)
+	}
+	return res, nil
+}
+
+// applyPage puts the entries of page in res: the items removed, re-keyed
+// and listed by name only, and a download task for each other new file.
+// When full it returns the seen hashes of the page's files.
+func (s *syncer) applyPage(page Page, full bool, res *integrations.TaskResult) (seen []byte) {
 	// A file moved on this page (a renamed folder) has a deleted entry at
 	// its old path and a file entry at its new one, in either order: it
 	// is re-keyed by the file entry, not removed by the deleted one.
@@ -167,7 +192,6 @@ func (s *syncer) list(ctx context.Context, cursor string, full bool, n int) (int
 			listed[e.ID] = true
 		}
 	}
-	var seen []byte
 	for _, e := range page.Entries {
 		switch e.Tag {
 		case TagDeleted:
@@ -198,23 +222,7 @@ func (s *syncer) list(ctx context.Context, cursor string, full bool, n int) (int
 			res.Tasks = append(res.Tasks, integrations.Task{Type: TaskDownloadFile, Payload: map[string]string{payloadID: e.ID}})
 		}
 	}
-	switch {
-	case page.HasMore:
-		next := map[string]string{payloadCursor: page.Cursor}
-		if full {
-			next[payloadFull], next[payloadPage] = "1", strconv.Itoa(n+1)
-			res.State[seenKey(n)] = base64.RawStdEncoding.EncodeToString(seen)
-			res.State[stateSeenPages] = strconv.Itoa(n + 1)
-		}
-		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskListFiles, Payload: next})
-	case full:
-		for k := range n {
-			seen = append(seen, decodeSeen(s.state(seenKey(k)))...)
-		}
-		res.Removed = append(res.Removed, s.unseen(seen)...)
-		s.forgetSeen(res.State)
-	}
-	return res, nil
+	return seen
 }
 
 // download runs downloadFile for the file id.

@@ -165,12 +165,8 @@ const maxOperands = 64
 // showText runs a content stream's text operators.
 func showText(content []byte, font func(pdfName) *pdfFont, out *textBuf) error {
 	l := &pdfLexer{b: content}
-	var (
-		ops   []any
-		cur   *pdfFont
-		lastY float64
-	)
-	show := func(s pdfString) error { return out.WriteString(cur.decode([]byte(s))) }
+	ts := &textState{font: font, out: out}
+	var ops []any
 	for {
 		kind, v := l.token()
 		if kind == tokEOF {
@@ -187,67 +183,85 @@ func showText(content []byte, font func(pdfName) *pdfFont, out *textBuf) error {
 			}
 			continue
 		}
-		var err error
-		switch v.(pdfOp) {
-		case "Tf":
-			if len(ops) >= 2 {
-				if name, ok := ops[len(ops)-2].(pdfName); ok {
-					cur = font(name)
-				}
-			}
-		case "Tj":
-			if s, ok := last[pdfString](ops); ok {
-				err = show(s)
-			}
-		case "'", "\"":
-			if s, ok := last[pdfString](ops); ok {
-				if err = out.newline(); err == nil {
-					err = show(s)
-				}
-			}
-		case "TJ":
-			arr, _ := last[[]any](ops)
-			for _, e := range arr {
-				switch e := e.(type) {
-				case pdfString:
-					err = show(e)
-				case float64:
-					if e < -200 { // a gap wider than a fifth of an em: a space
-						err = out.space()
-					}
-				}
-				if err != nil {
-					break
-				}
-			}
-		case "Td", "TD":
-			if ty, ok := last[float64](ops); ok && ty != 0 {
-				lastY += ty
-				err = out.newline()
-			} else {
-				err = out.space()
-			}
-		case "T*":
-			err = out.newline()
-		case "Tm":
-			if y, ok := last[float64](ops); ok && len(ops) >= 6 {
-				if y != lastY {
-					err = out.newline()
-				} else {
-					err = out.space()
-				}
-				lastY = y
-			}
-		case "ET":
-			err = out.space()
-		case "BI":
-			skipInlineImage(l)
-		}
-		if err != nil {
+		if err := ts.apply(v.(pdfOp), ops, l); err != nil {
 			return err
 		}
 		ops = ops[:0]
 	}
+}
+
+// textState is what showText keeps from one operator of a content stream
+// to the next: the current font and the y of the last text matrix.
+type textState struct {
+	font  func(pdfName) *pdfFont
+	out   *textBuf
+	cur   *pdfFont
+	lastY float64
+}
+
+// show writes s, decoded with the current font.
+func (ts *textState) show(s pdfString) error { return ts.out.WriteString(ts.cur.decode([]byte(s))) }
+
+// apply runs the operator op with its operands ops; l is the lexer, which
+// an inline image is skipped on.
+func (ts *textState) apply(op pdfOp, ops []any, l *pdfLexer) error {
+	var err error
+	switch op {
+	case "Tf":
+		if len(ops) >= 2 {
+			if name, ok := ops[len(ops)-2].(pdfName); ok {
+				ts.cur = ts.font(name)
+			}
+		}
+	case "Tj":
+		if s, ok := last[pdfString](ops); ok {
+			err = ts.show(s)
+		}
+	case "'", "\"":
+		if s, ok := last[pdfString](ops); ok {
+			if err = ts.out.newline(); err == nil {
+				err = ts.show(s)
+			}
+		}
+	case "TJ":
+		arr, _ := last[[]any](ops)
+		for _, e := range arr {
+			switch e := e.(type) {
+			case pdfString:
+				err = ts.show(e)
+			case float64:
+				if e < -200 { // a gap wider than a fifth of an em: a space
+					err = ts.out.space()
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+	case "Td", "TD":
+		if ty, ok := last[float64](ops); ok && ty != 0 {
+			ts.lastY += ty
+			err = ts.out.newline()
+		} else {
+			err = ts.out.space()
+		}
+	case "T*":
+		err = ts.out.newline()
+	case "Tm":
+		if y, ok := last[float64](ops); ok && len(ops) >= 6 {
+			if y != ts.lastY {
+				err = ts.out.newline()
+			} else {
+				err = ts.out.space()
+			}
+			ts.lastY = y
+		}
+	case "ET":
+		err = ts.out.space()
+	case "BI":
+		skipInlineImage(l)
+	}
+	return err
 }
 
 // last returns the last operand if it is a T.

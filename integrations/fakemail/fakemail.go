@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 )
 
@@ -301,7 +302,7 @@ type fakeClient struct {
 	env    integrations.Env
 	box    string
 	api    string
-	tokens *integrations.Refresher // nil: a static token
+	tokens *oauthclient.Refresher // nil: a static token
 	static string
 }
 
@@ -403,7 +404,7 @@ func OAuthDefinition(m *Server) integrations.Definition {
 		},
 		New: func(env integrations.Env) (integrations.Integration, error) {
 			return &fakeClient{m: m, env: env, box: env.Credentials.Fields["mailbox"],
-				api: env.Provider.APIBaseURL(), tokens: integrations.NewRefresher(env)}, nil
+				api: env.Provider.APIBaseURL(), tokens: oauthclient.NewRefresher(env)}, nil
 		},
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 )
 
 // charsetReader lets encoding/xml read the single-byte encodings feeds
@@ -19,7 +19,7 @@ func charsetReader(label string, r io.Reader) (io.Reader, error) {
 	case "us-ascii", "ascii", "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "l1", "windows-1252", "cp1252":
 		return &cp1252Reader{r: r}, nil
 	}
-	return nil, fmt.Errorf("unsupported encoding %q", integrations.Clip(label, 40))
+	return nil, fmt.Errorf("unsupported encoding %q", strings.ToValidUTF8(textguard.Truncate(label, 40), ""))
 }
 
 // cp1252High maps bytes 0x80-0x9F of Windows-1252; the five it leaves

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/netguard"
 )
 
 // Domain is the integration domain.
@@ -167,7 +168,7 @@ func explain(ctx context.Context, err error) error {
 		v.Message = fmt.Sprintf("the server answered %d %s", se.Code, http.StatusText(se.Code))
 	case errors.As(err, &ae):
 		v.Message = fmt.Sprintf("the server answered %d %s", ae.Status, http.StatusText(ae.Status))
-	case errors.Is(err, integrations.ErrPrivateAddress):
+	case errors.Is(err, netguard.ErrPrivateAddress):
 		v.Message = "this address is not on the public internet"
 	case errors.Is(err, ErrTooLarge):
 		v.Message = "the feed is larger than 5 MiB"

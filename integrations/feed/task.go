@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 )
 
 // Bounds of an item made from an entry.
@@ -77,7 +78,7 @@ func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integra
 		}
 		return res, nil
 	}
-	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", textguard.Name(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // fetch fetches the feed at u and outputs its new entries.
@@ -117,10 +118,10 @@ func item(e Entry) integrations.Item {
 	}
 	it := integrations.Item{
 		ProviderID: id,
-		Title:      integrations.Clip(e.Title, maxTitleLen),
-		From:       integrations.Clip(e.Author, maxTitleLen),
+		Title:      strings.ToValidUTF8(textguard.Truncate(e.Title, maxTitleLen), ""),
+		From:       strings.ToValidUTF8(textguard.Truncate(e.Author, maxTitleLen), ""),
 		Date:       e.Published,
-		Text:       integrations.Clip(first(e.Content, e.Summary), maxTextLen),
+		Text:       strings.ToValidUTF8(textguard.Truncate(first(e.Content, e.Summary), maxTextLen), ""),
 	}
 	it.Size = int64(len(it.Text))
 	if link, err := ParseURL(e.Link); err == nil && link == strings.TrimSpace(e.Link) {

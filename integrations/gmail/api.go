@@ -10,6 +10,7 @@ import (
 	"net/url"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 )
 
 // maxErrorBody bounds what is read of an error answer, for its reason.
@@ -87,7 +88,7 @@ func (m *mailbox) apiError(resp *http.Response) *integrations.APIError {
 			code = e.Error.Status
 		}
 	}
-	if !integrations.Word(code) {
+	if !textguard.Word(code) {
 		code = ""
 	}
 	return integrations.NewAPIError(resp, code, m.now())

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2/endpoints"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 )
 
 // Google's names and addresses for Gmail.
@@ -60,7 +61,8 @@ func Definition() integrations.Definition {
 // revoke revokes the grant at Google: revoking the refresh token also
 // revokes the access tokens issued from it. A token Google no longer knows
 // counts as revoked.
-func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Credentials) error {
+func revoke(ctx context.Context, env integrations.Env) error {
+	p, creds := env.Provider, env.Credentials
 	token := creds.RefreshToken
 	if token == "" {
 		token = creds.AccessToken
@@ -82,7 +84,7 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 	if resp.StatusCode == http.StatusOK {
 		return nil
 	}
-	te := integrations.ReadError(resp)
+	te := oauthclient.ReadError(resp)
 	if te.Code == "invalid_token" {
 		return nil
 	}
@@ -91,15 +93,15 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 
 // mailbox is one connected Gmail account.
 type mailbox struct {
-	integrations.OAuthConn // Initialize refreshes the access token if it expired
-	now                    func() time.Time
-	known                  func(providerID string) bool // nil: nothing is known
-	state                  func(key string) string      // the record's sync state (Env.State); nil: none
-	providerIDs            func() ([]string, error)     // the stored messages (Env.ProviderIDs); nil: none
+	oauthclient.OAuthConn // Initialize refreshes the access token if it expired
+	now                   func() time.Time
+	known                 func(providerID string) bool // nil: nothing is known
+	state                 func(key string) string      // the record's sync state (Env.State); nil: none
+	providerIDs           func() ([]string, error)     // the stored messages (Env.ProviderIDs); nil: none
 }
 
 func newMailbox(env integrations.Env) (integrations.Integration, error) {
-	conn, err := integrations.NewOAuthConn(Domain, env)
+	conn, err := oauthclient.NewOAuthConn(Domain, env)
 	if err != nil {
 		return nil, err
 	}

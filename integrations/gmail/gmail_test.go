@@ -15,6 +15,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/gmail/gmailtest"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 )
 
@@ -72,7 +73,7 @@ func newFakeGoogle(t *testing.T, token func(oauthtest.Issued) map[string]any) *f
 	return f
 }
 
-func (f *fakeGoogle) provider(t *testing.T) *integrations.Provider {
+func (f *fakeGoogle) provider(t *testing.T) *oauthclient.Provider {
 	t.Helper()
 	vars := map[string]string{
 		"GMAIL_OAUTH_CLIENT_ID":     clientID,
@@ -82,7 +83,7 @@ func (f *fakeGoogle) provider(t *testing.T) *integrations.Provider {
 		"GMAIL_OAUTH_REVOKE_URL":    f.URL + "/revoke",
 		"GMAIL_API_BASE_URL":        f.URL,
 	}
-	p, err := integrations.NewProvider(gmail.Definition(), func(k string) string { return vars[k] }, f.Client())
+	p, err := oauthclient.NewProvider(gmail.Definition(), func(k string) string { return vars[k] }, f.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func (f *fakeGoogle) provider(t *testing.T) *integrations.Provider {
 
 // connect runs the OAuth flow and returns the raw response and the error
 // of ValidateTokens.
-func connect(t *testing.T, f *fakeGoogle, p *integrations.Provider) (integrations.Credentials, error) {
+func connect(t *testing.T, f *fakeGoogle, p *oauthclient.Provider) (integrations.Credentials, error) {
 	t.Helper()
 	verifier := oauth2.GenerateVerifier()
 	authURL, err := p.GenerateAuthorizationURL(redirectURI, "state", verifier)
@@ -106,7 +107,7 @@ func connect(t *testing.T, f *fakeGoogle, p *integrations.Provider) (integration
 	return p.ValidateTokens(raw)
 }
 
-func instance(t *testing.T, p *integrations.Provider, creds integrations.Credentials, clock func() time.Time, save func(context.Context, integrations.Credentials) error) integrations.Integration {
+func instance(t *testing.T, p *oauthclient.Provider, creds integrations.Credentials, clock func() time.Time, save func(context.Context, integrations.Credentials) error) integrations.Integration {
 	t.Helper()
 	in, err := gmail.Definition().New(integrations.Env{Credentials: creds, Provider: p, Now: clock, Save: save})
 	if err != nil {
@@ -122,7 +123,7 @@ func TestDefinitionIsValid(t *testing.T) {
 }
 
 func TestAuthorizationURLUsesGoogle(t *testing.T) {
-	p, err := integrations.NewProvider(gmail.Definition(), func(k string) string {
+	p, err := oauthclient.NewProvider(gmail.Definition(), func(k string) string {
 		return map[string]string{"GMAIL_OAUTH_CLIENT_ID": clientID, "GMAIL_OAUTH_CLIENT_SECRET": clientSecret}[k]
 	}, nil)
 	if err != nil {
@@ -190,7 +191,7 @@ func TestRefusedTokenResponses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeGoogle(t, tt.token)
 			_, err := connect(t, f, f.provider(t))
-			var ite *integrations.InvalidTokensError
+			var ite *oauthclient.InvalidTokensError
 			if !errors.As(err, &ite) || ite.Field != tt.field {
 				t.Errorf("got %v, want *InvalidTokensError on %s", err, tt.field)
 			}
@@ -203,7 +204,7 @@ func TestExchangeWithWrongVerifier(t *testing.T) {
 	p := f.provider(t)
 	authURL, _ := p.GenerateAuthorizationURL(redirectURI, "state", oauth2.GenerateVerifier())
 	_, err := p.ExchangeCodeForTokens(context.Background(), f.Authorize(t, authURL), redirectURI, oauth2.GenerateVerifier())
-	var te *integrations.TokenError
+	var te *oauthclient.TokenError
 	if !errors.As(err, &te) || te.Status != 400 || te.Code != "invalid_grant" {
 		t.Errorf("got %v, want 400 invalid_grant", err)
 	}

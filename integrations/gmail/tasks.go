@@ -14,6 +14,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/mail"
+	"searchsvc/integrations/textguard"
 )
 
 // Sync sizes.
@@ -95,7 +96,7 @@ func (m *mailbox) RunTask(ctx context.Context, task integrations.Task) (integrat
 	case integrations.TaskDownloadEmail:
 		return m.download(ctx, task.Payload[payloadEmailID])
 	}
-	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("gmail task %q: %w", textguard.Name(task.Type), integrations.ErrUnsupportedTask)
 }
 
 // start runs the start task: see RunTask.
@@ -321,7 +322,7 @@ func validID(id string) bool {
 
 // validPageToken reports whether t can be a Gmail page token: empty, or up
 // to maxPageToken printable ASCII characters. It is sent query-escaped.
-func validPageToken(t string) bool { return integrations.Token(t, maxPageToken) }
+func validPageToken(t string) bool { return textguard.Token(t, maxPageToken) }
 
 // tooLargeTitle is the title of the placeholder item of a message over
 // MaxMessageSize.

@@ -15,6 +15,7 @@ import (
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/gmail/gmailtest"
 	"searchsvc/integrations/mail"
+	"searchsvc/integrations/oauthclient"
 )
 
 // mailboxFixture is a connected Gmail account on a fake Google: OAuth
@@ -22,7 +23,7 @@ import (
 type mailboxFixture struct {
 	google *fakeGoogle
 	api    *gmailtest.Server
-	p      *integrations.Provider
+	p      *oauthclient.Provider
 	creds  integrations.Credentials
 	bearer atomic.Value // the last Authorization header the API saw
 }
@@ -267,7 +268,7 @@ func TestRevokedRefreshTokenNeedsReauth(t *testing.T) {
 	fx.google.Kill(fx.creds.RefreshToken)
 	in := fx.instance(t, now.Add(2*time.Hour), nil)
 	err := in.Initialize(context.Background())
-	var te *integrations.TokenError
+	var te *oauthclient.TokenError
 	if !errors.Is(err, integrations.ErrReauthRequired) || !errors.As(err, &te) || te.Code != "invalid_grant" {
 		t.Errorf("Initialize: got %v, want ErrReauthRequired from invalid_grant", err)
 	}

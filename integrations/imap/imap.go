@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/netguard"
 )
 
 // Domain is the integration domain.
@@ -229,7 +230,7 @@ func explain(ctx context.Context, a Account, err error) error {
 		if errors.As(err, &se) && se.Text != "" {
 			v.Message += " (" + se.Text + ")"
 		}
-	case errors.Is(err, integrations.ErrPrivateAddress):
+	case errors.Is(err, netguard.ErrPrivateAddress):
 		v.Message = "this host is not on the public internet"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		v.Message = "the server did not answer in time"

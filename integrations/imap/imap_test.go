@@ -23,6 +23,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/imap"
+	"searchsvc/integrations/netguard"
 )
 
 // testCert returns a self-signed certificate for 127.0.0.1 and localhost,
@@ -405,15 +406,15 @@ func TestAccountRedacts(t *testing.T) {
 	}
 }
 
-// TestControlRefusesPrivateHosts: with integrations.PublicOnly as Control,
+// TestControlRefusesPrivateHosts: with netguard.PublicOnly as Control,
 // as the service runs it, a user cannot point the login at the server's
 // own network; the fake server on 127.0.0.1 is never reached.
 func TestControlRefusesPrivateHosts(t *testing.T) {
 	reached := false
 	fields, d := server(t, func(c *conn) { reached = true })
-	d.Control = integrations.PublicOnly
+	d.Control = netguard.PublicOnly
 	_, err := d.Definition().ValidateManual(context.Background(), fields, nil)
-	if err == nil || !errors.Is(err, integrations.ErrPrivateAddress) {
+	if err == nil || !errors.Is(err, netguard.ErrPrivateAddress) {
 		t.Errorf("login to 127.0.0.1 with PublicOnly: got %v, want ErrPrivateAddress", err)
 	}
 	assertValidation(t, err, "host", "this host is not on the public internet")

@@ -67,7 +67,7 @@ type Dialer struct {
 	// means MaxMessageSize. A larger literal is read and thrown away.
 	MaxMessageSize int64
 	// Control, when set, vets every address before connecting (see
-	// integrations.PublicOnly): the server host is chosen by the user.
+	// netguard.PublicOnly): the server host is chosen by the user.
 	Control func(network, address string, c syscall.RawConn) error
 	// Now is the clock of the read deadlines; nil means time.Now.
 	Now func() time.Time

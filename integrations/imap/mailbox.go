@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/netguard"
 )
 
 // mailbox is one connected IMAP account, as the sync task system runs it
@@ -241,7 +242,7 @@ func (m *mailbox) taskError(ctx context.Context, err error) error {
 		return explain(msgLoginRejected, errors.Join(integrations.ErrReauthRequired, err))
 	case errors.Is(err, ErrPinMismatch), errors.As(err, &unknownErr):
 		return explain(msgCertificate, errors.Join(integrations.ErrReauthRequired, err))
-	case errors.Is(err, integrations.ErrPrivateAddress):
+	case errors.Is(err, netguard.ErrPrivateAddress):
 		return explain(msgPrivate, err)
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		return explain(msgTimeout, err)

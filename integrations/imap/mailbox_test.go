@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/netguard"
 )
 
 // TestTaskError: each failure a sync meets gets its sentence, and needs
@@ -34,7 +35,7 @@ func TestTaskError(t *testing.T) {
 		{"login in use", refused("[inuse] Mailbox locked", ErrLoginRejected), msgLoginLater, false, false, ErrLoginRejected},
 		{"pin", fmt.Errorf("imap: connect: %w", ErrPinMismatch), msgCertificate, true, false, ErrPinMismatch},
 		{"unknown authority", fmt.Errorf("imap: connect: %w", x509.UnknownAuthorityError{}), msgCertificate, true, false, nil},
-		{"private", fmt.Errorf("imap: connect: %w", integrations.ErrPrivateAddress), msgPrivate, false, false, integrations.ErrPrivateAddress},
+		{"private", fmt.Errorf("imap: connect: %w", netguard.ErrPrivateAddress), msgPrivate, false, false, netguard.ErrPrivateAddress},
 		{"read deadline", fmt.Errorf("imap: fetch: %w", &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}), msgTimeout, false, true, os.ErrDeadlineExceeded},
 		{"login deadline", fmt.Errorf("imap: %w", context.DeadlineExceeded), msgTimeout, false, true, context.DeadlineExceeded},
 		{"cut", fmt.Errorf("imap: fetch: %w", io.ErrUnexpectedEOF), msgCut, false, false, io.ErrUnexpectedEOF},

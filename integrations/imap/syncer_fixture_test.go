@@ -140,17 +140,24 @@ func (f *e2e) open(def integrations.Definition) {
 	}
 	st := f.st
 	f.t.Cleanup(func() { st.Close() })
-	h := api.New(api.Config{
+	h, err := api.New(api.Config{
 		Registry: reg, Records: f.recs, Items: f.syncer.Items(), Sync: f.syncer,
 		UserID: func(r *http.Request) (string, bool) {
 			id := r.Header.Get("X-Test-User")
 			return id, id != ""
 		},
 	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
 	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
-	f.h = httpx.Handler(mux, httpx.Config{})
+	stack, err := httpx.Handler(mux, httpx.Config{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.h = stack
 }
 
 // reopen closes the store and opens it again with a new Syncer, as a

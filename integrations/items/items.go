@@ -13,13 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 	"unique"
 
-	"searchsvc/httpx"
 	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // ItemRecord is the metadata of one synced item (an email, a feed entry),
@@ -184,7 +184,7 @@ const MaxProviderID = maxProviderID
 // personal part clipped to the limits above and sealed, times in UTC.
 func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (ItemRecord, error) {
 	it := ItemRecord{
-		ID:          httpx.NewUUID(),
+		ID:          uuid.New(),
 		UserID:      intern(owner.UserID),
 		RecordID:    intern(owner.RecordID),
 		Integration: intern(owner.Integration),
@@ -199,7 +199,7 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 	if it.Date.IsZero() {
 		it.Date = it.CreatedAt
 	}
-	m := Meta{ProviderID: out.ProviderID, Title: clip(out.Title, maxTitle), From: clip(out.From, maxAddress)}
+	m := Meta{ProviderID: out.ProviderID, Title: textguard.Truncate(out.Title, maxTitle), From: textguard.Truncate(out.From, maxAddress)}
 	if len(out.Link) <= maxLink {
 		m.Link = out.Link // a cut link would lead elsewhere: none instead
 	}
@@ -207,7 +207,7 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 		if len(m.To) == maxRecipients {
 			break
 		}
-		m.To = append(m.To, clip(to, maxAddress))
+		m.To = append(m.To, textguard.Truncate(to, maxAddress))
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -289,15 +289,4 @@ func (s *Store) Get(userID, id string) (ItemRecord, error) {
 		return ItemRecord{}, ErrNotFound
 	}
 	return it, nil
-}
-
-// clip cuts s to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

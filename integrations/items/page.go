@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"searchsvc/httpx"
+	"searchsvc/storage/uuid"
 )
 
 // Page sizes of GET /v1/items.
@@ -23,9 +23,10 @@ type Query struct {
 	// Records keeps only items of these records, which the caller has
 	// checked are the user's and live; empty: no item.
 	Records map[string]bool
-	Filter  httpx.Filter // inIds / ninIds on the item id
-	Limit   int          // 1..MaxLimit
-	After   *Cursor      // the last item of the previous page
+	InIDs   []string // only items with these ids; empty: any (inIds)
+	NinIDs  []string // no item with these ids (ninIds)
+	Limit   int      // 1..MaxLimit
+	After   *Cursor  // the last item of the previous page
 }
 
 // Cursor is a position in the newest-first order: the date and id of the
@@ -64,7 +65,7 @@ func ParseCursor(s string) (Cursor, error) {
 		return Cursor{}, ErrBadCursor
 	}
 	date, id, ok := strings.Cut(string(b), "|")
-	if !ok || !httpx.IsUUID(id) {
+	if !ok || !uuid.Valid(id) {
 		return Cursor{}, ErrBadCursor
 	}
 	t, err := time.Parse(time.RFC3339Nano, date)
@@ -89,8 +90,8 @@ func newer(a, b *ItemRecord) bool {
 // live items in page order, to the first item after q.After and reads
 // from there until limit+1 items passed the filters: a page costs its own
 // items and those the filters skip, however many items the user or others
-// hold. With inIds it looks those ids up instead, at most
-// httpx.MaxFilterIDs of them.
+// hold. With InIDs it looks those ids up instead: the HTTP layer allows
+// at most 100 of them.
 func (s *Store) Page(q Query) (page []ItemRecord, more bool) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -100,7 +101,8 @@ func (s *Store) Page(q Query) (page []ItemRecord, more bool) {
 	if len(q.Records) == 0 {
 		return nil, false
 	}
-	if ids, _ := q.Filter.IDs(); ids != nil {
+	ids := newIDFilter(q.InIDs, q.NinIDs)
+	if ids.in != nil {
 		return s.pageOf(q, ids, limit)
 	}
 	var from func(*ItemRecord) bool
@@ -109,7 +111,7 @@ func (s *Store) Page(q Query) (page []ItemRecord, more bool) {
 	}
 	page = make([]ItemRecord, 0, limit+1)
 	s.pageSource(q.UserID, from, func(it ItemRecord) bool {
-		if q.keeps(&it) {
+		if q.keeps(&it, ids) {
 			page = append(page, it)
 		}
 		return len(page) <= limit
@@ -117,17 +119,53 @@ func (s *Store) Page(q Query) (page []ItemRecord, more bool) {
 	return cut(page, limit)
 }
 
-// keeps reports whether it belongs in a page of q, wherever it comes from.
-func (q *Query) keeps(it *ItemRecord) bool {
-	return it.Live() && it.UserID == q.UserID && q.Records[it.RecordID] && q.Filter.Match(it.ID) &&
+// idFilter is a Query's InIDs and NinIDs as sets: nil in lets every id
+// through.
+type idFilter struct {
+	in, nin map[string]struct{}
+}
+
+func newIDFilter(in, nin []string) idFilter {
+	var f idFilter
+	if len(in) > 0 {
+		f.in = make(map[string]struct{}, len(in))
+		for _, id := range in {
+			f.in[id] = struct{}{}
+		}
+	}
+	if len(nin) > 0 {
+		f.nin = make(map[string]struct{}, len(nin))
+		for _, id := range nin {
+			f.nin[id] = struct{}{}
+		}
+	}
+	return f
+}
+
+// match reports whether id is in the in set, when there is one, and not
+// in the nin set.
+func (f idFilter) match(id string) bool {
+	if f.in != nil {
+		if _, ok := f.in[id]; !ok {
+			return false
+		}
+	}
+	_, excluded := f.nin[id]
+	return !excluded
+}
+
+// keeps reports whether it belongs in a page of q, wherever it comes from;
+// ids holds q's InIDs and NinIDs.
+func (q *Query) keeps(it *ItemRecord, ids idFilter) bool {
+	return it.Live() && it.UserID == q.UserID && q.Records[it.RecordID] && ids.match(it.ID) &&
 		(q.After == nil || q.After.before(it))
 }
 
-// pageOf is the page of q among the items with the given ids.
-func (s *Store) pageOf(q Query, ids []string, limit int) ([]ItemRecord, bool) {
+// pageOf is the page of q among the items whose ids ids.in holds.
+func (s *Store) pageOf(q Query, ids idFilter, limit int) ([]ItemRecord, bool) {
 	var page []ItemRecord
-	for _, id := range ids {
-		if it, ok := s.t.Get(id); ok && q.keeps(&it) {
+	for id := range ids.in {
+		if it, ok := s.t.Get(id); ok && q.keeps(&it, ids) {
 			page = append(page, it)
 		}
 	}

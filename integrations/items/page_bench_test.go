@@ -56,8 +56,9 @@ func fillUsers(tb testing.TB, users, perUser int) (*Store, []Owner) {
 func (s *Store) scanPage(q Query) ([]ItemRecord, bool) {
 	limit := q.Limit
 	h := make(pageHeap, 0, limit+1)
+	ids := newIDFilter(q.InIDs, q.NinIDs)
 	s.t.Scan(func(it ItemRecord) bool {
-		if !q.keeps(&it) {
+		if !q.keeps(&it, ids) {
 			return true
 		}
 		if len(h) <= limit {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"searchsvc/httpx"
+	"searchsvc/storage/uuid"
 )
 
 func FuzzParseCursor(f *testing.F) {
@@ -23,7 +23,7 @@ func FuzzParseCursor(f *testing.F) {
 			}
 			return
 		}
-		if !httpx.IsUUID(c.ID) {
+		if !uuid.Valid(c.ID) {
 			t.Fatalf("cursor id %q is not a UUID", c.ID)
 		}
 		again, err := ParseCursor(c.String())

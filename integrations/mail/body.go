@@ -7,6 +7,8 @@ import (
 	"mime/multipart"
 	"mime/quotedprintable"
 	"strings"
+
+	"searchsvc/integrations/textguard"
 )
 
 // maxPartRead is the most decoded bytes read of one text part. HTML needs
@@ -29,7 +31,7 @@ func bodyText(contentType, encoding string, body io.Reader) string {
 	if text == "" {
 		text = w.html
 	}
-	return clip(text, MaxText)
+	return textguard.Truncate(text, MaxText)
 }
 
 // entity looks at one MIME entity: a multipart one is walked, a text one

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"searchsvc/integrations/textguard"
 )
 
 // Limits of Parse. Callers bound the size of the raw message itself.
@@ -107,14 +109,14 @@ func skipMboxLine(raw []byte) []byte {
 // decodeHeader decodes a header field's text: raw 8-bit bytes (UTF-8, else
 // taken as Windows-1252) and encoded words, with white space collapsed.
 func decodeHeader(s string) string {
-	s = clip(s, maxRawHeader)
+	s = textguard.Truncate(s, maxRawHeader)
 	if !utf8.ValidString(s) {
 		s = DecodeCP1252([]byte(s))
 	}
 	if d, err := headerDecoder.DecodeHeader(s); err == nil {
 		s = d
 	}
-	return clip(collapse(s), maxHeader)
+	return textguard.Truncate(collapse(s), maxHeader)
 }
 
 // sender formats the From field, or its decoded text when it is not one
@@ -148,7 +150,7 @@ func appendRecipients(to []string, v string) []string {
 
 // parseAddresses parses an address list and formats each address.
 func parseAddresses(v string) ([]string, error) {
-	v = clip(v, maxRawHeader)
+	v = textguard.Truncate(v, maxRawHeader)
 	if !utf8.ValidString(v) {
 		v = DecodeCP1252([]byte(v))
 	}
@@ -165,12 +167,12 @@ func parseAddresses(v string) ([]string, error) {
 
 // formatAddress gives "Name <addr>", or "addr" when there is no name.
 func formatAddress(a *mail.Address) string {
-	addr := clip(collapse(a.Address), maxHeader)
+	addr := textguard.Truncate(collapse(a.Address), maxHeader)
 	name := collapse(a.Name)
 	if name == "" || name == addr {
 		return addr
 	}
-	return clip(name, maxHeader) + " <" + addr + ">"
+	return textguard.Truncate(name, maxHeader) + " <" + addr + ">"
 }
 
 // parseDate reads a Date field; an unreadable one gives the zero time.
@@ -191,16 +193,4 @@ func parseDate(v string) time.Time {
 func collapse(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// clip shortens s to at most n bytes, cutting at a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
 }

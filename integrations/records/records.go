@@ -13,10 +13,10 @@ import (
 	"fmt"
 	"time"
 
-	"searchsvc/httpx"
 	"searchsvc/integrations"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // The states of a user-integration record (the README's "Integrations"
@@ -176,7 +176,7 @@ func (rs *Records) Connect(userID, domain string, creds integrations.Credentials
 		now := rs.now().UTC()
 		rec, exists := rs.Find(userID, domain)
 		if !exists {
-			rec = Record{ID: httpx.NewUUID(), UserID: userID, Integration: domain, ConnectedAt: now}
+			rec = Record{ID: uuid.New(), UserID: userID, Integration: domain, ConnectedAt: now}
 		}
 		sealed, err := rs.SealCredentials(&rec, creds)
 		if err != nil {

@@ -356,32 +356,7 @@ func (ev *evaluator) phrase(p *plan) set {
 			}
 			continue
 		}
-		matched := false
-		for f := range numFields {
-			if p.field != FieldAny && Field(f) != p.field {
-				continue
-			}
-			all := true
-			for j := range its {
-				if its[j].tf[f] == 0 {
-					all = false
-					break
-				}
-			}
-			if !all {
-				continue
-			}
-			cur = its[0].positions(cur[:0], Field(f))
-			for j := 1; j < len(its) && len(cur) > 0; j++ {
-				next = its[j].positions(next[:0], Field(f))
-				cur = follow(cur, next, uint32(j))
-			}
-			if len(cur) > 0 {
-				matched = true
-				break
-			}
-		}
-		if matched {
+		if inSequence(its, p.field, &cur, &next) {
 			if int(d) >= len(c.lens) {
 				ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 				return set{}
@@ -397,4 +372,34 @@ func (ev *evaluator) phrase(p *plan) set {
 			return out
 		}
 	}
+}
+
+// inSequence reports whether the words of its, all on the same document,
+// follow each other in one of its fields (field, unless FieldAny). cur
+// and next are buffers it reuses from one document to the next.
+func inSequence(its []postingIter, field Field, cur, next *[]uint32) bool {
+	for f := range numFields {
+		if field != FieldAny && Field(f) != field {
+			continue
+		}
+		all := true
+		for j := range its {
+			if its[j].tf[f] == 0 {
+				all = false
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		*cur = its[0].positions((*cur)[:0], Field(f))
+		for j := 1; j < len(its) && len(*cur) > 0; j++ {
+			*next = its[j].positions((*next)[:0], Field(f))
+			*cur = follow(*cur, *next, uint32(j))
+		}
+		if len(*cur) > 0 {
+			return true
+		}
+	}
+	return false
 }

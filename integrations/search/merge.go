@@ -144,8 +144,19 @@ func (ix *Index) mergeLocked(u *user, in []*part) error {
 		return errMergeLost
 	}
 	np := &part{seg: seg}
+	carryDeletes(np, in, dels, remaps)
+	flushed := replaceParts(u, in, np)
+	u.mu.Unlock()
+	ix.stats.merges.Add(1)
+	ix.stats.flushes.Add(int64(flushed))
+	return ix.retire(u, in)
+}
+
+// carryDeletes deletes in np, the merged part, the documents of in
+// deleted while the merge ran: those deleted now and not in dels, the
+// deletions the merge started from; remaps gives their numbers in np.
+func carryDeletes(np *part, in []*part, dels [][]uint64, remaps [][]int32) {
 	for i, p := range in {
-		// Deleted while the merge ran: deleted in the new segment too.
 		for w, word := range p.del {
 			var old uint64
 			if w < len(dels[i]) {
@@ -160,6 +171,12 @@ func (ix *Index) mergeLocked(u *user, in []*part) error {
 			}
 		}
 	}
+}
+
+// replaceParts puts np in u's parts where in's first was and drops in's,
+// with u.mu held. It returns how many of in were flushed buffers, which
+// no longer wait to be written.
+func replaceParts(u *user, in []*part, np *part) (flushed int) {
 	keep := u.parts[:0:0]
 	for _, p := range u.parts {
 		if p == in[0] {
@@ -171,7 +188,6 @@ func (ix *Index) mergeLocked(u *user, in []*part) error {
 	}
 	u.parts = keep
 	u.dirty = true
-	flushed := 0
 	for _, p := range in {
 		if p.buf != nil {
 			flushed++
@@ -181,13 +197,17 @@ func (ix *Index) mergeLocked(u *user, in []*part) error {
 		u.frozen -= flushed
 		u.flushed.Broadcast()
 	}
-	u.mu.Unlock()
-	ix.stats.merges.Add(1)
-	ix.stats.flushes.Add(int64(flushed))
+	return flushed
+}
+
+// retire writes u's manifest without the merged inputs in, closes their
+// segments and, once the manifest no longer lists them, removes their
+// files.
+func (ix *Index) retire(u *user, in []*part) error {
 	// The inputs are no longer u's either way. Their files stay while the
 	// manifest on disk may still list them (its write failed), and are
 	// removed at the next start if the next manifest does not.
-	err = ix.writeManifest(u)
+	err := ix.writeManifest(u)
 	for _, p := range in {
 		if p.seg != nil {
 			p.seg.close()
@@ -273,13 +293,36 @@ func (m *mergeIn) postings(docBuf, posBuf, docCopy *[]byte) (docs, pos []byte, e
 // documents. It returns, per input, old to new document numbers (-1:
 // deleted).
 func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels [][]uint64) (*segment, [][]int32, error) {
+	c, lenSums, remaps := mergedColumns(in, dels)
+	w, err := newSegWriter(path+".tmp", ix.s, u.id, seq)
+	if err != nil {
+		return nil, nil, err
+	}
+	if i, err := mergePostings(w, in, remaps); err != nil {
+		w.abort()
+		os.Remove(path + ".tmp")
+		if i >= 0 && errors.Is(err, ErrCorrupt) {
+			err = &badPart{p: in[i], err: err}
+		}
+		return nil, nil, err
+	}
+	seg, err := ix.finishSegment(w, u, seq, path, &c, lenSums)
+	if err != nil {
+		return nil, nil, err
+	}
+	return seg, remaps, nil
+}
+
+// mergedColumns lays out the documents of the merge's inputs that dels
+// does not delete, in input order: their columns, their field lengths'
+// sums, and for each input the new number of each of its documents (-1:
+// deleted).
+func mergedColumns(in []*part, dels [][]uint64) (c columns, lenSums [numFields]uint64, remaps [][]int32) {
 	deleted := func(i int, d uint32) bool {
 		w := int(d >> 6)
 		return w < len(dels[i]) && dels[i][w]&(1<<(d&63)) != 0
 	}
-	var c columns
-	var lenSums [numFields]uint64
-	remaps := make([][]int32, len(in))
+	remaps = make([][]int32, len(in))
 	for i, p := range in {
 		pc := p.cols()
 		remaps[i] = make([]int32, pc.len())
@@ -300,25 +343,21 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 			}
 		}
 	}
-	w, err := newSegWriter(path+".tmp", ix.s, u.id, seq)
-	if err != nil {
-		return nil, nil, err
-	}
-	fail := func(i int, err error) (*segment, [][]int32, error) {
-		w.abort()
-		os.Remove(path + ".tmp")
-		if i >= 0 && errors.Is(err, ErrCorrupt) {
-			err = &badPart{p: in[i], err: err}
-		}
-		return nil, nil, err
-	}
+	return c, lenSums, remaps
+}
+
+// mergePostings writes to w the postings of every term of the inputs, in
+// term order, each document renumbered by remaps; deleted documents are
+// left out. On failure it returns the index of the input at fault (-1:
+// none) with the error.
+func mergePostings(w *segWriter, in []*part, remaps [][]int32) (int, error) {
 	srcs := make([]*mergeIn, len(in))
 	live := make([]bool, len(in))
 	for i, p := range in {
 		srcs[i] = newMergeIn(p)
 		live[i] = srcs[i].next()
 		if srcs[i].err != nil {
-			return fail(i, srcs[i].err)
+			return i, srcs[i].err
 		}
 	}
 	var docs, docBuf, posBuf, docCopy []byte
@@ -331,7 +370,7 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 			}
 		}
 		if term == "" {
-			break
+			return -1, nil
 		}
 		docs = docs[:0]
 		var df uint32
@@ -343,7 +382,7 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 			}
 			db, pb, err := src.postings(&docBuf, &posBuf, &docCopy)
 			if err != nil {
-				return fail(i, err)
+				return i, err
 			}
 			it.reset(db, pb)
 			for it.next() {
@@ -373,11 +412,11 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 				posLen += uint64(len(raw))
 			}
 			if it.err != nil {
-				return fail(i, it.err)
+				return i, it.err
 			}
 			live[i] = src.next()
 			if src.err != nil {
-				return fail(i, src.err)
+				return i, src.err
 			}
 		}
 		if df > 0 {
@@ -385,9 +424,4 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 			w.endTerm(term, df, posLen)
 		}
 	}
-	seg, err := ix.finishSegment(w, u, seq, path, &c, lenSums)
-	if err != nil {
-		return nil, nil, err
-	}
-	return seg, remaps, nil
 }

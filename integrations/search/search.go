@@ -234,12 +234,7 @@ func (ix *Index) Search(userID string, req Request) (Result, error) {
 func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *cursor) (Result, bool, error) {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
-	var parts []*part
-	for _, p := range u.parts {
-		if !p.bad.Load() && p.docs() > 0 {
-			parts = append(parts, p)
-		}
-	}
+	parts := searchable(u)
 	r := newRanker(parts)
 	pl := newPlanner(parts, &r, req.Query)
 	if after != nil && after.stats {
@@ -254,19 +249,6 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		return Result{}, false, ErrBadCursor // a cursor of another query
 	}
 
-	var in, nin map[string]bool
-	if len(req.InIDs) > 0 {
-		in = map[string]bool{}
-		for _, id := range req.InIDs {
-			in[id] = true
-		}
-	}
-	if len(req.NinIDs) > 0 {
-		nin = map[string]bool{}
-		for _, id := range req.NinIDs {
-			nin[id] = true
-		}
-	}
 	sc, _ := ix.scratch.Get().(*scratch)
 	if sc == nil {
 		sc = &scratch{}
@@ -275,8 +257,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		sc.blocks.release()
 		ix.scratch.Put(sc)
 	}()
-	total := 0
-	top := make([]candidate, 0, limit+1)
+	pg := newPager(req, limit, sortByte, after)
 	damaged := false
 	for i, p := range parts {
 		if p.bad.Load() {
@@ -290,71 +271,128 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 			damaged = true
 			continue
 		}
-		c := p.cols()
-		rec := int64(-1)
-		if req.RecordID != "" {
-			rec = int64(slices.Index(c.records, req.RecordID))
-			if rec < 0 {
-				continue
-			}
-		}
-		// A document's id is written out (into idBuf, see
-		// columns.appendDocID) only when a filter or the cursor needs it:
-		// most documents fall behind the page by score or date alone.
-		var idBuf [36]byte
-		for j, d := range s.docs {
-			if p.deleted(d) || rec >= 0 && int64(c.record[d]) != rec {
-				continue
-			}
-			var id []byte
-			if in != nil || nin != nil {
-				id = c.appendDocID(idBuf[:0], d)
-				if in != nil && !in[string(id)] || nin != nil && nin[string(id)] {
-					continue
-				}
-			}
-			total++
-			k := key{date: c.dates[d]}
-			if sortByte == 'r' {
-				k.score = scoreAt(s, j)
-			}
-			if after != nil {
-				o := after.k.order(k)
-				if o == 0 && id == nil {
-					id = c.appendDocID(idBuf[:0], d)
-				}
-				if o > 0 || o == 0 && after.k.id >= string(id) {
-					continue
-				}
-			}
-			cd := candidate{k: k, p: p, d: d}
-			if len(top) == limit+1 && !cd.before(top[limit]) {
-				continue
-			}
-			at, _ := slices.BinarySearchFunc(top, cd, func(c, cd candidate) int {
-				if c.before(cd) {
-					return -1
-				}
-				return 1
-			})
-			if len(top) == limit+1 {
-				top = top[:limit]
-			}
-			top = slices.Insert(top, at, cd)
-		}
+		pg.add(p, s, req.RecordID)
 		ev.release(s)
 	}
 	for _, p := range u.parts {
 		damaged = damaged || p.bad.Load()
 	}
-	res := Result{Hits: make([]Hit, 0, min(len(top), limit)), Total: min(total, MaxTotal), TotalIsLowerBound: total > MaxTotal}
+	return pg.result(&r, pl), damaged, nil
+}
+
+// searchable returns the parts of u a search reads: those not marked bad
+// that hold documents.
+func searchable(u *user) []*part {
+	var parts []*part
+	for _, p := range u.parts {
+		if !p.bad.Load() && p.docs() > 0 {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+// pager keeps the best limit+1 matches of a search, over all its parts,
+// in the page's order, and counts every match the filters let through.
+type pager struct {
+	in, nin  map[string]bool // req.InIDs and req.NinIDs; nil when empty
+	limit    int
+	sortByte byte
+	after    *cursor
+	top      []candidate // sorted, at most limit+1
+	total    int
+}
+
+func newPager(req Request, limit int, sortByte byte, after *cursor) *pager {
+	pg := &pager{limit: limit, sortByte: sortByte, after: after, top: make([]candidate, 0, limit+1)}
+	if len(req.InIDs) > 0 {
+		pg.in = map[string]bool{}
+		for _, id := range req.InIDs {
+			pg.in[id] = true
+		}
+	}
+	if len(req.NinIDs) > 0 {
+		pg.nin = map[string]bool{}
+		for _, id := range req.NinIDs {
+			pg.nin[id] = true
+		}
+	}
+	return pg
+}
+
+// add offers the documents of s, the matches in part p, to the page;
+// recordID, when not empty, keeps only that record's.
+func (pg *pager) add(p *part, s set, recordID string) {
+	c := p.cols()
+	rec := int64(-1)
+	if recordID != "" {
+		rec = int64(slices.Index(c.records, recordID))
+		if rec < 0 {
+			return
+		}
+	}
+	in, nin, after, limit := pg.in, pg.nin, pg.after, pg.limit
+	top := pg.top
+	// A document's id is written out (into idBuf, see
+	// columns.appendDocID) only when a filter or the cursor needs it:
+	// most documents fall behind the page by score or date alone.
+	var idBuf [36]byte
+	for j, d := range s.docs {
+		if p.deleted(d) || rec >= 0 && int64(c.record[d]) != rec {
+			continue
+		}
+		var id []byte
+		if in != nil || nin != nil {
+			id = c.appendDocID(idBuf[:0], d)
+			if in != nil && !in[string(id)] || nin != nil && nin[string(id)] {
+				continue
+			}
+		}
+		pg.total++
+		k := key{date: c.dates[d]}
+		if pg.sortByte == 'r' {
+			k.score = scoreAt(s, j)
+		}
+		if after != nil {
+			o := after.k.order(k)
+			if o == 0 && id == nil {
+				id = c.appendDocID(idBuf[:0], d)
+			}
+			if o > 0 || o == 0 && after.k.id >= string(id) {
+				continue
+			}
+		}
+		cd := candidate{k: k, p: p, d: d}
+		if len(top) == limit+1 && !cd.before(top[limit]) {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, cd, func(c, cd candidate) int {
+			if c.before(cd) {
+				return -1
+			}
+			return 1
+		})
+		if len(top) == limit+1 {
+			top = top[:limit]
+		}
+		top = slices.Insert(top, at, cd)
+	}
+	pg.top = top
+}
+
+// result is the page: its hits, the total, and the cursor of the next
+// page, which carries the ranker's statistics (r, pl) when sorting by
+// relevance, so that the next page scores as this one did.
+func (pg *pager) result(r *ranker, pl *planner) Result {
+	top, limit := pg.top, pg.limit
+	res := Result{Hits: make([]Hit, 0, min(len(top), limit)), Total: min(pg.total, MaxTotal), TotalIsLowerBound: pg.total > MaxTotal}
 	for j, cd := range top {
 		if j == limit {
 			next := cursor{k: top[limit-1].withID()}
-			if sortByte == 'r' {
+			if pg.sortByte == 'r' {
 				next.stats, next.n, next.inv, next.dfs = true, r.n, r.invAvg, pl.dfs
 			}
-			res.NextCursor = encodeCursor(sortByte, next)
+			res.NextCursor = encodeCursor(pg.sortByte, next)
 			break
 		}
 		c := cd.p.cols()
@@ -367,5 +405,5 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 			Score:       cd.k.score,
 		})
 	}
-	return res, damaged, nil
+	return res
 }

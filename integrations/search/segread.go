@@ -60,34 +60,10 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 		seg.inflate = &c.inflate
 		seg.cacheID = c.segID()
 	}
-	const trailer = int64(4 + len(segEnd))
-	if size < int64(len(segMagic)+sealedSize(0))+trailer {
-		return nil, fmt.Errorf("%w: segment too short", ErrCorrupt)
+	sealed, foff, err := readFooter(f, size)
+	if err != nil {
+		return nil, err
 	}
-	var tail [trailer]byte
-	if _, err := f.ReadAt(tail[:], size-trailer); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	var head [len(segMagic)]byte
-	if _, err := f.ReadAt(head[:], 0); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	if string(tail[4:]) != segEnd || string(head[:]) != segMagic {
-		return nil, fmt.Errorf("%w: not a segment", ErrCorrupt)
-	}
-	flen := int64(binary.BigEndian.Uint32(tail[:4]))
-	foff := size - trailer - flen - 4
-	if flen < int64(sealedSize(0)-4) || foff < int64(len(segMagic)) {
-		return nil, fmt.Errorf("%w: bad footer length", ErrCorrupt)
-	}
-	sealed := make([]byte, flen+4)
-	if _, err := f.ReadAt(sealed, foff); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	if int64(binary.BigEndian.Uint32(sealed)) != flen {
-		return nil, fmt.Errorf("%w: footer lengths differ", ErrCorrupt)
-	}
-	sealed = sealed[4:]
 	foot, key, err := s.open(nil, sealed, blockID{user: user, seg: seq, block: footerBlock, kind: kindFooter})
 	if err != nil {
 		return nil, err
@@ -102,73 +78,131 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 		seg.lenSums[f] = r.uvarint()
 	}
 	seg.postTotal = r.uvarint()
+	columnsBlock, err := seg.readBlocks(r, foff)
+	if err != nil {
+		return nil, err
+	}
+	if err := seg.readDictIndex(r); err != nil {
+		return nil, err
+	}
+	if err := seg.readColumns(uint32(columnsBlock), nDocs); err != nil {
+		return nil, err
+	}
+	return seg, nil
+}
+
+// readFooter checks a segment's magic and trailer and returns its sealed
+// footer and the footer's offset, where the blocks end.
+func readFooter(f io.ReaderAt, size int64) (sealed []byte, foff int64, err error) {
+	const trailer = int64(4 + len(segEnd))
+	if size < int64(len(segMagic)+sealedSize(0))+trailer {
+		return nil, 0, fmt.Errorf("%w: segment too short", ErrCorrupt)
+	}
+	var tail [trailer]byte
+	if _, err := f.ReadAt(tail[:], size-trailer); err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	var head [len(segMagic)]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if string(tail[4:]) != segEnd || string(head[:]) != segMagic {
+		return nil, 0, fmt.Errorf("%w: not a segment", ErrCorrupt)
+	}
+	flen := int64(binary.BigEndian.Uint32(tail[:4]))
+	foff = size - trailer - flen - 4
+	if flen < int64(sealedSize(0)-4) || foff < int64(len(segMagic)) {
+		return nil, 0, fmt.Errorf("%w: bad footer length", ErrCorrupt)
+	}
+	sealed = make([]byte, flen+4)
+	if _, err := f.ReadAt(sealed, foff); err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if int64(binary.BigEndian.Uint32(sealed)) != flen {
+		return nil, 0, fmt.Errorf("%w: footer lengths differ", ErrCorrupt)
+	}
+	return sealed[4:], foff, nil
+}
+
+// readBlocks reads the footer's list of blocks, which must fill the
+// segment up to foff, and returns the index of the columns block.
+func (s *segment) readBlocks(r *reader, foff int64) (columnsBlock int, err error) {
 	nBlocks := r.count(2)
 	off := int64(len(segMagic))
-	columnsBlock := -1
+	columnsBlock = -1
 	for i := range nBlocks {
 		kind := r.bytes(1)
 		n := r.uvarint()
 		if r.err != nil {
-			return nil, r.err
+			return 0, r.err
 		}
 		if n < uint64(sealedSize(0)) || n > maxBlock || int64(n) > foff-off {
-			return nil, fmt.Errorf("%w: bad block length", ErrCorrupt)
+			return 0, fmt.Errorf("%w: bad block length", ErrCorrupt)
 		}
-		seg.offs = append(seg.offs, off)
-		seg.lens = append(seg.lens, uint32(n))
-		seg.kinds = append(seg.kinds, kind[0])
+		s.offs = append(s.offs, off)
+		s.lens = append(s.lens, uint32(n))
+		s.kinds = append(s.kinds, kind[0])
 		off += int64(n)
 		switch kind[0] {
 		case kindPostings:
-			seg.post = append(seg.post, uint32(i))
+			s.post = append(s.post, uint32(i))
 		case kindDict:
-			seg.dict = append(seg.dict, uint32(i))
+			s.dict = append(s.dict, uint32(i))
 		case kindColumns:
 			columnsBlock = i
 		default:
-			return nil, fmt.Errorf("%w: unknown block kind", ErrCorrupt)
+			return 0, fmt.Errorf("%w: unknown block kind", ErrCorrupt)
 		}
 	}
 	if off != foff || columnsBlock < 0 {
-		return nil, fmt.Errorf("%w: blocks do not fill the segment", ErrCorrupt)
+		return 0, fmt.Errorf("%w: blocks do not fill the segment", ErrCorrupt)
 	}
-	if uint64(len(seg.post)) != (seg.postTotal+postBlock-1)/postBlock {
-		return nil, fmt.Errorf("%w: postings blocks do not match their size", ErrCorrupt)
+	if uint64(len(s.post)) != (s.postTotal+postBlock-1)/postBlock {
+		return 0, fmt.Errorf("%w: postings blocks do not match their size", ErrCorrupt)
 	}
+	return columnsBlock, nil
+}
+
+// readDictIndex reads the footer's dictionary index: each dictionary
+// block's first term and postings base, in term order.
+func (s *segment) readDictIndex(r *reader) error {
 	nDict := r.count(2)
-	if nDict != len(seg.dict) {
-		return nil, fmt.Errorf("%w: dictionary index does not match", ErrCorrupt)
+	if nDict != len(s.dict) {
+		return fmt.Errorf("%w: dictionary index does not match", ErrCorrupt)
 	}
 	for range nDict {
 		base := r.uvarint()
 		t := r.string(maxTerm)
-		if r.err == nil && (base > seg.postTotal || len(seg.dictFirst) > 0 && t <= seg.dictFirst[len(seg.dictFirst)-1]) {
+		if r.err == nil && (base > s.postTotal || len(s.dictFirst) > 0 && t <= s.dictFirst[len(s.dictFirst)-1]) {
 			r.err = fmt.Errorf("%w: dictionary index out of order", ErrCorrupt)
 		}
-		seg.dictBase = append(seg.dictBase, base)
-		seg.dictFirst = append(seg.dictFirst, t)
+		s.dictBase = append(s.dictBase, base)
+		s.dictFirst = append(s.dictFirst, t)
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	cb, err := seg.block(uint32(columnsBlock), &blockMemo{})
+	return r.err
+}
+
+// readColumns opens the columns block, which must hold nDocs documents,
+// and counts the documents that have each field.
+func (s *segment) readColumns(block uint32, nDocs uint64) error {
+	cb, err := s.block(block, &blockMemo{})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if seg.cols, err = decodeColumns(cb); err != nil {
-		return nil, err
+	if s.cols, err = decodeColumns(cb); err != nil {
+		return err
 	}
-	for _, l := range seg.cols.lens {
+	for _, l := range s.cols.lens {
 		for f, n := range l {
 			if n > 0 {
-				seg.withF[f]++
+				s.withF[f]++
 			}
 		}
 	}
-	if uint64(seg.cols.len()) != nDocs {
-		return nil, fmt.Errorf("%w: document count does not match", ErrCorrupt)
+	if uint64(s.cols.len()) != nDocs {
+		return fmt.Errorf("%w: document count does not match", ErrCorrupt)
 	}
-	return seg, nil
+	return nil
 }
 
 func (s *segment) close() {

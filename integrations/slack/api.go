@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 )
 
 // Errors of the API client, besides *integrations.APIError for an HTTP
@@ -154,7 +155,7 @@ func (c *Client) messages(ctx context.Context, method string, form url.Values, c
 			continue
 		}
 		if len(m.Text) > maxFieldText {
-			m.Text = strings.ToValidUTF8(m.Text[:maxFieldText], "")
+			m.Text = strings.ToValidUTF8(textguard.Truncate(m.Text, maxFieldText), "")
 		}
 		page.Messages = append(page.Messages, m)
 	}
@@ -285,7 +286,7 @@ func (c *Client) call(ctx context.Context, method string, form url.Values, curso
 
 // methodError maps an {"ok": false} answer.
 func (c *Client) methodError(method, code string, resp *http.Response) error {
-	if !integrations.Word(code) {
+	if !textguard.Word(code) {
 		code = "unknown_error"
 	}
 	e := &Error{Method: method, Code: code}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/oauth2/endpoints"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 )
 
 // Slack's names and addresses.
@@ -102,7 +103,7 @@ func Definition() integrations.Definition {
 // Fields too.
 func parseTokens(raw map[string]any, now time.Time) (integrations.Credentials, error) {
 	if raw["ok"] != true {
-		return integrations.Credentials{}, &integrations.InvalidTokensError{Field: "ok", Reason: "is not true"}
+		return integrations.Credentials{}, &oauthclient.InvalidTokensError{Field: "ok", Reason: "is not true"}
 	}
 	top, err := tokenOf(raw, now)
 	if err != nil {
@@ -118,18 +119,18 @@ func parseTokens(raw map[string]any, now time.Time) (integrations.Credentials, e
 		user, top = top, integrations.Credentials{}
 	}
 	if user.AccessToken == "" && top.AccessToken == "" {
-		return integrations.Credentials{}, &integrations.InvalidTokensError{Field: "access_token", Reason: "missing: neither a bot nor a user token"}
+		return integrations.Credentials{}, &oauthclient.InvalidTokensError{Field: "access_token", Reason: "missing: neither a bot nor a user token"}
 	}
 	if top.AccessToken != "" && top.TokenType != "bot" {
-		return integrations.Credentials{}, &integrations.InvalidTokensError{Field: "token_type", Reason: "of the top-level token is not bot"}
+		return integrations.Credentials{}, &oauthclient.InvalidTokensError{Field: "token_type", Reason: "of the top-level token is not bot"}
 	}
 	if top.AccessToken != "" {
-		if err := integrations.CheckScopes(top.Scope, botScopes); err != nil {
+		if err := oauthclient.CheckScopes(top.Scope, botScopes); err != nil {
 			return integrations.Credentials{}, err
 		}
 	}
 	if user.AccessToken != "" {
-		if err := integrations.CheckScopes(user.Scope, userScopes); err != nil {
+		if err := oauthclient.CheckScopes(user.Scope, userScopes); err != nil {
 			return integrations.Credentials{}, err
 		}
 	}
@@ -169,25 +170,25 @@ func parseTokens(raw map[string]any, now time.Time) (integrations.Credentials, e
 // token_type, scope and, with token rotation, refresh_token and expires_in.
 // An object without an access token gives empty credentials.
 func tokenOf(m map[string]any, now time.Time) (integrations.Credentials, error) {
-	access, err := integrations.StringField(m, "access_token", false)
+	access, err := oauthclient.StringField(m, "access_token", false)
 	if err != nil || access == "" {
 		return integrations.Credentials{}, err
 	}
 	var c integrations.Credentials
 	c.AccessToken = access
-	if c.TokenType, err = integrations.StringField(m, "token_type", true); err != nil {
+	if c.TokenType, err = oauthclient.StringField(m, "token_type", true); err != nil {
 		return integrations.Credentials{}, err
 	}
 	if c.TokenType != "bot" && c.TokenType != "user" {
-		return integrations.Credentials{}, &integrations.InvalidTokensError{Field: "token_type", Reason: "is neither bot nor user"}
+		return integrations.Credentials{}, &oauthclient.InvalidTokensError{Field: "token_type", Reason: "is neither bot nor user"}
 	}
-	if c.Scope, err = integrations.StringField(m, "scope", false); err != nil {
+	if c.Scope, err = oauthclient.StringField(m, "scope", false); err != nil {
 		return integrations.Credentials{}, err
 	}
-	if c.RefreshToken, err = integrations.StringField(m, "refresh_token", false); err != nil {
+	if c.RefreshToken, err = oauthclient.StringField(m, "refresh_token", false); err != nil {
 		return integrations.Credentials{}, err
 	}
-	if c.ExpiresAt, err = integrations.ExpiresAt(m["expires_in"], now); err != nil {
+	if c.ExpiresAt, err = oauthclient.ExpiresAt(m["expires_in"], now); err != nil {
 		return integrations.Credentials{}, err
 	}
 	return c, nil
@@ -237,8 +238,9 @@ func call(ctx context.Context, client *http.Client, url, token string) (string, 
 // revoke calls auth.revoke for the user token and the bot token. A token
 // Slack no longer accepts counts as revoked. An expired rotating token is
 // refreshed first, since auth.revoke needs a working one.
-func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Credentials) error {
-	creds, err := integrations.NewRefresher(integrations.Env{Credentials: creds, Provider: p, Now: p.Now}).Credentials(ctx)
+func revoke(ctx context.Context, env integrations.Env) error {
+	p := env.Provider
+	creds, err := oauthclient.NewRefresher(env).Credentials(ctx)
 	if errors.Is(err, integrations.ErrReauthRequired) {
 		return nil
 	}
@@ -254,7 +256,7 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 			return err
 		}
 		if code != "" && !deadTokenErrors[code] {
-			return &integrations.TokenError{Status: http.StatusOK, Code: code}
+			return &oauthclient.TokenError{Status: http.StatusOK, Code: code}
 		}
 	}
 	return nil
@@ -262,14 +264,14 @@ func revoke(ctx context.Context, p *integrations.Provider, creds integrations.Cr
 
 // workspace is one user's connected Slack workspace.
 type workspace struct {
-	integrations.OAuthConn // Initialize refreshes a rotating token
-	sync                   *syncer
+	oauthclient.OAuthConn // Initialize refreshes a rotating token
+	sync                  *syncer
 }
 
 // newWorkspace builds an instance: its API client caches the members it
 // reads, for the instance's life, which is one sync session.
 func newWorkspace(env integrations.Env) (integrations.Integration, error) {
-	conn, err := integrations.NewOAuthConn(Domain, env)
+	conn, err := oauthclient.NewOAuthConn(Domain, env)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/slack"
 )
@@ -136,7 +137,7 @@ func newFakeSlack(t *testing.T, tokens shape) *fakeSlack {
 	return f
 }
 
-func (f *fakeSlack) provider(t *testing.T) *integrations.Provider {
+func (f *fakeSlack) provider(t *testing.T) *oauthclient.Provider {
 	t.Helper()
 	vars := map[string]string{
 		"SLACK_OAUTH_CLIENT_ID":     clientID,
@@ -146,7 +147,7 @@ func (f *fakeSlack) provider(t *testing.T) *integrations.Provider {
 		"SLACK_OAUTH_REVOKE_URL":    f.URL + "/auth.revoke",
 		"SLACK_API_BASE_URL":        f.URL,
 	}
-	p, err := integrations.NewProvider(slack.Definition(), func(k string) string { return vars[k] }, f.Client())
+	p, err := oauthclient.NewProvider(slack.Definition(), func(k string) string { return vars[k] }, f.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func (f *fakeSlack) provider(t *testing.T) *integrations.Provider {
 	return p
 }
 
-func connect(t *testing.T, f *fakeSlack, p *integrations.Provider) (integrations.Credentials, error) {
+func connect(t *testing.T, f *fakeSlack, p *oauthclient.Provider) (integrations.Credentials, error) {
 	t.Helper()
 	verifier := oauth2.GenerateVerifier()
 	authURL, err := p.GenerateAuthorizationURL(redirectURI, "state", verifier)
@@ -168,7 +169,7 @@ func connect(t *testing.T, f *fakeSlack, p *integrations.Provider) (integrations
 	return p.ValidateTokens(raw)
 }
 
-func validate(t *testing.T, p *integrations.Provider, creds integrations.Credentials, clock func() time.Time, save func(context.Context, integrations.Credentials) error) (bool, error) {
+func validate(t *testing.T, p *oauthclient.Provider, creds integrations.Credentials, clock func() time.Time, save func(context.Context, integrations.Credentials) error) (bool, error) {
 	t.Helper()
 	in, err := slack.Definition().New(integrations.Env{Credentials: creds, Provider: p, Now: clock, Save: save})
 	if err != nil {
@@ -184,7 +185,7 @@ func TestDefinitionIsValid(t *testing.T) {
 }
 
 func TestAuthorizationURL(t *testing.T) {
-	p, _ := integrations.NewProvider(slack.Definition(), func(k string) string {
+	p, _ := oauthclient.NewProvider(slack.Definition(), func(k string) string {
 		return map[string]string{"SLACK_OAUTH_CLIENT_ID": clientID, "SLACK_OAUTH_CLIENT_SECRET": clientSecret}[k]
 	}, nil)
 	u, err := p.GenerateAuthorizationURL(redirectURI, "s", oauth2.GenerateVerifier())
@@ -204,7 +205,7 @@ func TestAuthorizationURL(t *testing.T) {
 // for, in scope and user_scope, and wants the catalogue to list exactly
 // those, each once.
 func TestCatalogueListsEveryScope(t *testing.T) {
-	p, _ := integrations.NewProvider(slack.Definition(), func(k string) string {
+	p, _ := oauthclient.NewProvider(slack.Definition(), func(k string) string {
 		return map[string]string{"SLACK_OAUTH_CLIENT_ID": clientID, "SLACK_OAUTH_CLIENT_SECRET": clientSecret}[k]
 	}, nil)
 	raw, err := p.GenerateAuthorizationURL(redirectURI, "s", oauth2.GenerateVerifier())
@@ -319,7 +320,7 @@ func TestExchangeFailureIsHTTP200(t *testing.T) {
 
 func assertSlackError(t *testing.T, err error, want string) {
 	t.Helper()
-	var te *integrations.TokenError
+	var te *oauthclient.TokenError
 	if !errors.As(err, &te) || te.Status != http.StatusOK || te.Code != want {
 		t.Errorf("got %v, want a TokenError 200 %s", err, want)
 	}
@@ -358,7 +359,7 @@ func TestValidateTokensRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := p.ValidateTokens(tt.raw)
-			var ite *integrations.InvalidTokensError
+			var ite *oauthclient.InvalidTokensError
 			if !errors.As(err, &ite) || ite.Field != tt.field {
 				t.Errorf("got %v, want *InvalidTokensError on %s", err, tt.field)
 			}

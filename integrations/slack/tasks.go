@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 )
 
 // The sync of a Slack workspace, in tasks:
@@ -95,7 +96,7 @@ func (w *workspace) RunTask(ctx context.Context, task integrations.Task) (integr
 	case TaskReplies:
 		return w.sync.thread(ctx, p)
 	}
-	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", integrations.ClipName(task.Type), integrations.ErrUnsupportedTask)
+	return integrations.TaskResult{}, fmt.Errorf("slack task %q: %w", textguard.Name(task.Type), integrations.ErrUnsupportedTask)
 }
 
 func (s *syncer) conversations(ctx context.Context, cursor, pageN string) (integrations.TaskResult, error) {

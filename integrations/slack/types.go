@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 )
 
 // Conversation is one channel, private channel, DM or group DM.
@@ -169,4 +169,4 @@ func validID(s string) bool {
 
 // validCursor reports whether s can be a Slack cursor: empty, or up to
 // maxCursor printable ASCII characters.
-func validCursor(s string) bool { return integrations.Token(s, maxCursor) }
+func validCursor(s string) bool { return textguard.Token(s, maxCursor) }

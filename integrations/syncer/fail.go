@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/netguard"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
@@ -123,91 +125,102 @@ type failure struct {
 // integration's display name ("Gmail"); shutdown says the task's context
 // was cancelled because the service is stopping.
 func classify(err error, name string, shutdown bool) failure {
+	f := sortError(err, name, shutdown)
+	if errors.Is(err, integrations.ErrNextSync) && (f.class == failTemporary || f.class == failPermanent) {
+		f.drop, f.retryAfter = true, 0
+		f.msg = strings.TrimSuffix(strings.TrimSuffix(f.msg, tryAgain), " It will be tried a few more times.") + " The next sync tries again."
+	}
+	return f
+}
+
+// tryAgain ends the message of a failure the sync retries by itself.
+const tryAgain = " The sync will try again by itself."
+
+// sortError is classify before ErrNextSync has its say.
+func sortError(err error, name string, shutdown bool) failure {
 	var (
-		te  *integrations.TokenError
+		te  *oauthclient.TokenError
 		ae  *integrations.APIError
-		nc  *integrations.NotConfiguredError
+		nc  *oauthclient.NotConfiguredError
 		ve  *integrations.ValidationError
 		ne  net.Error
 		ua  x509.UnknownAuthorityError
 		he  x509.HostnameError
 		cie x509.CertificateInvalidError
 	)
-	again := " The sync will try again by itself."
 	reauth := failure{class: failReauth, msg: name + " refused the stored authorization. Connect it again to resume syncing."}
-	unreachable := failure{class: failTemporary, msg: name + " could not be reached (network, name lookup or a timeout)." + again}
-	f := func() failure {
+	unreachable := failure{class: failTemporary, msg: name + " could not be reached (network, name lookup or a timeout)." + tryAgain}
+	switch {
+	case shutdown && errors.Is(err, context.Canceled),
+		errors.Is(err, records.ErrCredentialsChanged), errors.Is(err, records.ErrNotFound),
+		errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed):
+		return failure{class: failPark}
+	case errors.Is(err, integrations.ErrReauthRequired), errors.Is(err, oauthclient.ErrNoRefreshToken), errors.Is(err, vault.ErrCannotOpen):
+		return reauth
+	case errors.Is(err, integrations.ErrSkip):
+		return failure{class: failGone}
+	case errors.As(err, &ve) && ve.Message != "":
+		// The integration's own sentence, which knows better than a
+		// status what went wrong (and whose 401 is one feed's, not
+		// the record's authorization).
+		return failure{class: failPermanent, msg: name + ": " + ve.Message + "."}
+	case errors.As(err, &te):
 		switch {
-		case shutdown && errors.Is(err, context.Canceled),
-			errors.Is(err, records.ErrCredentialsChanged), errors.Is(err, records.ErrNotFound),
-			errors.Is(err, storage.ErrFailed), errors.Is(err, storage.ErrClosed):
-			return failure{class: failPark}
-		case errors.Is(err, integrations.ErrReauthRequired), errors.Is(err, integrations.ErrNoRefreshToken), errors.Is(err, vault.ErrCannotOpen):
+		case oauthclient.Revoked(te.Code), te.Code == "invalid_client", te.Code == "unauthorized_client",
+			te.Status == 400, te.Status == 401:
 			return reauth
-		case errors.Is(err, integrations.ErrSkip):
-			return failure{class: failGone}
-		case errors.As(err, &ve) && ve.Message != "":
-			// The integration's own sentence, which knows better than a
-			// status what went wrong (and whose 401 is one feed's, not
-			// the record's authorization).
-			return failure{class: failPermanent, msg: name + ": " + ve.Message + "."}
-		case errors.As(err, &te):
-			switch {
-			case integrations.Revoked(te.Code), te.Code == "invalid_client", te.Code == "unauthorized_client",
-				te.Status == 400, te.Status == 401:
-				return reauth
-			}
-			return failure{class: failTemporary, retryAfter: te.RetryAfter,
-				msg: fmt.Sprintf("%s's sign-in service did not renew the access (it answered %d).%s", name, te.Status, again)}
-		case errors.As(err, &ae):
-			switch {
-			case ae.Unauthorized():
-				return reauth
-			case ae.Status == 429:
-				return failure{class: failTemporary, retryAfter: ae.RetryAfter,
-					msg: name + " asked the sync to slow down (too many requests)." + again}
-			case ae.Temporary():
-				return failure{class: failTemporary, retryAfter: ae.RetryAfter,
-					msg: fmt.Sprintf("%s is having trouble at the moment (it answered %d).%s", name, ae.Status, again)}
-			case ae.Status == 404 || ae.Status == 410:
-				return failure{class: failGone}
-			case ae.Status == 403:
-				return failure{class: failPermanent,
-					msg: name + " refused access (403). Check that the account still allows it, or connect it again."}
-			}
-			return failure{class: failPermanent,
-				msg: fmt.Sprintf("%s refused a request of the sync (it answered %d). It will be tried a few more times.", name, ae.Status)}
-		case errors.As(err, &nc):
-			return failure{class: failTemporary,
-				msg: "This server is not set up for " + name + ": the administrator must set " + nc.Var + "."}
-		case errors.Is(err, vault.ErrUnknownKey):
-			return failure{class: failTemporary,
-				msg: "The stored credentials were sealed with a key this server no longer holds. The administrator must restore that key, or connect " + name + " again."}
-		case errors.Is(err, integrations.ErrUnsupportedTask):
-			return failure{class: failPermanent, drop: true, bug: true,
-				msg: "This version of searchsvc cannot run a step of the " + name + " sync. This is a bug: please report it."}
-		case errors.Is(err, errStoreContent):
-			return failure{class: failTemporary, msg: "This server could not store the synced items (is its disk full?)." + again}
-		case errors.Is(err, integrations.ErrPrivateAddress):
-			return failure{class: failPermanent,
-				msg: name + "'s address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true."}
-		case errors.As(err, &ua):
-			return failure{class: failPermanent,
-				msg: name + "'s server presented a certificate signed by an unknown authority. Give its CA certificate or its fingerprint in the connection form."}
-		case errors.As(err, &he):
-			return failure{class: failPermanent, msg: name + "'s server presented a certificate for another name."}
-		case errors.As(err, &cie):
-			return failure{class: failPermanent, msg: name + "'s server presented a certificate that is expired or not valid."}
-		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
-			errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
-			errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
-			return unreachable
 		}
-		return failure{class: failPermanent, msg: "A step of the " + name + " sync failed unexpectedly. It will be tried a few more times."}
-	}()
-	if errors.Is(err, integrations.ErrNextSync) && (f.class == failTemporary || f.class == failPermanent) {
-		f.drop, f.retryAfter = true, 0
-		f.msg = strings.TrimSuffix(strings.TrimSuffix(f.msg, again), " It will be tried a few more times.") + " The next sync tries again."
+		return failure{class: failTemporary, retryAfter: te.RetryAfter,
+			msg: fmt.Sprintf("%s's sign-in service did not renew the access (it answered %d).%s", name, te.Status, tryAgain)}
+	case errors.As(err, &ae):
+		if ae.Unauthorized() {
+			return reauth
+		}
+		return apiFailure(ae, name)
+	case errors.As(err, &nc):
+		return failure{class: failTemporary,
+			msg: "This server is not set up for " + name + ": the administrator must set " + nc.Var + "."}
+	case errors.Is(err, vault.ErrUnknownKey):
+		return failure{class: failTemporary,
+			msg: "The stored credentials were sealed with a key this server no longer holds. The administrator must restore that key, or connect " + name + " again."}
+	case errors.Is(err, integrations.ErrUnsupportedTask):
+		return failure{class: failPermanent, drop: true, bug: true,
+			msg: "This version of searchsvc cannot run a step of the " + name + " sync. This is a bug: please report it."}
+	case errors.Is(err, errStoreContent):
+		return failure{class: failTemporary, msg: "This server could not store the synced items (is its disk full?)." + tryAgain}
+	case errors.Is(err, netguard.ErrPrivateAddress):
+		return failure{class: failPermanent,
+			msg: name + "'s address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true."}
+	case errors.As(err, &ua):
+		return failure{class: failPermanent,
+			msg: name + "'s server presented a certificate signed by an unknown authority. Give its CA certificate or its fingerprint in the connection form."}
+	case errors.As(err, &he):
+		return failure{class: failPermanent, msg: name + "'s server presented a certificate for another name."}
+	case errors.As(err, &cie):
+		return failure{class: failPermanent, msg: name + "'s server presented a certificate that is expired or not valid."}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return unreachable
 	}
-	return f
+	return failure{class: failPermanent, msg: "A step of the " + name + " sync failed unexpectedly. It will be tried a few more times."}
+}
+
+// apiFailure sorts a provider API's refusal other than 401.
+func apiFailure(ae *integrations.APIError, name string) failure {
+	switch {
+	case ae.Status == 429:
+		return failure{class: failTemporary, retryAfter: ae.RetryAfter,
+			msg: name + " asked the sync to slow down (too many requests)." + tryAgain}
+	case ae.Temporary():
+		return failure{class: failTemporary, retryAfter: ae.RetryAfter,
+			msg: fmt.Sprintf("%s is having trouble at the moment (it answered %d).%s", name, ae.Status, tryAgain)}
+	case ae.Status == 404 || ae.Status == 410:
+		return failure{class: failGone}
+	case ae.Status == 403:
+		return failure{class: failPermanent,
+			msg: name + " refused access (403). Check that the account still allows it, or connect it again."}
+	}
+	return failure{class: failPermanent,
+		msg: fmt.Sprintf("%s refused a request of the sync (it answered %d). It will be tried a few more times.", name, ae.Status)}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/records"
 )
 
@@ -160,7 +161,7 @@ func (r *run) open(ctx context.Context, force bool) error {
 		env.Client = r.s.cfg.ManualClient // a target the user chose
 	}
 	if def.OAuth != nil {
-		p, err := integrations.NewProvider(def, r.s.cfg.Getenv, r.s.cfg.Client)
+		p, err := oauthclient.NewProvider(def, r.s.cfg.Getenv, r.s.cfg.Client)
 		if err != nil {
 			return err
 		}

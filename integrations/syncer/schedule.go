@@ -22,15 +22,7 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 	now := s.now()
 	s.purge(now)
 
-	// Each record's head: its first task, which holds back the others.
-	heads := make(map[string]QueuedTask)
-	s.tasks.Scan(func(t QueuedTask) bool {
-		if h, ok := heads[t.RecordID]; !ok || t.Seq < h.Seq {
-			heads[t.RecordID] = t
-		}
-		return true
-	})
-
+	heads := s.heads()
 	var recs []records.Record
 	s.records.ScanAll(func(r records.Record) bool {
 		recs = append(recs, r)
@@ -40,7 +32,6 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 	for i := range recs {
 		byID[recs[i].ID] = &recs[i]
 	}
-
 	s.mu.Lock()
 	busy := make(map[string]bool, len(s.busy))
 	for id := range s.busy {
@@ -84,34 +75,56 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 	}
 
 	if schedule {
-		for i := range recs {
-			rec := &recs[i]
-			if _, queued := heads[rec.ID]; queued || busy[rec.ID] {
-				continue
-			}
-			if until, ok := s.restingUntil(rec.ID, now); ok {
-				soon(until)
-				continue
-			}
-			ok, at := s.startDue(rec, now)
-			if !ok {
-				if !at.IsZero() {
-					soon(at)
-				}
-				continue
-			}
-			if err := s.queueStart(*rec); err != nil {
-				s.log.Error("schedule sync", "record_id", rec.ID, "err", err)
-				continue
-			}
-			due = append(due, rec.ID)
-		}
+		due = append(due, s.startIdle(recs, heads, busy, now, soon)...)
 	}
 
 	s.mu.Lock()
 	slices.SortFunc(due, func(a, b string) int { return cmp.Compare(s.served[a], s.served[b]) })
 	s.mu.Unlock()
 	return due, next
+}
+
+// heads returns each record's head: its first task, which holds back the
+// others.
+func (s *Syncer) heads() map[string]QueuedTask {
+	heads := make(map[string]QueuedTask)
+	s.tasks.Scan(func(t QueuedTask) bool {
+		if h, ok := heads[t.RecordID]; !ok || t.Seq < h.Seq {
+			heads[t.RecordID] = t
+		}
+		return true
+	})
+	return heads
+}
+
+// startIdle queues a start task for each of recs that has no task
+// (heads), is not busy or resting, and whose sync is due, and returns
+// their ids. It tells soon when the others become due.
+func (s *Syncer) startIdle(recs []records.Record, heads map[string]QueuedTask, busy map[string]bool, now time.Time, soon func(time.Time)) []string {
+	var due []string
+	for i := range recs {
+		rec := &recs[i]
+		if _, queued := heads[rec.ID]; queued || busy[rec.ID] {
+			continue
+		}
+		if until, ok := s.restingUntil(rec.ID, now); ok {
+			soon(until)
+			continue
+		}
+		ok, at := s.startDue(rec, now)
+		if !ok {
+			if !at.IsZero() {
+				soon(at)
+			}
+			continue
+		}
+		if err := s.queueStart(*rec); err != nil {
+			s.log.Error("schedule sync", "record_id", rec.ID, "err", err)
+			continue
+		}
+		due = append(due, rec.ID)
+	}
+	return due
 }
 
 // startDue reports whether a start of rec is due, and if not, when it

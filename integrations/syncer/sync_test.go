@@ -22,6 +22,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/fakemail"
 	"searchsvc/integrations/items"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/vault"
@@ -190,7 +191,7 @@ func (f *syncFixture) reopen() {
 // record, as the OAuth callback does.
 func (f *syncFixture) connect(user, box string) (records.Record, integrations.Credentials) {
 	f.t.Helper()
-	p, err := integrations.NewProvider(fakemail.OAuthDefinition(f.mail), func(k string) string { return f.env[k] }, f.srv.Client())
+	p, err := oauthclient.NewProvider(fakemail.OAuthDefinition(f.mail), func(k string) string { return f.env[k] }, f.srv.Client())
 	if err != nil {
 		f.t.Fatal(err)
 	}

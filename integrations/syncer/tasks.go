@@ -8,11 +8,11 @@ import (
 	"slices"
 	"time"
 
-	"searchsvc/httpx"
 	"searchsvc/integrations"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
+	"searchsvc/storage/uuid"
 )
 
 // QueuedTask is a task waiting in the main store's "tasks" table, which is
@@ -47,7 +47,7 @@ func (t *QueuedTask) aad() []byte {
 // newTask returns a task of rec's, its payload sealed.
 func (s *Syncer) newTask(rec *records.Record, task integrations.Task, now time.Time) (QueuedTask, error) {
 	t := QueuedTask{
-		ID: httpx.NewUUID(), Seq: s.nextSeq(), RecordID: rec.ID, UserID: rec.UserID,
+		ID: uuid.New(), Seq: s.nextSeq(), RecordID: rec.ID, UserID: rec.UserID,
 		Integration: rec.Integration, Type: task.Type, CreatedAt: now.UTC(),
 	}
 	if len(task.Payload) > 0 {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/netguard"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
@@ -55,10 +57,10 @@ func TestClassify(t *testing.T) {
 		retryAfter time.Duration
 	}{
 		{"revoked refresh token", fmt.Errorf("refresh: %w", integrations.ErrReauthRequired), false, failReauth, reauth, 0},
-		{"invalid_grant", &integrations.TokenError{Status: 400, Code: "invalid_grant"}, false, failReauth, reauth, 0},
-		{"invalid_client", &integrations.TokenError{Status: 401, Code: "invalid_client"}, false, failReauth, reauth, 0},
-		{"token endpoint 400", &integrations.TokenError{Status: 400}, false, failReauth, reauth, 0},
-		{"token endpoint 503", &integrations.TokenError{Status: 503, Code: "temporarily_unavailable"}, false, failTemporary,
+		{"invalid_grant", &oauthclient.TokenError{Status: 400, Code: "invalid_grant"}, false, failReauth, reauth, 0},
+		{"invalid_client", &oauthclient.TokenError{Status: 401, Code: "invalid_client"}, false, failReauth, reauth, 0},
+		{"token endpoint 400", &oauthclient.TokenError{Status: 400}, false, failReauth, reauth, 0},
+		{"token endpoint 503", &oauthclient.TokenError{Status: 503, Code: "temporarily_unavailable"}, false, failTemporary,
 			"Acme's sign-in service did not renew the access (it answered 503)." + again, 0},
 		{"API 401", &integrations.APIError{Status: 401}, false, failReauth, reauth, 0},
 		{"API 429", &integrations.APIError{Status: 429, RetryAfter: time.Minute}, false, failTemporary,
@@ -78,14 +80,14 @@ func TestClassify(t *testing.T) {
 		{"reconnected meanwhile", records.ErrCredentialsChanged, false, failPark, "", 0},
 		{"unsupported", integrations.ErrUnsupportedTask, false, failPermanent,
 			"This version of searchsvc cannot run a step of the Acme sync. This is a bug: please report it.", 0},
-		{"not configured", &integrations.NotConfiguredError{Var: "ACME_OAUTH_CLIENT_ID"}, false, failTemporary,
+		{"not configured", &oauthclient.NotConfiguredError{Var: "ACME_OAUTH_CLIENT_ID"}, false, failTemporary,
 			"This server is not set up for Acme: the administrator must set ACME_OAUTH_CLIENT_ID.", 0},
 		{"sealed with an unknown key", vault.ErrUnknownKey, false, failTemporary,
 			"The stored credentials were sealed with a key this server no longer holds. The administrator must restore that key, or connect Acme again.", 0},
 		{"credentials do not open", vault.ErrCannotOpen, false, failReauth, reauth, 0},
 		{"item content not stored", fmt.Errorf("%w: %w", errStoreContent, errors.New("no space left on device")), false, failTemporary,
 			"This server could not store the synced items (is its disk full?)." + again, 0},
-		{"private address", fmt.Errorf("dial: %w", integrations.ErrPrivateAddress), false, failPermanent,
+		{"private address", fmt.Errorf("dial: %w", netguard.ErrPrivateAddress), false, failPermanent,
 			"Acme's address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true.", 0},
 		{"unknown authority", &url.Error{Op: "Get", URL: "https://x", Err: x509.UnknownAuthorityError{}}, false, failPermanent,
 			"Acme's server presented a certificate signed by an unknown authority. Give its CA certificate or its fingerprint in the connection form.", 0},
@@ -179,12 +181,12 @@ func TestTokenEndpointRetryAfter(t *testing.T) {
 	resp := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"90"}},
 		Body: io.NopCloser(strings.NewReader(`{"error":"rate_limited"}`))}
 	resp.Header.Set("Content-Type", "application/json")
-	te := integrations.ReadError(resp)
+	te := oauthclient.ReadError(resp)
 	f := classify(fmt.Errorf("refresh: %w", te), "acme", false)
 	if f.class != failTemporary || f.retryAfter != 90*time.Second {
 		t.Errorf("classify: got class %v retryAfter %v, want temporary after 90 s", f.class, f.retryAfter)
 	}
-	if f := classify(&integrations.TokenError{Status: 400, Code: "invalid_grant"}, "acme", false); f.class != failReauth {
+	if f := classify(&oauthclient.TokenError{Status: 400, Code: "invalid_grant"}, "acme", false); f.class != failReauth {
 		t.Errorf("invalid_grant: got class %v, want reauth", f.class)
 	}
 }

@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"searchsvc/integrations"
 	"searchsvc/integrations/dropbox"
+	"searchsvc/integrations/oauthclient"
 )
 
 // Options configure a fake Dropbox.
@@ -124,7 +124,7 @@ func New(tb testing.TB, opts Options) *Server {
 func (s *Server) Client() *http.Client { return s.client }
 
 // Provider returns a Dropbox provider whose API is this server.
-func (s *Server) Provider(tb testing.TB) *integrations.Provider {
+func (s *Server) Provider(tb testing.TB) *oauthclient.Provider {
 	tb.Helper()
 	vars := map[string]string{
 		"DROPBOX_OAUTH_CLIENT_ID":     "dropboxtest-client",
@@ -134,7 +134,7 @@ func (s *Server) Provider(tb testing.TB) *integrations.Provider {
 		"DROPBOX_OAUTH_REVOKE_URL":    s.URL + "/2/auth/token/revoke",
 		"DROPBOX_API_BASE_URL":        s.URL,
 	}
-	p, err := integrations.NewProvider(dropbox.Definition(), func(k string) string { return vars[k] }, s.client)
+	p, err := oauthclient.NewProvider(dropbox.Definition(), func(k string) string { return vars[k] }, s.client)
 	if err != nil {
 		tb.Fatal(err)
 	}

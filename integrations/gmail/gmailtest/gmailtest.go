@@ -26,6 +26,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/gmail"
+	"searchsvc/integrations/oauthclient"
 )
 
 // Options configure a fake mailbox.
@@ -135,7 +136,7 @@ func (s *Server) Client() *http.Client { return s.client }
 // Provider returns a Gmail provider whose API is this server, for an
 // instance built with Credentials (no refresh: it has no token endpoint
 // unless Options.Mux gave one).
-func (s *Server) Provider(tb testing.TB) *integrations.Provider {
+func (s *Server) Provider(tb testing.TB) *oauthclient.Provider {
 	tb.Helper()
 	vars := map[string]string{
 		"GMAIL_OAUTH_CLIENT_ID":     "gmailtest-client",
@@ -145,7 +146,7 @@ func (s *Server) Provider(tb testing.TB) *integrations.Provider {
 		"GMAIL_OAUTH_REVOKE_URL":    s.URL + "/revoke",
 		"GMAIL_API_BASE_URL":        s.URL,
 	}
-	p, err := integrations.NewProvider(gmail.Definition(), func(k string) string { return vars[k] }, s.client)
+	p, err := oauthclient.NewProvider(gmail.Definition(), func(k string) string { return vars[k] }, s.client)
 	if err != nil {
 		tb.Fatal(err)
 	}

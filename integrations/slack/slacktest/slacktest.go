@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/slack"
 )
 
@@ -187,14 +187,14 @@ func (s *Server) Client() *http.Client { return s.client }
 func (s *Server) Token(context.Context) (string, error) { return s.AccessToken, nil }
 
 // Provider returns a Slack provider whose API is this server.
-func (s *Server) Provider(tb testing.TB) *integrations.Provider {
+func (s *Server) Provider(tb testing.TB) *oauthclient.Provider {
 	tb.Helper()
 	vars := map[string]string{
 		"SLACK_OAUTH_CLIENT_ID": "slacktest-client", "SLACK_OAUTH_CLIENT_SECRET": "slacktest-secret",
 		"SLACK_OAUTH_AUTH_URL": s.URL + "/oauth/v2/authorize", "SLACK_OAUTH_TOKEN_URL": s.URL + "/oauth.v2.access",
 		"SLACK_OAUTH_REVOKE_URL": s.URL + "/auth.revoke", "SLACK_API_BASE_URL": s.URL,
 	}
-	p, err := integrations.NewProvider(slack.Definition(), func(k string) string { return vars[k] }, s.client)
+	p, err := oauthclient.NewProvider(slack.Definition(), func(k string) string { return vars[k] }, s.client)
 	if err != nil {
 		tb.Fatal(err)
 	}

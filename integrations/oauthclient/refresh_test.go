@@ -1,4 +1,4 @@
-package integrations_test
+package oauthclient_test
 
 import (
 	"bytes"
@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 )
 
 // connected runs Acme's whole flow and returns the stored credentials.
-func connected(t *testing.T, srv *oauthtest.Server, p *integrations.Provider) integrations.Credentials {
+func connected(t *testing.T, srv *oauthtest.Server, p *oauthclient.Provider) integrations.Credentials {
 	t.Helper()
 	code := srv.Authorize(t, must(p.GenerateAuthorizationURL(redirectURI, "st", verifier)))
 	raw, err := p.ExchangeCodeForTokens(context.Background(), code, redirectURI, verifier)
@@ -52,7 +53,7 @@ func TestRefresh(t *testing.T) {
 	}
 	assertTokenError(t, err, 400, "invalid_grant", creds.RefreshToken)
 
-	if _, err := p.Refresh(context.Background(), integrations.Credentials{AccessToken: "a"}); !errors.Is(err, integrations.ErrNoRefreshToken) {
+	if _, err := p.Refresh(context.Background(), integrations.Credentials{AccessToken: "a"}); !errors.Is(err, oauthclient.ErrNoRefreshToken) {
 		t.Errorf("refresh without a refresh token: got %v, want ErrNoRefreshToken", err)
 	}
 }
@@ -64,7 +65,7 @@ func TestRefresher(t *testing.T) {
 	p.Now = func() time.Time { return now }
 	var saved []integrations.Credentials
 	var saveErr error
-	r := integrations.NewRefresher(integrations.Env{
+	r := oauthclient.NewRefresher(integrations.Env{
 		Credentials: creds,
 		Provider:    p,
 		Now:         func() time.Time { return now },
@@ -95,7 +96,7 @@ func TestRefresher(t *testing.T) {
 		t.Errorf("failed save: got %v, want the save error", err)
 	}
 
-	expired := integrations.NewRefresher(integrations.Env{
+	expired := oauthclient.NewRefresher(integrations.Env{
 		Credentials: integrations.Credentials{AccessToken: "a", ExpiresAt: testNow},
 		Now:         func() time.Time { return testNow },
 	})
@@ -106,7 +107,7 @@ func TestRefresher(t *testing.T) {
 
 func TestRevokeUnsupported(t *testing.T) {
 	_, p := newAcme(t)
-	if err := p.Revoke(context.Background(), integrations.Credentials{AccessToken: "a"}); !errors.Is(err, integrations.ErrRevokeUnsupported) {
+	if err := p.Revoke(context.Background(), integrations.Credentials{AccessToken: "a"}); !errors.Is(err, oauthclient.ErrRevokeUnsupported) {
 		t.Errorf("Revoke: got %v, want ErrRevokeUnsupported", err)
 	}
 }

@@ -1,4 +1,4 @@
-package integrations_test
+package oauthclient_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 )
 
@@ -51,13 +52,13 @@ func env(vars map[string]string) func(string) string {
 }
 
 // newAcme starts a fake Acme and a Provider configured against it.
-func newAcme(t *testing.T) (*oauthtest.Server, *integrations.Provider) {
+func newAcme(t *testing.T) (*oauthtest.Server, *oauthclient.Provider) {
 	t.Helper()
 	srv := oauthtest.New(t, oauthtest.Options{
 		ClientID: clientID, ClientSecret: clientSecret, Body: true,
 		Scope: "mail.read profile", AuthParams: map[string]string{"access_type": "offline"},
 	})
-	p, err := integrations.NewProvider(acme(), env(map[string]string{
+	p, err := oauthclient.NewProvider(acme(), env(map[string]string{
 		"ACME_OAUTH_CLIENT_ID":     clientID,
 		"ACME_OAUTH_CLIENT_SECRET": clientSecret,
 		"ACME_OAUTH_AUTH_URL":      srv.URL + "/authorize",
@@ -122,7 +123,7 @@ func TestNotConfigured(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := integrations.NewProvider(acme(), env(tt.vars), nil)
+			p, err := oauthclient.NewProvider(acme(), env(tt.vars), nil)
 			if err != nil {
 				t.Fatalf("NewProvider: %v (a missing client id is reported later)", err)
 			}
@@ -130,7 +131,7 @@ func TestNotConfigured(t *testing.T) {
 			_, err2 := p.ExchangeCodeForTokens(context.Background(), "code", redirectURI, verifier)
 			_, err3 := p.Refresh(context.Background(), integrations.Credentials{RefreshToken: "r"})
 			for _, err := range []error{err1, err2, err3} {
-				var nc *integrations.NotConfiguredError
+				var nc *oauthclient.NotConfiguredError
 				if !errors.As(err, &nc) || err.Error() != tt.want {
 					t.Errorf("got %v, want *NotConfiguredError %q", err, tt.want)
 				}
@@ -141,18 +142,18 @@ func TestNotConfigured(t *testing.T) {
 
 func TestNewProviderOverrides(t *testing.T) {
 	for _, name := range []string{"ACME_OAUTH_AUTH_URL", "ACME_OAUTH_TOKEN_URL", "ACME_OAUTH_REVOKE_URL", "ACME_API_BASE_URL"} {
-		_, err := integrations.NewProvider(acme(), env(map[string]string{name: "ftp://x"}), nil)
+		_, err := oauthclient.NewProvider(acme(), env(map[string]string{name: "ftp://x"}), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), name+":") {
 			t.Errorf("bad %s: got %v, want an error naming it", name, err)
 		}
 	}
-	p, err := integrations.NewProvider(acme(), env(map[string]string{"ACME_API_BASE_URL": "http://localhost:9/api/"}), nil)
+	p, err := oauthclient.NewProvider(acme(), env(map[string]string{"ACME_API_BASE_URL": "http://localhost:9/api/"}), nil)
 	if err != nil || p.APIBaseURL() != "http://localhost:9/api" {
 		t.Errorf("API base override: got %q, %v; want it without the trailing slash", p.APIBaseURL(), err)
 	}
 	manual := acme()
 	manual.OAuth = nil
-	if _, err := integrations.NewProvider(manual, env(nil), nil); !errors.Is(err, integrations.ErrNotOAuth) {
+	if _, err := oauthclient.NewProvider(manual, env(nil), nil); !errors.Is(err, oauthclient.ErrNotOAuth) {
 		t.Errorf("manual definition: got %v, want ErrNotOAuth", err)
 	}
 }
@@ -196,7 +197,7 @@ func TestExchangeAndValidate(t *testing.T) {
 
 func assertTokenError(t *testing.T, err error, status int, code string, secrets ...string) {
 	t.Helper()
-	var te *integrations.TokenError
+	var te *oauthclient.TokenError
 	if !errors.As(err, &te) {
 		t.Fatalf("got %v, want a *TokenError", err)
 	}
@@ -226,7 +227,7 @@ func TestExchangeRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, _ := newAcme(t)
-			p, err := integrations.NewProvider(acme(), env(map[string]string{
+			p, err := oauthclient.NewProvider(acme(), env(map[string]string{
 				"ACME_OAUTH_CLIENT_ID": clientID, "ACME_OAUTH_CLIENT_SECRET": tt.secret,
 				"ACME_OAUTH_AUTH_URL": srv.URL + "/authorize", "ACME_OAUTH_TOKEN_URL": srv.URL + "/token",
 			}), srv.Client())
@@ -245,7 +246,7 @@ func TestExchangeBasicAuthRefusedWhereBodyRequired(t *testing.T) {
 	srv, _ := newAcme(t)
 	def := acme()
 	def.OAuth.AuthStyle = oauth2.AuthStyleInHeader
-	p, _ := integrations.NewProvider(def, env(map[string]string{
+	p, _ := oauthclient.NewProvider(def, env(map[string]string{
 		"ACME_OAUTH_CLIENT_ID": clientID, "ACME_OAUTH_CLIENT_SECRET": clientSecret,
 		"ACME_OAUTH_AUTH_URL": srv.URL + "/authorize", "ACME_OAUTH_TOKEN_URL": srv.URL + "/token",
 	}), srv.Client())
@@ -263,7 +264,7 @@ func must(s string, err error) string {
 
 // tokenEndpoint starts a token endpoint that always answers with status,
 // content type and body, and a Provider using it.
-func tokenEndpoint(t *testing.T, status int, contentType, body string) *integrations.Provider {
+func tokenEndpoint(t *testing.T, status int, contentType, body string) *oauthclient.Provider {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
@@ -271,7 +272,7 @@ func tokenEndpoint(t *testing.T, status int, contentType, body string) *integrat
 		fmt.Fprint(w, body)
 	}))
 	t.Cleanup(srv.Close)
-	p, err := integrations.NewProvider(acme(), env(map[string]string{
+	p, err := oauthclient.NewProvider(acme(), env(map[string]string{
 		"ACME_OAUTH_CLIENT_ID": clientID, "ACME_OAUTH_CLIENT_SECRET": clientSecret,
 		"ACME_OAUTH_TOKEN_URL": srv.URL,
 	}), srv.Client())
@@ -370,7 +371,7 @@ func TestValidateTokensRefuses(t *testing.T) {
 				}
 				return
 			}
-			var ite *integrations.InvalidTokensError
+			var ite *oauthclient.InvalidTokensError
 			if !errors.As(err, &ite) || ite.Field != tt.field {
 				t.Fatalf("got %v, want *InvalidTokensError on %s", err, tt.field)
 			}

@@ -1,4 +1,4 @@
-package integrations
+package oauthclient
 
 import (
 	"context"
@@ -8,18 +8,13 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"searchsvc/integrations"
 )
 
-// Errors of token refresh.
-var (
-	// ErrReauthRequired means the provider refused the refresh token (it
-	// was revoked or expired), or the access token expired with no refresh
-	// token: the user must authorize again. The record moves to needs_reauth.
-	ErrReauthRequired = errors.New("authorization revoked or expired; the user must connect again")
-	// ErrNoRefreshToken is returned by Refresh for credentials without a
-	// refresh token.
-	ErrNoRefreshToken = errors.New("no refresh token")
-)
+// ErrNoRefreshToken is returned by Refresh for credentials without a
+// refresh token.
+var ErrNoRefreshToken = errors.New("no refresh token")
 
 // revokedCodes are the token endpoint error codes that mean the refresh
 // token is dead: RFC 6749's invalid_grant and Slack's own words.
@@ -38,25 +33,25 @@ func Revoked(code string) bool { return revokedCodes[code] }
 // keeps the old refresh token, scope and fields where the response has
 // none (Google and Dropbox do not rotate refresh tokens). A refusal of the
 // refresh token wraps ErrReauthRequired.
-func (p *Provider) Refresh(ctx context.Context, creds Credentials) (Credentials, error) {
+func (p *Provider) Refresh(ctx context.Context, creds integrations.Credentials) (integrations.Credentials, error) {
 	if err := p.Configured(); err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	if creds.RefreshToken == "" {
-		return Credentials{}, ErrNoRefreshToken
+		return integrations.Credentials{}, ErrNoRefreshToken
 	}
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {creds.RefreshToken}}
 	raw, err := p.tokenRequest(ctx, form)
 	if err != nil {
 		var te *TokenError
 		if errors.As(err, &te) && revokedCodes[te.Code] {
-			return Credentials{}, fmt.Errorf("refresh %s token: %w: %w", p.domain, ErrReauthRequired, err)
+			return integrations.Credentials{}, fmt.Errorf("refresh %s token: %w: %w", p.domain, integrations.ErrReauthRequired, err)
 		}
-		return Credentials{}, fmt.Errorf("refresh %s token: %w", p.domain, err)
+		return integrations.Credentials{}, fmt.Errorf("refresh %s token: %w", p.domain, err)
 	}
 	fresh, err := p.parseTokens(raw)
 	if err != nil {
-		return Credentials{}, fmt.Errorf("refresh %s token: %w", p.domain, err)
+		return integrations.Credentials{}, fmt.Errorf("refresh %s token: %w", p.domain, err)
 	}
 	if fresh.RefreshToken == "" {
 		fresh.RefreshToken = creds.RefreshToken
@@ -84,36 +79,44 @@ const refreshMargin = 5 * time.Minute
 // refresh.
 type Refresher struct {
 	mu    sync.Mutex
-	env   Env
-	creds Credentials
+	env   integrations.Env
+	creds integrations.Credentials
 }
 
 // NewRefresher returns a Refresher starting from env.Credentials.
-func NewRefresher(env Env) *Refresher {
+func NewRefresher(env integrations.Env) *Refresher {
 	return &Refresher{env: env, creds: env.Credentials}
+}
+
+// now returns the Env's current time.
+func (r *Refresher) now() time.Time {
+	if r.env.Now == nil {
+		return time.Now()
+	}
+	return r.env.Now()
 }
 
 // Credentials returns credentials whose access token is valid for at least
 // another minute. When the token expired and cannot be refreshed, the error
 // wraps ErrReauthRequired. When the refresh succeeded but Env.Save failed,
 // the fresh credentials are kept for this instance and the error is returned.
-func (r *Refresher) Credentials(ctx context.Context) (Credentials, error) {
+func (r *Refresher) Credentials(ctx context.Context) (integrations.Credentials, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.creds.Expired(r.env.now(), refreshMargin) {
+	if !r.creds.Expired(r.now(), refreshMargin) {
 		return r.creds, nil
 	}
 	if r.env.Provider == nil || r.creds.RefreshToken == "" {
-		return Credentials{}, fmt.Errorf("access token expired: %w", ErrReauthRequired)
+		return integrations.Credentials{}, fmt.Errorf("access token expired: %w", integrations.ErrReauthRequired)
 	}
 	fresh, err := r.env.Provider.Refresh(ctx, r.creds)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	r.creds = fresh
 	if r.env.Save != nil {
 		if err := r.env.Save(ctx, fresh); err != nil {
-			return Credentials{}, fmt.Errorf("save refreshed credentials: %w", err)
+			return integrations.Credentials{}, fmt.Errorf("save refreshed credentials: %w", err)
 		}
 	}
 	return fresh, nil
@@ -122,9 +125,9 @@ func (r *Refresher) Credentials(ctx context.Context) (Credentials, error) {
 // Validate runs check, a provider's "do these credentials work" request,
 // with fresh credentials. Credentials that cannot be refreshed because the
 // provider refused them are reported as not working, without an error.
-func (r *Refresher) Validate(ctx context.Context, check func(context.Context, Credentials) (bool, error)) (bool, error) {
+func (r *Refresher) Validate(ctx context.Context, check func(context.Context, integrations.Credentials) (bool, error)) (bool, error) {
 	creds, err := r.Credentials(ctx)
-	if errors.Is(err, ErrReauthRequired) {
+	if errors.Is(err, integrations.ErrReauthRequired) {
 		return false, nil
 	}
 	if err != nil {

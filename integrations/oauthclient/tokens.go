@@ -1,4 +1,4 @@
-package integrations
+package oauthclient
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 )
 
 // maxTokenResponse bounds what is read from a token endpoint (bytes).
@@ -63,7 +66,7 @@ func (p *Provider) tokenRequest(ctx context.Context, form url.Values) (map[strin
 		desc = "unreadable token response"
 	}
 	return nil, &TokenError{Status: resp.StatusCode, Code: code, Description: desc,
-		RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), p.now())}
+		RetryAfter: integrations.RetryAfter(resp.Header.Get("Retry-After"), p.now())}
 }
 
 // decodeTokenBody decodes a token endpoint's answer: a JSON object, or the
@@ -104,38 +107,38 @@ func providerError(raw map[string]any) (code, desc string) {
 		code, _ = v[".tag"].(string)
 	}
 	desc, _ = raw["error_description"].(string)
-	return clip(code, 64), clip(desc, 256)
+	return strings.ToValidUTF8(textguard.Truncate(code, 64), ""), strings.ToValidUTF8(textguard.Truncate(desc, 256), "")
 }
 
 // ParseTokenResponse is the RFC 6749 (section 5.1) token response parser:
 // access_token and token_type "bearer" (any case) are required;
 // refresh_token, expires_in and scope are optional. It does not fill the
 // client id and secret.
-func ParseTokenResponse(raw map[string]any, now time.Time) (Credentials, error) {
+func ParseTokenResponse(raw map[string]any, now time.Time) (integrations.Credentials, error) {
 	access, err := StringField(raw, "access_token", true)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	tokenType, err := StringField(raw, "token_type", true)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	if !strings.EqualFold(tokenType, "bearer") {
-		return Credentials{}, &InvalidTokensError{Field: "token_type", Reason: fmt.Sprintf("is %q, want bearer", clip(tokenType, 32))}
+		return integrations.Credentials{}, &InvalidTokensError{Field: "token_type", Reason: fmt.Sprintf("is %q, want bearer", strings.ToValidUTF8(textguard.Truncate(tokenType, 32), ""))}
 	}
 	refresh, err := StringField(raw, "refresh_token", false)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	scope, err := StringField(raw, "scope", false)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	expiresAt, err := ExpiresAt(raw["expires_in"], now)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
-	return Credentials{
+	return integrations.Credentials{
 		AccessToken:  access,
 		RefreshToken: refresh,
 		ExpiresAt:    expiresAt,
@@ -221,15 +224,6 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// clip shortens s to at most n bytes (dropping a cut rune), so that a hostile provider cannot
-// flood logs and error texts.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
-}
-
 // ReadError reads a provider's error answer, bounded, into a *TokenError
 // carrying the status and the provider's error code. It does not close the
 // body.
@@ -238,5 +232,5 @@ func ReadError(resp *http.Response) *TokenError {
 	raw, _ := decodeTokenBody(resp.Header.Get("Content-Type"), body)
 	code, desc := providerError(raw)
 	return &TokenError{Status: resp.StatusCode, Code: code, Description: desc,
-		RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		RetryAfter: integrations.RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 }

@@ -1,4 +1,8 @@
-package integrations
+// Package netguard keeps connections to user-supplied hosts (a feed URL,
+// an IMAP server) on the public internet: without it, anyone who can
+// register could make the server probe its own network. An
+// administrator who allows private targets makes main leave it out.
+package netguard
 
 import (
 	"errors"

@@ -1,13 +1,18 @@
-package httpx
+// Package uuid makes and checks the random ids of the service's records
+// (users, sessions, integration records, items, tasks) and of its
+// requests. It imports only the standard library, so that every package,
+// the storage and HTTP leaves included, can name a record without
+// importing another's concerns.
+package uuid
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 )
 
-// NewUUID returns a random (version 4) UUID in its canonical 36-character
+// New returns a random (version 4) UUID in its canonical 36-character
 // form, drawn from crypto/rand.
-func NewUUID() string {
+func New() string {
 	var b [16]byte
 	rand.Read(b[:]) // never returns an error; it crashes the program instead
 	b[6] = b[6]&0x0f | 0x40
@@ -25,10 +30,10 @@ func NewUUID() string {
 	return string(s[:])
 }
 
-// IsUUID reports whether s is a UUID in canonical lower-case form. It is
+// Valid reports whether s is a UUID in canonical lower-case form. It is
 // the cheap check made on ids that arrive from clients (cookies, paths)
 // before they are looked up.
-func IsUUID(s string) bool {
+func Valid(s string) bool {
 	if len(s) != 36 {
 		return false
 	}

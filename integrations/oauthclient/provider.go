@@ -1,4 +1,11 @@
-package integrations
+// Package oauthclient is the OAuth 2.0 client every OAuth integration
+// shares: it builds a provider's authorization URL, exchanges a code for
+// tokens, checks and parses token responses, refreshes and revokes tokens,
+// with the deployment's client id, secret and endpoint overrides read from
+// the environment. The connect flow (state, PKCE, the browser's callback)
+// is the oauth package's; the instances of an integration refresh their
+// credentials through a Refresher.
+package oauthclient
 
 import (
 	"context"
@@ -8,49 +15,14 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"searchsvc/integrations"
 )
-
-// OAuthSpec describes a provider's OAuth 2.0 endpoints and quirks. URLs are
-// the provider's real ones; each can be overridden per deployment (see
-// NewProvider).
-type OAuthSpec struct {
-	AuthURL    string
-	TokenURL   string
-	RevokeURL  string // empty when the provider has no revocation endpoint
-	APIBaseURL string // base of the provider's API, without a trailing slash
-
-	// AuthStyle is how the client authenticates at the token endpoint:
-	// oauth2.AuthStyleInParams (client_id and client_secret in the form) or
-	// oauth2.AuthStyleInHeader (HTTP Basic). The zero value means Basic,
-	// which RFC 6749 requires every provider to accept.
-	AuthStyle oauth2.AuthStyle
-	// ScopeSeparator joins Manifest.Scopes in the scope parameter; empty
-	// means a space, as RFC 6749 says. Slack wants a comma.
-	ScopeSeparator string
-	// ScopeParam, when not nil, is what the scope parameter asks for
-	// instead of Manifest.Scopes: a provider that asks for more scopes in
-	// other parameters (Slack's user_scope) lists them all in its
-	// manifest, for the catalogue, and only some in scope.
-	ScopeParam []string
-	// AuthParams are extra authorization request parameters, such as
-	// access_type=offline.
-	AuthParams map[string]string
-	// RequireRefreshToken makes ValidateTokens refuse a response without a
-	// refresh token, for providers asked for offline access.
-	RequireRefreshToken bool
-
-	// Tokens turns a raw token response into credentials, without the
-	// client id and secret, checking the granted scopes (see CheckScopes).
-	// Nil means ParseTokenResponse (RFC 6749) and a check that every scope
-	// of the manifest was granted.
-	Tokens func(raw map[string]any, now time.Time) (Credentials, error)
-	// Revoke revokes creds at the provider. Nil when RevokeURL is empty.
-	Revoke func(ctx context.Context, p *Provider, creds Credentials) error
-}
 
 // defaultTimeout bounds each outbound request of a Provider built without
 // an HTTP client.
@@ -61,7 +33,7 @@ const defaultTimeout = 30 * time.Second
 type Provider struct {
 	domain string
 	prefix string
-	spec   *OAuthSpec
+	spec   *integrations.OAuthSpec
 	scopes []string
 
 	clientID     string
@@ -84,14 +56,14 @@ type Provider struct {
 // secret is not an error here: the operations that need them report it.
 // An override that is not an absolute http or https URL is an error naming
 // the variable. A nil client means one with a 30-second timeout.
-func NewProvider(def Definition, getenv func(string) string, client *http.Client) (*Provider, error) {
+func NewProvider(def integrations.Definition, getenv func(string) string, client *http.Client) (*Provider, error) {
 	if def.OAuth == nil {
 		return nil, fmt.Errorf("%s: %w", def.Manifest.Domain, ErrNotOAuth)
 	}
 	if client == nil {
 		client = &http.Client{Timeout: defaultTimeout}
 	}
-	prefix := EnvPrefix(def.Manifest.Domain)
+	prefix := integrations.EnvPrefix(def.Manifest.Domain)
 	p := &Provider{
 		domain:       def.Manifest.Domain,
 		prefix:       prefix,
@@ -230,17 +202,17 @@ func (p *Provider) ExchangeCodeForTokens(ctx context.Context, code, redirectURI,
 // access token, without the refresh token the provider was asked for, with
 // an invalid expires_in or token_type, or without a requested scope, is an
 // *InvalidTokensError.
-func (p *Provider) ValidateTokens(raw map[string]any) (Credentials, error) {
+func (p *Provider) ValidateTokens(raw map[string]any) (integrations.Credentials, error) {
 	creds, err := p.parseTokens(raw)
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	if p.spec.RequireRefreshToken && creds.RefreshToken == "" {
-		return Credentials{}, &InvalidTokensError{Field: "refresh_token", Reason: "missing"}
+		return integrations.Credentials{}, &InvalidTokensError{Field: "refresh_token", Reason: "missing"}
 	}
 	if p.spec.Tokens == nil {
 		if err := CheckScopes(creds.Scope, p.scopes); err != nil {
-			return Credentials{}, err
+			return integrations.Credentials{}, err
 		}
 	}
 	return creds, nil
@@ -248,17 +220,17 @@ func (p *Provider) ValidateTokens(raw map[string]any) (Credentials, error) {
 
 // parseTokens parses raw with the provider's parser and fills in the
 // client id and secret.
-func (p *Provider) parseTokens(raw map[string]any) (Credentials, error) {
+func (p *Provider) parseTokens(raw map[string]any) (integrations.Credentials, error) {
 	parse := p.spec.Tokens
 	if parse == nil {
 		parse = ParseTokenResponse
 	}
 	creds, err := parse(raw, p.now())
 	if err != nil {
-		return Credentials{}, err
+		return integrations.Credentials{}, err
 	}
 	if creds.AccessToken == "" {
-		return Credentials{}, &InvalidTokensError{Field: "access_token", Reason: "missing"}
+		return integrations.Credentials{}, &InvalidTokensError{Field: "access_token", Reason: "missing"}
 	}
 	creds.ClientID = p.clientID
 	creds.ClientSecret = p.clientSecret
@@ -284,11 +256,11 @@ func CheckScopes(granted string, want []string) error {
 // Revoke revokes creds at the provider, for a disconnect. Credentials the
 // provider already considers invalid count as revoked. A provider without
 // a revocation endpoint answers ErrRevokeUnsupported.
-func (p *Provider) Revoke(ctx context.Context, creds Credentials) error {
+func (p *Provider) Revoke(ctx context.Context, creds integrations.Credentials) error {
 	if p.spec.Revoke == nil || p.revokeURL == "" {
 		return ErrRevokeUnsupported
 	}
-	if err := p.spec.Revoke(ctx, p, creds); err != nil {
+	if err := p.spec.Revoke(ctx, integrations.Env{Credentials: creds, Provider: p, Now: p.Now}); err != nil {
 		return fmt.Errorf("revoke %s token: %w", p.domain, err)
 	}
 	return nil
@@ -296,7 +268,7 @@ func (p *Provider) Revoke(ctx context.Context, creds Credentials) error {
 
 // String describes p without its client secret.
 func (p *Provider) String() string {
-	return fmt.Sprintf("Provider{domain:%s clientId:%q clientSecret:%s}", p.domain, p.clientID, mask(p.clientSecret))
+	return fmt.Sprintf("Provider{domain:%s clientId:%q clientSecret:%s}", p.domain, p.clientID, redact(p.clientSecret))
 }
 
 // Format makes every fmt verb print p without its client secret.
@@ -307,8 +279,17 @@ func (p *Provider) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("domain", p.domain),
 		slog.String("client_id", p.clientID),
-		slog.String("client_secret", mask(p.clientSecret)),
+		slog.String("client_secret", redact(p.clientSecret)),
 	)
+}
+
+// redact shows whether a secret is set, never its value, as
+// integrations.Credentials print theirs.
+func redact(secret string) string {
+	if secret == "" {
+		return strconv.Quote("")
+	}
+	return "[redacted]"
 }
 
 // absoluteHTTPURL reports whether s is an absolute http or https URL.
