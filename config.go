@@ -17,7 +17,7 @@ import (
 )
 
 // config is everything the service reads from its environment, parsed and
-// validated before it listens. The README lists the names and
+// validated before it listens. docs/configuration.md lists the names and
 // defaults.
 type config struct {
 	ListenAddr        string
@@ -80,7 +80,7 @@ type config struct {
 	DevSecrets []string
 }
 
-// envVars documents every variable for --help, in the README's order.
+// envVars documents every variable for --help, in docs/configuration.md's order.
 var envVars = [][2]string{
 	{"LISTEN_ADDR", "address to listen on (127.0.0.1:8080)"},
 	{"DATA_DIR", "all persistent state (./data)"},
@@ -103,7 +103,7 @@ var envVars = [][2]string{
 	{"CREDENTIALS_KEY", "base64 of 32 bytes; required when SESSION_SECURE=true"},
 	{"CREDENTIALS_KEY_PREVIOUS", "comma-separated old keys still accepted for decryption"},
 	{"<DOMAIN>_OAUTH_CLIENT_ID, _SECRET", "OAuth client per integration (gmail, slack, dropbox)"},
-	{"<DOMAIN>_OAUTH_AUTH_URL, _TOKEN_URL, <DOMAIN>_API_BASE_URL", "provider URL overrides"},
+	{"<DOMAIN>_OAUTH_AUTH_URL, _TOKEN_URL, _REVOKE_URL, <DOMAIN>_API_BASE_URL", "provider URL overrides"},
 	{"ALLOW_PRIVATE_TARGETS", "let feed URLs and IMAP hosts be loopback or private-network addresses (false)"},
 	{"POLL_INTERVAL", "seconds between sync runs of one integration (900)"},
 	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
@@ -113,6 +113,7 @@ var envVars = [][2]string{
 	{"MAX_CLIENT_CONNECTIONS", "connections open at once from one address, a trusted proxy excepted (64)"},
 	{"BODY_MEMORY_MIB", "MiB of request bodies held at once, an eighth per client (IPv4 address or IPv6 /64); more are answered 503 (16)"},
 	{"MEMORY_LIMIT_MIB", "the Go runtime's soft memory limit in MiB, 0 for none (64, or GOMEMLIMIT when set)"},
+	{"GC_PERCENT", "the Go collector's target percentage, 0 for the runtime's (50, or GOGC when set)"},
 	{"METRICS_ADDR", "separate address serving /metrics (none; admins: GET /v1/admin/metrics)"},
 	{"TLS_CERT_FILE", "serve HTTPS with this certificate (PEM), reloaded on SIGHUP (none)"},
 	{"TLS_KEY_FILE", "the certificate's private key (PEM) (none)"},
@@ -294,7 +295,7 @@ func loadSecrets(p *parser, c *config, serving bool) {
 	}
 }
 
-// isLoopback reports whether host is one the README allows over plain
+// isLoopback reports whether host is one docs/configuration.md allows over plain
 // http: localhost, 127.0.0.1 or ::1, exactly.
 func isLoopback(host string) bool {
 	switch host {

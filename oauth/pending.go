@@ -10,7 +10,7 @@ import (
 const (
 	// StateTTL is how long an authorization may take between the authorize
 	// route and the provider's redirect to the callback route (5 minutes,
-	// as the README's "Integrations and OAuth" section says).
+	// as docs/security.md, "Connecting services", says).
 	StateTTL = 5 * time.Minute
 	// MaxPerSession is how many authorizations one session may have in
 	// flight; starting another drops the oldest. Ten covers a user who

@@ -53,7 +53,7 @@ func fragments(fs []search.Fragment) []Fragment {
 }
 
 // Search serves GET /v1/search: the caller's items matching the query q
-// (the language of the README's "Searching" section), one page of
+// (the language of docs/search.md, "The query language"), one page of
 // results ranked by relevance (or newest first with sort=date), each with
 // a snippet of its text around the best matching passage. integrationId
 // keeps one record's items, inIds and ninIds filter by item id, limit

@@ -19,7 +19,7 @@ import (
 	"searchsvc/storage/uuid"
 )
 
-// The states of a user-integration record (the README's "Integrations"
+// The states of a user-integration record (docs/sources.md, "State and errors shown"
 // section describes them).
 const (
 	StatusConnected    = "connected"    // credentials work; syncs are scheduled

@@ -33,7 +33,7 @@ func errAt(pos int, format string, args ...any) error {
 	return &QueryError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Parse parses a query of the query language (the README's "Searching"
+// Parse parses a query of the query language (docs/search.md, "The query language"
 // section) into a tree. Words go through Analyze as the items' text does:
 // a word that gives several terms ("e-mail", "report_v2", a CJK run) is a
 // Phrase, joined words also match as one ("e-mail" finds "email"), and an
