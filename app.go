@@ -193,7 +193,9 @@ func (a *app) buildSyncAndSearch(c *config, s *stores, out outbound, log *slog.L
 		Logger:       log.With("component", "sync"),
 	})
 	if err != nil {
-		a.index.Close()
+		// Not started: its catch-ups of damaged users stop, and it
+		// records no checkpoint.
+		a.indexer.Close(storage.Position{})
 		return err
 	}
 	return nil

@@ -166,13 +166,13 @@ func syncTree(root string) error {
 	})
 }
 
-// backupKeyWarning checks the restored main store in dir against the
+// backupKeyWarning checks the restored stores in dataDir against the
 // CREDENTIALS_KEY the server will start with (from getenv, or the
 // development secrets in DATA_DIR, by the rule of commandSecrets but
 // never creating them), and says what is wrong if the backup was sealed
 // under another key: the server would refuse to start. A restore is not
 // refused for it, as the right key may be set afterwards.
-func backupKeyWarning(getenv func(string) string, dir string, stderr io.Writer) string {
+func backupKeyWarning(getenv func(string) string, dataDir string, stderr io.Writer) string {
 	const cannot = "cannot check the backup against CREDENTIALS_KEY: "
 	c, err := readConfig(getenv, false)
 	if err == nil {
@@ -184,7 +184,7 @@ func backupKeyWarning(getenv func(string) string, dir string, stderr io.Writer) 
 	if c.CredentialsKey == nil {
 		return "CREDENTIALS_KEY is not set: the backup's sealed credentials and items open only under the key they were sealed with"
 	}
-	s, err := newStores(c, dir, storage.Options{})
+	s, err := newStores(c, dataDir, storage.Options{})
 	if err != nil {
 		return cannot + err.Error()
 	}
@@ -193,7 +193,7 @@ func backupKeyWarning(getenv func(string) string, dir string, stderr io.Writer) 
 	}
 	defer func() {
 		s.closeStores()
-		os.Remove(filepath.Join(dir, "LOCK"))
+		os.Remove(filepath.Join(s.main.Dir(), "LOCK"))
 	}()
 	if err := s.checkKeys(); err != nil {
 		return "the backup was sealed under another key, and the server will not start until it has that key: " + err.Error()
@@ -249,7 +249,7 @@ func restoreCmd(getenv func(string) string, args []string, stdout, stderr io.Wri
 		}
 		os.Remove(filepath.Join(tmp, name, "LOCK")) // the target takes its own
 	}
-	if warn := backupKeyWarning(getenv, filepath.Join(tmp, mainStoreDir), stderr); warn != "" {
+	if warn := backupKeyWarning(getenv, tmp, stderr); warn != "" {
 		fmt.Fprintln(stdout, "warning: "+warn)
 	}
 	// The format file goes first: a crash before the stores are in

@@ -266,8 +266,7 @@ func rotateKeys(c *config, s *stores) (creds, items, users, docs int, err error)
 	return creds, items, users, docs, err
 }
 
-// resealIndex rewrites the search index under the subkey of the new
-// CREDENTIALS_KEY. An index that was level with the store before the
+// resealIndex rewrites the search index under the new CREDENTIALS_KEY. An index that was level with the store before the
 // rotation (at position before) is recorded as level with it after
 // (after): the rotation re-seals items but adds or removes none.
 func resealIndex(c *config, v *vault.Vault, before, after storage.Position) (int, error) {

@@ -171,23 +171,7 @@ func (r *devRotation) write() error {
 	if err != nil {
 		return err
 	}
-	return replaceFileSync(r.path, b)
-}
-
-// replaceFileSync replaces path (0600) with b, atomically: a temporary
-// file written and fsynced, renamed over path, and the directory fsynced,
-// so a power cut leaves the old file or the new one, whole.
-func replaceFileSync(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := storage.WriteNew(tmp, b, 0o600, os.O_TRUNC); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return storage.SyncDir(filepath.Dir(path))
+	return storage.ReplaceFile(r.path, ".tmp", b, 0o600)
 }
 
 // writeFileSync creates path (0600) with b, atomically: it writes a

@@ -60,20 +60,21 @@ type stores struct {
 }
 
 // newStores builds the vault and registers every table of the main store
-// in dir, which it does not open.
-func newStores(c *config, dir string, opts storage.Options) (*stores, error) {
+// of the data directory dataDir (DATA_DIR, or a restore's copy of it),
+// which it does not open.
+func newStores(c *config, dataDir string, opts storage.Options) (*stores, error) {
 	v, err := vault.New(c.CredentialsKey, c.CredentialsKeyPrevious...)
 	if err != nil {
 		return nil, fmt.Errorf("CREDENTIALS_KEY: %w", err)
 	}
-	st := storage.New(dir, opts)
+	st := storage.New(filepath.Join(dataDir, mainStoreDir), opts)
 	users, err := auth.NewUsers(st, v)
 	if err != nil {
 		return nil, err
 	}
 	s := &stores{main: st, vault: v, users: users, records: records.New(st, v, nil)}
 	s.tasks = syncer.NewTasks(st, v)
-	s.items = items.New(st, v, filepath.Join(c.DataDir, itemsDir))
+	s.items = items.New(st, v, filepath.Join(dataDir, itemsDir))
 	return s, nil
 }
 
@@ -89,7 +90,7 @@ func openStores(c *config, log *slog.Logger) (*stores, error) {
 	if err := ensureDataFormat(c.DataDir); err != nil {
 		return nil, err
 	}
-	s, err := newStores(c, filepath.Join(c.DataDir, mainStoreDir), storage.Options{
+	s, err := newStores(c, c.DataDir, storage.Options{
 		Sync: mode, Logger: log.With("component", "storage", "store", mainStoreDir)})
 	if err != nil {
 		return nil, err
@@ -211,8 +212,7 @@ func openOffline(c *config) (*stores, error) {
 	if err := ensureDataFormat(c.DataDir); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(c.DataDir, mainStoreDir)
-	s, err := newStores(c, dir, storage.Options{})
+	s, err := newStores(c, c.DataDir, storage.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func openOffline(c *config) (*stores, error) {
 		if errors.Is(err, storage.ErrLocked) {
 			return nil, fmt.Errorf("%w; stop the server first (systemctl stop searchsvc), then run this again", err)
 		}
-		return nil, fmt.Errorf("open %s: %w", dir, err)
+		return nil, fmt.Errorf("open %s: %w", s.main.Dir(), err)
 	}
 	return s, nil
 }

@@ -67,6 +67,7 @@ func WriteNew(path string, b []byte, perm os.FileMode, flag int) error {
 func ReplaceFile(path, suffix string, b []byte, perm os.FileMode) error {
 	tmp := path + suffix
 	if err := WriteNew(tmp, b, perm, os.O_TRUNC); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -80,10 +80,6 @@ func (s *sealer) open(dst, sealed []byte, id blockID) ([]byte, int, error) {
 	return p, 0, nil
 }
 
-// inPlace is where a sealed block's plaintext can be opened over its own
-// ciphertext.
-func inPlace(sealed []byte) []byte { return sealed[vault.Overhead-16:][:0] }
-
 // sealedSize is the on-disk size of a block of n plaintext bytes,
 // including its 4-byte length prefix.
 func sealedSize(n int) int { return 4 + vault.Overhead + n }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"searchsvc/integrations/vault"
 )
 
 // segment is an open segment file. Everything but the postings and the
@@ -271,7 +273,7 @@ func (s *segment) openBlock(n uint32, raw, out []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: block %d length", ErrCorrupt, n)
 	}
 	kind := s.kinds[n]
-	plain, _, err := s.s.open(inPlace(raw[4:]), raw[4:], blockID{user: s.user, seg: s.seq, block: n, kind: kind})
+	plain, _, err := s.s.open(vault.InPlace(raw[4:]), raw[4:], blockID{user: s.user, seg: s.seq, block: n, kind: kind})
 	if err != nil {
 		return nil, err
 	}

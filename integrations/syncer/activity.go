@@ -47,9 +47,8 @@ type Activity struct {
 func (s *Syncer) Activity(recordID string) Activity {
 	ts := s.recordTasks(recordID)
 	a := Activity{State: ActivityIdle, Pending: len(ts)}
-	if until, ok := s.restingUntil(recordID, s.now()); ok {
-		r, _ := s.restOf(recordID)
-		a.State, a.RetryAt, a.Paused = ActivityPaused, until.UTC(), PausedNotSaved
+	if r, _, ok := s.restingUntil(recordID, s.now()); ok {
+		a.State, a.RetryAt, a.Paused = ActivityPaused, r.until.UTC(), PausedNotSaved
 		if r.diskFull {
 			a.Paused = PausedDiskFull
 		}

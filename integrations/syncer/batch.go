@@ -123,7 +123,7 @@ func (r *run) flush(final bool) error {
 	if err := r.s.items.Publish(b.files); err != nil {
 		r.log.Error("publish item content", "err", err)
 		r.discard()
-		r.broken = true
+		r.breakOn(err)
 		return err
 	}
 	now := r.s.now().UTC()
@@ -140,7 +140,7 @@ func (r *run) flush(final bool) error {
 	rekeyOps, rerr := r.rekeyOps()
 	if rerr != nil {
 		r.discard()
-		r.broken = true
+		r.breakOn(rerr)
 		return rerr
 	}
 	ops = append(ops, rekeyOps...)
@@ -150,7 +150,7 @@ func (r *run) flush(final bool) error {
 	if err != nil {
 		r.log.Error("seal sync state", "err", err)
 		r.discard()
-		r.broken = true
+		r.breakOn(err)
 		return err
 	}
 	ops = append(ops, stateOps...)
@@ -165,7 +165,7 @@ func (r *run) flush(final bool) error {
 			r.s.items.Discard(b.files)
 		}
 		r.reset()
-		r.broken = true
+		r.breakOn(err)
 		if !errors.Is(err, records.ErrNotFound) {
 			r.log.Error("commit sync progress", "err", err)
 		}

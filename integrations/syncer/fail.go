@@ -39,7 +39,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		r.s.outcomes.parked.Add(1)
 		log.Debug("task parked")
 		if errors.Is(err, storage.ErrFailed) {
-			r.broken = true // the store refuses writes: rest, don't spin
+			r.breakOn(err) // the store refuses writes: rest, don't spin
 		}
 		return true
 	case failReauth:
@@ -90,7 +90,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		r.failed = true
 	}
 	if err := r.s.commitFor(r.rec.ID, ops...); err != nil {
-		r.broken = true
+		r.breakOn(err)
 		if !errors.Is(err, records.ErrNotFound) && !errors.Is(err, records.ErrCredentialsChanged) && !errors.Is(err, storage.ErrNotFound) {
 			r.log.Error("record sync failure", "err", err)
 		}

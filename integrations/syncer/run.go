@@ -29,8 +29,10 @@ type run struct {
 	// refreshed is set once a refresh was forced after the provider
 	// refused an access token that had not expired.
 	refreshed bool
-	// broken is set once a commit failed: nothing more is committed.
-	broken bool
+	// broken is set once a commit failed: nothing more is committed;
+	// brokenBy is why.
+	broken   bool
+	brokenBy error
 	// failed is set once a task's failure was recorded on the record:
 	// later successes of the session leave its error showing.
 	failed bool
@@ -63,7 +65,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 	defer r.shutdown(hard)
 	defer func() {
 		if r.broken {
-			s.rest(recordID)
+			s.rest(recordID, r.brokenBy)
 		}
 	}()
 	if err := r.open(hard, false); err != nil {
@@ -263,4 +265,13 @@ func (r *run) known(providerID string) bool {
 		return true
 	}
 	return r.s.items.Known(r.rec.ID, providerID)
+}
+
+// breakOn marks the session broken by err (the first such error is kept):
+// nothing more is committed, and the record rests when the session ends.
+func (r *run) breakOn(err error) {
+	if !r.broken {
+		r.brokenBy = err
+	}
+	r.broken = true
 }

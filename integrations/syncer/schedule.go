@@ -58,8 +58,8 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 		if busy[id] {
 			continue
 		}
-		if until, ok := s.restingUntil(id, now); ok {
-			soon(until)
+		if _, next, ok := s.restingUntil(id, now); ok {
+			soon(next)
 			continue
 		}
 		if h.NotBefore.After(now) {
@@ -107,8 +107,8 @@ func (s *Syncer) startIdle(recs []records.Record, heads map[string]QueuedTask, b
 		if _, queued := heads[rec.ID]; queued || busy[rec.ID] {
 			continue
 		}
-		if until, ok := s.restingUntil(rec.ID, now); ok {
-			soon(until)
+		if _, next, ok := s.restingUntil(rec.ID, now); ok {
+			soon(next)
 			continue
 		}
 		ok, at := s.startDue(rec, now)

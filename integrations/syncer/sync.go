@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"searchsvc/integrations"
@@ -392,37 +393,53 @@ const brokenRest = 5 * time.Minute
 // whose progress could not be stored.
 type rest struct {
 	until time.Time
-	// diskFull: the store refused the session's commit for want of
-	// space. The rest then ends as soon as the store takes writes again.
+	// diskFull: the session broke for want of space (the store's or the
+	// item files'), which is what the record says.
 	diskFull bool
+	// storeFull: the store refused the session's commit for want of
+	// space. The rest then ends as soon as the store takes writes again,
+	// which its CheckSpace finds out. (Item files that found the disk
+	// full leave no such state to ask: their rest lasts brokenRest.)
+	storeFull bool
 }
 
 // rest keeps the record out of the next passes for brokenRest, or until
-// the store takes writes again if it refused them for want of space.
-func (s *Syncer) rest(id string) {
-	full := errors.Is(s.st.Writable(), storage.ErrDiskFull)
+// the store takes writes again if err is its refusal for want of space.
+func (s *Syncer) rest(id string, err error) {
+	storeFull := errors.Is(err, storage.ErrDiskFull)
+	r := rest{until: s.now().Add(brokenRest), storeFull: storeFull,
+		diskFull: storeFull || errors.Is(err, syscall.ENOSPC)}
 	s.mu.Lock()
-	s.resting[id] = rest{until: s.now().Add(brokenRest), diskFull: full}
+	s.resting[id] = r
 	s.mu.Unlock()
 }
 
-// restingUntil reports until when the record rests, and forgets a rest
-// that is over: its time passed, or the disk it waited for has room
-// again (the store's CheckSpace probes at most once a second).
-func (s *Syncer) restingUntil(id string, now time.Time) (time.Time, bool) {
-	r, ok := s.restOf(id)
+// spaceProbe is how soon a pass looks again at a record that waits for
+// the store to take writes: the store probes for space at most this
+// often (storage's CheckSpace).
+const spaceProbe = time.Second
+
+// restingUntil returns the record's rest and when the next pass should
+// look at it again, and forgets a rest that is over: its time passed, or
+// the disk it waited for has room again.
+func (s *Syncer) restingUntil(id string, now time.Time) (r rest, next time.Time, ok bool) {
+	r, ok = s.restOf(id)
 	if !ok {
-		return time.Time{}, false
+		return rest{}, time.Time{}, false
 	}
-	if now.Before(r.until) && !(r.diskFull && s.st.CheckSpace() == nil) {
-		return r.until, true
+	if now.Before(r.until) && !(r.storeFull && s.st.CheckSpace() == nil) {
+		next = r.until
+		if r.storeFull && now.Add(spaceProbe).Before(next) {
+			next = now.Add(spaceProbe)
+		}
+		return r, next, true
 	}
 	s.mu.Lock()
 	if s.resting[id] == r {
 		delete(s.resting, id)
 	}
 	s.mu.Unlock()
-	return time.Time{}, false
+	return rest{}, time.Time{}, false
 }
 
 // restOf is the record's rest, if it has one.

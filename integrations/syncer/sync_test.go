@@ -798,6 +798,10 @@ func TestSyncPauseEndsWhenSpaceIsBack(t *testing.T) {
 	if a.State != ActivityPaused || a.Paused != PausedDiskFull || !a.RetryAt.Equal(f.clock.Now().Add(brokenRest)) {
 		t.Fatalf("on a full disk: activity %+v, want paused for disk_full until %v", a, f.clock.Now().Add(brokenRest))
 	}
+	// The scheduler looks again as often as the store probes for space.
+	if _, next, _ := f.syncer.restingUntil(rec.ID, f.clock.Now()); !next.Equal(f.clock.Now().Add(spaceProbe)) {
+		t.Errorf("next look at a record waiting for space: %v, want in %v", next, spaceProbe)
+	}
 	before, _, _ := f.mail.Counts()
 	f.runOnce()
 	if r, _, _ := f.mail.Counts(); r != before {
@@ -813,8 +817,17 @@ func TestSyncPauseEndsWhenSpaceIsBack(t *testing.T) {
 		t.Errorf("once synced: activity %+v, want idle", a)
 	}
 
-	// A pause for another reason lasts brokenRest, unless a person asks.
-	f.syncer.rest(rec.ID)
+	// Item files that found the disk full say so, but leave the store no
+	// state to ask: they rest brokenRest. So does any other reason,
+	// unless a person asks.
+	f.syncer.rest(rec.ID, &fs.PathError{Op: "write", Path: "item", Err: syscall.ENOSPC})
+	if a := f.syncer.Activity(rec.ID); a.State != ActivityPaused || a.Paused != PausedDiskFull {
+		t.Fatalf("after item files found the disk full: activity %+v, want paused, disk_full", a)
+	}
+	if _, next, _ := f.syncer.restingUntil(rec.ID, f.clock.Now()); !next.Equal(f.clock.Now().Add(brokenRest)) {
+		t.Errorf("next look at a record whose item files found the disk full: %v, want in %v", next, brokenRest)
+	}
+	f.syncer.rest(rec.ID, errors.New("commit refused"))
 	if a := f.syncer.Activity(rec.ID); a.State != ActivityPaused || a.Paused != PausedNotSaved {
 		t.Fatalf("after a broken session: activity %+v, want paused, not_saved", a)
 	}
@@ -874,7 +887,7 @@ func TestSyncRestsRecordAfterBrokenSession(t *testing.T) {
 	f := newSyncFixture(t, 2)
 	f.mail.Fill("gina", 3, f.clock.Now())
 	rec := f.connectManual("u1", "gina")
-	f.syncer.rest(rec.ID) // what a broken session does on its way out
+	f.syncer.rest(rec.ID, errors.New("commit refused")) // what a broken session does on its way out
 	f.runOnce()
 	if r, _, _ := f.mail.Counts(); r != 0 {
 		t.Errorf("requests while resting: got %d, want none", r)

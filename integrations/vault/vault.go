@@ -141,7 +141,7 @@ func (v *Vault) Open(aad, sealed []byte) ([]byte, error) {
 }
 
 // AppendOpen appends what sealed holds, as Open opens it, to dst. dst may
-// be sealed's own ciphertext, sealed[Overhead-tagSize:][:0], to open in
+// be InPlace(sealed), the place of sealed's own ciphertext, to open in
 // place.
 func (v *Vault) AppendOpen(dst, aad, sealed []byte) ([]byte, error) {
 	k, err := v.key(sealed)
@@ -260,26 +260,10 @@ func ParseKey(name, value string) ([]byte, error) {
 	return key, nil
 }
 
-// LoadVault builds a Vault from CREDENTIALS_KEY and the comma-separated
-// CREDENTIALS_KEY_PREVIOUS, read through getenv.
-func LoadVault(getenv func(string) string) (*Vault, error) {
-	current, err := ParseKey("CREDENTIALS_KEY", getenv("CREDENTIALS_KEY"))
-	if err != nil {
-		return nil, err
-	}
-	var previous [][]byte
-	for i, part := range strings.Split(getenv("CREDENTIALS_KEY_PREVIOUS"), ",") {
-		if strings.TrimSpace(part) == "" {
-			continue
-		}
-		key, err := ParseKey(fmt.Sprintf("CREDENTIALS_KEY_PREVIOUS (entry %d)", i+1), part)
-		if err != nil {
-			return nil, err
-		}
-		previous = append(previous, key)
-	}
-	return New(current, previous...)
-}
+// InPlace is where AppendOpen may write the plaintext of sealed over its
+// own ciphertext, which starts after the header and the nonce: a caller
+// that opens a buffer it owns needs no second one.
+func InPlace(sealed []byte) []byte { return sealed[Overhead-tagSize:][:0] }
 
 // String describes v by its key ids; it holds no key material.
 func (v *Vault) String() string {

@@ -290,41 +290,6 @@ func TestParseKey(t *testing.T) {
 	}
 }
 
-func TestLoadVault(t *testing.T) {
-	cur, prev1, prev2 := newSecret(t), newSecret(t), newSecret(t)
-	enc := base64.StdEncoding.EncodeToString
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
-	v, err := LoadVault(env(map[string]string{
-		"CREDENTIALS_KEY":          enc(cur),
-		"CREDENTIALS_KEY_PREVIOUS": enc(prev1) + ", " + enc(prev2) + ",," + enc(cur),
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.KeyID() != KeyID(cur) || len(v.keys) != 3 {
-		t.Errorf("LoadVault: got key %s with %d keys, want %s with 3", v.KeyID(), len(v.keys), KeyID(cur))
-	}
-
-	tests := []struct {
-		name, errHas string
-		env          map[string]string
-	}{
-		{"missing", "CREDENTIALS_KEY is empty", map[string]string{}},
-		{"bad current", "CREDENTIALS_KEY ", map[string]string{"CREDENTIALS_KEY": "AAAA"}},
-		{"bad previous", "CREDENTIALS_KEY_PREVIOUS (entry 2)", map[string]string{
-			"CREDENTIALS_KEY": enc(cur), "CREDENTIALS_KEY_PREVIOUS": enc(prev1) + ",nope"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadVault(env(tt.env))
-			if err == nil || !strings.Contains(err.Error(), tt.errHas) {
-				t.Errorf("got %v, want an error containing %q", err, tt.errHas)
-			}
-		})
-	}
-}
-
 func TestRedacts(t *testing.T) {
 	key := newSecret(t)
 	v := newVault(t, key, newSecret(t))
