@@ -7,7 +7,6 @@ package netguard
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"syscall"
@@ -29,16 +28,23 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("169.254.0.0/16"), // link-local, cloud metadata
 	netip.MustParsePrefix("172.16.0.0/12"),
 	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"), // documentation (TEST-NET-1)
 	netip.MustParsePrefix("192.168.0.0/16"),
-	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation (TEST-NET-2)
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation (TEST-NET-3)
 	netip.MustParsePrefix("224.0.0.0/3"),     // multicast and reserved
 	netip.MustParsePrefix("::/96"),           // unspecified, loopback, IPv4-compatible
 	netip.MustParsePrefix("::ffff:0:0/96"),   // IPv4-mapped: a dual-stack socket reaches the IPv4 inside
 	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (SIIT) embeds any IPv4 address
 	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 can reach private IPv4
 	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("100::/64"),        // discard-only
 	netip.MustParsePrefix("2001::/32"),       // Teredo tunnels to an address it embeds
+	netip.MustParsePrefix("2001:2::/48"),     // benchmarking
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("2002::/16"),       // 6to4 embeds any IPv4 address
+	netip.MustParsePrefix("3fff::/20"),       // documentation
 	netip.MustParsePrefix("fc00::/7"),        // unique local
 	netip.MustParsePrefix("fe80::/10"),       // link-local
 	netip.MustParsePrefix("fec0::/10"),       // site-local: deprecated, still routed inside some sites
@@ -54,14 +60,18 @@ func PublicOnly(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, address)
 	}
-	// Checked as given, then unmapped: a mapped address is refused as such,
-	// and what it maps is checked as the IPv4 address it reaches.
-	a := ap.Addr()
+	return check(ap.Addr())
+}
+
+// check refuses a that is not a public internet address.
+func check(a netip.Addr) error {
 	if a.Zone() != "" {
 		// A zoned address ([::1%lo]) is link- or interface-scoped, never a
 		// public host, and Prefix.Contains would not match it.
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, a)
 	}
+	// Checked as given, then unmapped: a mapped address is refused as such,
+	// and what it maps is checked as the IPv4 address it reaches.
 	for _, b := range []netip.Addr{a, a.Unmap()} {
 		for _, p := range nonPublic {
 			if p.Contains(b) {
@@ -73,17 +83,8 @@ func PublicOnly(network, address string, _ syscall.RawConn) error {
 }
 
 // PublicClient returns an HTTP client for user-supplied URLs: it connects
-// only to public addresses, uses no proxy from the environment, and gives
-// up after timeout.
+// only to public addresses (through a zero Dialer), uses no proxy from the
+// environment, and gives up after timeout.
 func PublicClient(timeout time.Duration) *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second, Control: PublicOnly}
-	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			DialContext:         d.DialContext,
-			TLSHandshakeTimeout: 10 * time.Second,
-			MaxIdleConns:        8,
-			IdleConnTimeout:     60 * time.Second,
-		},
-	}
+	return (&Dialer{}).Client(timeout)
 }
