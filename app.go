@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime"
 	"runtime/debug"
-	"syscall"
 	"time"
 
 	"searchsvc/auth"
@@ -49,14 +50,14 @@ type app struct {
 }
 
 // registry is the catalogue of integrations the service ships. The IMAP
-// host is the user's choice, so its connections are vetted by control
-// (nil: any address).
-func registry(control func(network, address string, c syscall.RawConn) error) (*integrations.Registry, error) {
+// host is the user's choice, so its connections are made by dial (a
+// netguard.Dialer's; nil: any address).
+func registry(dial func(ctx context.Context, network, address string) (net.Conn, error)) (*integrations.Registry, error) {
 	return integrations.NewRegistry(
 		gmail.Definition(),
 		slack.Definition(),
 		dropbox.Definition(),
-		imap.Dialer{Control: control}.Definition(),
+		imap.Dialer{DialContext: dial}.Definition(),
 		feed.Definition(),
 	)
 }
@@ -80,11 +81,12 @@ type outbound struct {
 // those may not be this server's own network. Integration client secrets
 // may come from files like every secret.
 func newOutbound(c *config, getenv func(string) string, log *slog.Logger) (outbound, error) {
-	control, manual := netguard.PublicOnly, netguard.PublicClient(outboundTimeout)
+	guard := &netguard.Dialer{}
+	dial, manual := guard.DialContext, guard.Client(outboundTimeout)
 	if c.AllowPrivateTargets {
-		control, manual = nil, &http.Client{Timeout: outboundTimeout}
+		dial, manual = nil, &http.Client{Timeout: outboundTimeout}
 	}
-	reg, err := registry(control)
+	reg, err := registry(dial)
 	if err != nil {
 		return outbound{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -406,19 +407,66 @@ func TestAccountRedacts(t *testing.T) {
 	}
 }
 
-// TestControlRefusesPrivateHosts: with netguard.PublicOnly as Control,
-// as the service runs it, a user cannot point the login at the server's
-// own network; the fake server on 127.0.0.1 is never reached.
-func TestControlRefusesPrivateHosts(t *testing.T) {
-	reached := false
-	fields, d := server(t, func(c *conn) { reached = true })
-	d.Control = netguard.PublicOnly
-	_, err := d.Definition().ValidateManual(context.Background(), fields, nil)
-	if err == nil || !errors.Is(err, netguard.ErrPrivateAddress) {
-		t.Errorf("login to 127.0.0.1 with PublicOnly: got %v, want ErrPrivateAddress", err)
+// guard is a netguard.Dialer, as the service runs it, over a resolver
+// and a dialer the test controls: the resolver knows its map only, and
+// every call of the dialer is recorded and refused, so no packet is sent.
+func guard(hosts map[string]string) (g *netguard.Dialer, dials *[]string) {
+	dials = new([]string)
+	return &netguard.Dialer{
+		Resolver: resolver(hosts),
+		Dial: func(_ context.Context, _, address string) (net.Conn, error) {
+			*dials = append(*dials, address)
+			return nil, errors.New("the test dialer connects nowhere")
+		},
+	}, dials
+}
+
+// resolver answers from its map, one address per name.
+type resolver map[string]string
+
+func (r resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
 	}
-	assertValidation(t, err, "host", "this host is not on the public internet")
-	if reached {
-		t.Error("the server on 127.0.0.1 was reached")
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestGuardRefusesPrivateHosts: with a netguard.Dialer, as the service
+// runs it, a user cannot point the IMAP login at the server's own network
+// or at a documentation address, in whatever form the host is written:
+// each gets the sentence 127.0.0.1 gets, in the form's field error and in
+// the sync's explanation (the record's lastError), and nothing is dialled.
+func TestGuardRefusesPrivateHosts(t *testing.T) {
+	const (
+		field   = "this host is not on the public internet"
+		explain = "the IMAP server's address is not on the public internet"
+	)
+	for _, host := range []string{
+		"127.0.0.1", "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.0.0.1.", "localhost",
+		"10.1", "192.0.2.1", "198.51.100.7", "203.0.113.9", "2001:db8::1", "[2001:db8::1]", "docs.example",
+	} {
+		t.Run(host, func(t *testing.T) {
+			g, dials := guard(map[string]string{"localhost": "127.0.0.1", "docs.example": "203.0.113.80"})
+			d := imap.Dialer{DialContext: g.DialContext}
+			fields := map[string]string{"host": host, "port": "993", "username": "alice@example.com", "password": "correct horse", "tls": "true"}
+			_, err := d.Definition().ValidateManual(context.Background(), fields, nil)
+			if !errors.Is(err, netguard.ErrPrivateAddress) {
+				t.Errorf("ValidateManual: got %v, want ErrPrivateAddress", err)
+			}
+			assertValidation(t, err, "host", field)
+
+			in, err := d.Definition().New(integrations.Env{Credentials: integrations.Credentials{Fields: fields}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = in.RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart})
+			var ee *integrations.ExplainedError
+			if !errors.Is(err, netguard.ErrPrivateAddress) || !errors.As(err, &ee) || ee.Message != explain {
+				t.Errorf("RunTask: got %v, want ErrPrivateAddress explained as %q", err, explain)
+			}
+			if len(*dials) != 0 {
+				t.Errorf("dialled %v, want no dial", *dials)
+			}
+		})
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -66,9 +65,11 @@ type Dialer struct {
 	// MaxMessageSize is the largest message body a client keeps; zero
 	// means MaxMessageSize. A larger literal is read and thrown away.
 	MaxMessageSize int64
-	// Control, when set, vets every address before connecting (see
-	// netguard.PublicOnly): the server host is chosen by the user.
-	Control func(network, address string, c syscall.RawConn) error
+	// DialContext, when set, makes the TCP connection under TLS; the
+	// service sets a netguard.Dialer's, which refuses hosts that are not
+	// on the public internet: the server host is chosen by the user. Nil
+	// means a net.Dialer.
+	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 	// Now is the clock of the read deadlines; nil means time.Now.
 	Now func() time.Time
 	// Limits bound a sync's download batches; zero fields take their
@@ -113,9 +114,17 @@ func (d Dialer) dial(ctx context.Context, a Account) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	td := &tls.Dialer{NetDialer: &net.Dialer{Control: d.Control}, Config: cfg}
-	nc, err := td.DialContext(ctx, "tcp", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)))
+	dial := d.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	raw, err := dial(ctx, "tcp", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)))
 	if err != nil {
+		return nil, fmt.Errorf("imap: connect: %w", withoutAddress(err))
+	}
+	nc := tls.Client(raw, cfg)
+	if err := nc.HandshakeContext(ctx); err != nil {
+		raw.Close()
 		return nil, fmt.Errorf("imap: connect: %w", withoutAddress(err))
 	}
 	now := d.Now

@@ -68,4 +68,3 @@ func TestPublicOnly(t *testing.T) {
 		}
 	}
 }
-
