@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/feed"
+	"searchsvc/integrations/netguard"
 )
 
 const smallFeed = `<rss version="2.0"><channel><title>t</title>
@@ -202,4 +205,75 @@ func FuzzParseURLs(f *testing.F) {
 			seen[u] = true
 		}
 	})
+}
+
+// resolver answers from its map, one address per name; no query leaves
+// the process.
+type resolver map[string]string
+
+func (r resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestGuardRefusesPrivateURLs: with the client of a netguard.Dialer, as
+// the service runs it, a feed address on the server's own network or a
+// documentation address gets the sentence 127.0.0.1 gets, in whatever
+// form its host is written: in the form's field error, and in the sync's
+// error, from which the record's lastError is made (syncer's failure
+// sentences); the dialer the test controls is never called.
+func TestGuardRefusesPrivateURLs(t *testing.T) {
+	const sentence = "this address is not on the public internet"
+	tests := []struct{ url, addr string }{
+		{"http://127.0.0.1/feed", "127.0.0.1"},
+		{"http://127.1/feed", "127.0.0.1"},
+		{"http://2130706433/feed", "127.0.0.1"},
+		{"http://0x7f000001/feed", "127.0.0.1"},
+		{"http://0177.0.0.1:8080/feed", "127.0.0.1"},
+		{"https://127.0.0.1./feed", "127.0.0.1"},
+		{"http://localhost/feed", "127.0.0.1"},
+		{"http://0xa9fea9fe/latest/meta-data", "169.254.169.254"},
+		{"http://192.0.2.1/feed", "192.0.2.1"},
+		{"http://198.51.100.7/feed", "198.51.100.7"},
+		{"https://203.0.113.9/feed", "203.0.113.9"},
+		{"http://[2001:db8::1]/feed", "2001:db8::1"},
+		{"http://docs.example/feed", "2001:db8::80"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			var dials []string
+			g := &netguard.Dialer{
+				Resolver: resolver{"localhost": "127.0.0.1", "docs.example": "2001:db8::80"},
+				Dial: func(_ context.Context, _, address string) (net.Conn, error) {
+					dials = append(dials, address)
+					return nil, errors.New("the test dialer connects nowhere")
+				},
+			}
+			client := g.Client(time.Minute)
+			_, err := feed.Definition().ValidateManual(context.Background(), map[string]string{"url": tt.url}, client)
+			var ve *integrations.ValidationError
+			if !errors.Is(err, netguard.ErrPrivateAddress) || !errors.As(err, &ve) || ve.Field != "url" || ve.Message != sentence {
+				t.Errorf("ValidateManual: got %v, want url: %q wrapping ErrPrivateAddress", err, sentence)
+			}
+
+			in, err := feed.Definition().New(integrations.Env{
+				Credentials: integrations.Credentials{Fields: map[string]string{"url": tt.url}},
+				Client:      client,
+				Now:         func() time.Time { return now },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = in.RunTask(context.Background(), integrations.Task{Type: integrations.TaskStart})
+			want := "fetch feed 1 of 1: Get: not a public internet address: " + tt.addr
+			if !errors.Is(err, netguard.ErrPrivateAddress) || err.Error() != want {
+				t.Errorf("RunTask: got %v, want %q (ErrPrivateAddress)", err, want)
+			}
+			if len(dials) != 0 {
+				t.Errorf("dialled %v, want no dial", dials)
+			}
+		})
+	}
 }
