@@ -257,16 +257,23 @@ func TestManualTargetsMustBePublic(t *testing.T) {
 	for _, form := range []map[string]any{
 		{"url": internal.URL + "/feed"},
 		{"url": "http://localhost:" + internal.URL[strings.LastIndex(internal.URL, ":")+1:] + "/feed"},
+		// Numeric forms the C library reads as 127.0.0.1, refused before
+		// any lookup.
+		{"url": "http://127.1:" + internal.URL[strings.LastIndex(internal.URL, ":")+1:] + "/feed"},
+		{"url": "http://2130706433:" + internal.URL[strings.LastIndex(internal.URL, ":")+1:] + "/feed"},
+		{"url": "http://203.0.113.9/feed"}, // documentation
 	} {
 		status, body, _ := c.do("POST", "/v1/user-integrations/feed/credentials", map[string]any{"fields": form})
 		if status != 400 || !strings.Contains(jsonString(body), "this address is not on the public internet") {
 			t.Errorf("feed %v: got %d %v", form, status, body)
 		}
 	}
-	status, body, _ := c.do("POST", "/v1/user-integrations/imap/credentials", map[string]any{"fields": map[string]any{
-		"host": "127.0.0.1", "port": 993, "username": "u", "password": "p"}})
-	if status != 400 || !strings.Contains(jsonString(body), "this host is not on the public internet") {
-		t.Errorf("imap on 127.0.0.1: got %d %v", status, body)
+	for _, host := range []string{"127.0.0.1", "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "192.0.2.1", "2001:db8::1"} {
+		status, body, _ := c.do("POST", "/v1/user-integrations/imap/credentials", map[string]any{"fields": map[string]any{
+			"host": host, "port": 993, "username": "u", "password": "p"}})
+		if status != 400 || !strings.Contains(jsonString(body), "this host is not on the public internet") {
+			t.Errorf("imap on %s: got %d %v", host, status, body)
+		}
 	}
 	if status, body, _ := c.do("GET", "/v1/user-integrations", nil); status != 200 || body["count"] != 0.0 {
 		t.Errorf("records: got %d %v, want none stored", status, body)
