@@ -66,4 +66,3 @@ func TestPrivateHostLastError(t *testing.T) {
 		})
 	}
 }
-
