@@ -145,6 +145,7 @@ type request struct {
 	csrfHeader   string
 	ip           string // client address; "192.0.2.1" when empty
 	userAgent    string
+	header       map[string]string // set last; "" deletes (Content-Type included)
 }
 
 // response is a recorded answer with its JSON body decoded.
@@ -190,6 +191,13 @@ func (e *testEnv) send(rq request) *response {
 	}
 	if rq.userAgent != "" {
 		r.Header.Set("User-Agent", rq.userAgent)
+	}
+	for k, v := range rq.header {
+		if v == "" {
+			r.Header.Del(k)
+		} else {
+			r.Header.Set(k, v)
+		}
 	}
 	w := httptest.NewRecorder()
 	e.handler.ServeHTTP(w, r)

@@ -1,13 +1,10 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"searchsvc/httpx"
@@ -78,8 +75,9 @@ func principalOf(r *http.Request) (*principal, error) {
 // ("invalid session"); expired or idle ("session expired", the session is
 // deleted); user missing or soft-deleted ("user not found", the session is
 // deleted). Then, when CSRF is on, a POST, PUT, PATCH or DELETE must carry
-// the session's token in X-CSRF-Token or in the JSON body's csrfToken
-// (403 "invalid CSRF token"). On success the user and session are attached
+// the session's token in the X-CSRF-Token header (403 "invalid CSRF
+// token"); a token in the body does not count (docs/security.md,
+// "Cross-origin requests and CSRF"). On success the user and session are attached
 // to the request's context (UserFrom, SessionFrom), and a session that
 // sliding renewal extended gets a fresh cookie. Errors are answered under
 // next's operation name when next is one of auth's handlers.
@@ -112,9 +110,8 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	p, renewed, err := g.h.authenticate(r)
-	var body io.ReadCloser // the body, put back after the CSRF check read it
 	if err == nil && g.h.csrf && unsafeMethod(r.Method) {
-		body, err = checkCSRF(r, p.session.CSRFToken)
+		err = checkCSRF(r, p.session.CSRFToken)
 	}
 	if err != nil {
 		e := httpx.AsError(httpError(err))
@@ -127,9 +124,6 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) error {
 		g.h.sessions.SetCookie(w, p.session)
 	}
 	r = withPrincipal(r, p)
-	if body != nil {
-		r.Body = body
-	}
 	g.next.ServeHTTP(w, r)
 	return nil
 }
@@ -177,68 +171,14 @@ func unsafeMethod(m string) bool {
 	return false
 }
 
-// checkCSRF compares the request's CSRF token with want in constant time.
-// The token comes from the X-CSRF-Token header or, without one, from the
-// top-level csrfToken member of a JSON body, which is read only as far as
-// that member (and at most httpx.MaxBodyBytes): a client that sends it
-// first costs a few bytes, not its whole body. What was read is returned
-// in front of the rest of the body, to be put back for the handler, which
-// decodes it strictly. A nil body means it was not touched.
-func checkCSRF(r *http.Request, want string) (io.ReadCloser, error) {
-	var body io.ReadCloser
+// checkCSRF compares the request's X-CSRF-Token header with want in
+// constant time. Only the header counts: a form or a text/plain body,
+// which a page of another site can make a browser send, can never carry
+// it, and the body stays the handler's alone.
+func checkCSRF(r *http.Request, want string) error {
 	got := r.Header.Get("X-CSRF-Token")
-	if got == "" && r.Body != nil && r.Body != http.NoBody {
-		var seen bytes.Buffer
-		got = csrfFromBody(io.TeeReader(io.LimitReader(r.Body, httpx.MaxBodyBytes+1), &seen))
-		body = readCloser{io.MultiReader(&seen, r.Body), r.Body}
-	}
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-		return nil, ErrInvalidCSRF
+		return ErrInvalidCSRF
 	}
-	return body, nil
-}
-
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
-// csrfFromBody reads a JSON object from rd up to its top-level csrfToken
-// member and returns that member's string ("" if there is none, it is
-// not a string, or the JSON is malformed: lenient, the handler's strict
-// decoding has the last word on the body).
-func csrfFromBody(rd io.Reader) string {
-	dec := json.NewDecoder(rd)
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		if k == "csrfToken" {
-			v, _ := dec.Token()
-			s, _ := v.(string)
-			return s
-		}
-		// Skip the value, token by token, holding no more than one.
-		depth := 0
-		for {
-			t, err := dec.Token()
-			if err != nil {
-				return ""
-			}
-			switch t {
-			case json.Delim('{'), json.Delim('['):
-				depth++
-			case json.Delim('}'), json.Delim(']'):
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
-		}
-	}
-	return ""
+	return nil
 }

@@ -2,10 +2,8 @@ package auth
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -204,6 +202,7 @@ func TestCSRF(t *testing.T) {
 	if got := send("GET", "/v1/user/profile", nil, "").body["csrfToken"]; got != c.csrf {
 		t.Errorf("profile csrfToken: got %v, want the session's %q", got, c.csrf)
 	}
+	password := map[string]string{"currentPassword": testPassword, "newPassword": "another good one"}
 	for _, tc := range []struct {
 		name         string
 		method, path string
@@ -213,11 +212,13 @@ func TestCSRF(t *testing.T) {
 		{"POST without token", "POST", "/v1/auth/logout-all", nil, ""},
 		{"POST wrong header", "POST", "/v1/auth/logout-all", nil, c.csrf + "x"},
 		{"POST another session's token", "POST", "/v1/auth/logout-all", nil, other.csrf},
-		{"POST wrong body token", "POST", "/v1/auth/logout-all", map[string]string{"csrfToken": "nope"}, ""},
-		{"POST token of the wrong type", "POST", "/v1/auth/logout-all", `{"csrfToken": 12}`, ""},
-		{"POST body not JSON", "POST", "/v1/auth/logout-all", `csrfToken=` + c.csrf, ""},
-		{"PUT without token", "PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "another good one"}, ""},
+		// Only the header counts: the right token in the body does not.
+		{"POST token only in the body", "POST", "/v1/auth/logout-all", map[string]string{"csrfToken": c.csrf}, ""},
+		{"PUT token only in the body", "PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword,
+			"newPassword": "another good one", "csrfToken": c.csrf}, ""},
+		{"PUT without token", "PUT", "/v1/user/password", password, ""},
 		{"DELETE without token", "DELETE", "/v1/user/sessions/" + other.cookie, nil, ""},
+		{"DELETE token only in the body", "DELETE", "/v1/user/sessions/" + other.cookie, map[string]string{"csrfToken": c.csrf}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := send(tc.method, tc.path, tc.body, tc.header)
@@ -227,26 +228,37 @@ func TestCSRF(t *testing.T) {
 			}
 		})
 	}
+	// A token inside a body that is not JSON never reaches the check.
+	for _, ctype := range []string{"text/plain", "application/x-www-form-urlencoded"} {
+		e.send(request{method: "POST", path: "/v1/auth/logout-all", body: `{"csrfToken":"` + c.csrf + `"}`,
+			cookie: c.cookie, header: map[string]string{"Content-Type": ctype}}).
+			wantError(t, http.StatusUnsupportedMediaType, "invalid request body")
+	}
 	if _, ok := e.sm.Get(other.cookie); !ok {
 		t.Fatal("a refused request had an effect")
 	}
+	if _, ok := e.sm.Get(c.cookie); !ok {
+		t.Fatal("a refused request signed the caller out")
+	}
 	// Reads need no token.
 	send("GET", "/v1/user/profile", nil, "").wantStatus(t, http.StatusOK)
-	// The header works; so does the body, which the handler still gets.
+	// The header works, with a body or without; a csrfToken in the body
+	// is an unknown field like any other.
 	send("POST", "/v1/auth/logout-all", nil, c.csrf).wantStatus(t, http.StatusOK)
 	other = e.login("ada@example.com", testPassword)
-	send("DELETE", "/v1/auth/sessions/"+other.cookie, map[string]string{"csrfToken": c.csrf}, "").wantStatus(t, http.StatusOK)
-	r := send("PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "another good one", "csrfToken": c.csrf}, "")
+	send("DELETE", "/v1/auth/sessions/"+other.cookie, nil, c.csrf).wantStatus(t, http.StatusOK)
+	if _, ok := e.sm.Get(other.cookie); ok {
+		t.Fatal("DELETE with the header: the session is still there")
+	}
+	send("PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "another good one",
+		"csrfToken": c.csrf}, c.csrf).wantError(t, http.StatusBadRequest, "invalid request body")
+	r := send("PUT", "/v1/user/password", password, c.csrf)
 	r.wantStatus(t, http.StatusOK)
 	newToken, _ := r.body["csrfToken"].(string)
 	if newToken == "" || newToken == c.csrf || r.cookie == nil {
 		t.Fatalf("password change: csrfToken %q, cookie %+v; want a new session and token", newToken, r.cookie)
 	}
-	// The body is read for the token within the 1 MiB limit only.
-	big := `{"x":"` + strings.Repeat("a", 1<<20) + `","csrfToken":"` + newToken + `"}`
-	e.send(request{method: "POST", path: "/v1/auth/logout", body: big, cookie: r.cookie.Value}).wantError(t, http.StatusForbidden, "invalid CSRF token")
-	// Logout with the token in the body.
-	e.send(request{method: "POST", path: "/v1/auth/logout", body: map[string]string{"csrfToken": newToken}, cookie: r.cookie.Value}).wantStatus(t, http.StatusOK)
+	e.send(request{method: "POST", path: "/v1/auth/logout", cookie: r.cookie.Value, csrfHeader: newToken}).wantStatus(t, http.StatusOK)
 }
 
 func TestCSRFOff(t *testing.T) {
@@ -255,58 +267,53 @@ func TestCSRFOff(t *testing.T) {
 	if c.csrf != "" {
 		t.Fatal("csrfToken handed out with CSRF off")
 	}
-	// A client that sends csrfToken anyway is not refused.
-	c.do("PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "another good one", "csrfToken": "whatever"}).wantStatus(t, http.StatusOK)
+	// csrfToken is no field of any body, with tokens on or off.
+	c.do("PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "another good one",
+		"csrfToken": "whatever"}).wantError(t, http.StatusBadRequest, "invalid request body")
+	c.do("PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "another good one"}).wantStatus(t, http.StatusOK)
 	e.login("ada@example.com", "another good one").do("POST", "/v1/auth/logout", nil).wantStatus(t, http.StatusOK)
 }
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
-
-// TestCSRFReadsOnlyWhatItNeeds: the CSRF check reads a body only up to its
-// top-level csrfToken, so a megabyte behind a token sent first is never
-// read by the check; and the handler still gets the whole body, in order.
-func TestCSRFReadsOnlyWhatItNeeds(t *testing.T) {
-	const token = "tok-123"
-	tail := strings.Repeat("a", 1<<20)
-	tests := []struct {
-		name, body string
-		ok         bool
-		maxRead    int
+// TestUnsafeRequestRule: with the default settings (no CSRF tokens) the
+// body-less routes that change state meet the same rule as the others: a
+// body that is not JSON, or a Content-Type other than application/json,
+// is 415 before the session is looked at, and an Origin that is not the
+// service's is 403 whatever Sec-Fetch-Site says. Nothing is signed out.
+func TestUnsafeRequestRule(t *testing.T) {
+	e := newEnv(t)
+	c := e.register("ada@example.com", "Ada")
+	for _, tc := range []struct {
+		name    string
+		path    string
+		body    any
+		header  map[string]string
+		status  int
+		message string
 	}{
-		{"token first", `{"csrfToken":"` + token + `","x":"` + tail + `"}`, true, 4096},
-		{"token after a nested value", `{"a":{"b":[1,{"csrfToken":"no"}]},"csrfToken":"` + token + `","x":"` + tail + `"}`, true, 4096},
-		{"nested token only", `{"a":{"csrfToken":"` + token + `"}}`, false, 1 << 21},
-		{"no token", `{"x":"` + tail + `"}`, false, 1<<20 + 1},
-		{"not an object", `["` + token + `"]`, false, 64},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cr := &countingReader{r: strings.NewReader(tt.body)}
-			r := httptest.NewRequest("POST", "/", io.NopCloser(cr))
-			body, err := checkCSRF(r, token)
-			if (err == nil) != tt.ok {
-				t.Fatalf("got %v, want ok=%v", err, tt.ok)
+		{"text/plain body", "/v1/auth/logout", "x", map[string]string{"Content-Type": "text/plain"}, 415, "invalid request body"},
+		{"form body", "/v1/auth/logout-all", "a=b", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "invalid request body"},
+		{"body without a Content-Type", "/v1/auth/logout", "{}", map[string]string{"Content-Type": ""}, 415, "invalid request body"},
+		{"empty text/plain", "/v1/auth/logout-all", nil, map[string]string{"Content-Type": "text/plain"}, 415, "invalid request body"},
+		{"same-origin says Sec-Fetch-Site, Origin says another", "/v1/auth/logout", nil,
+			map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "https://evil.example"}, 403, "cross-origin request refused"},
+		{"Origin null", "/v1/auth/logout-all", nil, map[string]string{"Origin": "null"}, 403, "cross-origin request refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.send(request{method: "POST", path: tc.path, body: tc.body, cookie: c.cookie, header: tc.header})
+			r.wantError(t, tc.status, tc.message)
+			if r.cookie != nil {
+				t.Errorf("refusal touched the cookie: %+v", r.cookie)
 			}
-			if cr.n > tt.maxRead {
-				t.Errorf("the check read %d bytes, want at most %d", cr.n, tt.maxRead)
-			}
-			if !tt.ok {
-				return
-			}
-			all, err := io.ReadAll(body)
-			if err != nil || string(all) != tt.body {
-				t.Errorf("the handler got %d bytes (%v), want the whole body of %d", len(all), err, len(tt.body))
+			if _, ok := e.sm.Get(c.cookie); !ok {
+				t.Fatal("a refused request signed the caller out")
 			}
 		})
+	}
+	// No body and no Content-Type, or a JSON one, from the service's own
+	// origin: accepted.
+	e.send(request{method: "POST", path: "/v1/auth/logout", cookie: c.cookie,
+		header: map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://example.com"}}).wantStatus(t, http.StatusOK)
+	if _, ok := e.sm.Get(c.cookie); ok {
+		t.Fatal("logout: the session is still there")
 	}
 }

@@ -32,7 +32,6 @@ func (h *Handlers) profile(w http.ResponseWriter, r *http.Request) error {
 type passwordRequest struct {
 	CurrentPassword string `json:"currentPassword"`
 	NewPassword     string `json:"newPassword"`
-	httpx.CSRFField
 }
 
 // validate checks the request for u before any password is verified.

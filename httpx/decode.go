@@ -25,10 +25,8 @@ const MaxBodyBytes = 1 << 20
 // (400), all with the message "invalid request body". The caller's v is
 // left partly filled on error and must not be used.
 func Decode(w http.ResponseWriter, r *http.Request, v any) error {
-	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
-			Message: "invalid request body", Cause: fmt.Errorf("content type %q", ct)}
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		return unsupportedType(ct)
 	}
 	if r.ContentLength > MaxBodyBytes {
 		// Refused on its declared size, before a byte is parsed.
@@ -68,6 +66,33 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) error {
 		err = errors.New("empty body")
 	}
 	return BadBody(err)
+}
+
+// checkContentType is the content-type half of the rule Handler applies
+// to every unsafe request: a Content-Type, when sent, is application/json,
+// and a request with a body (a Content-Length other than 0, or a
+// Transfer-Encoding) sends one. A request without a body may omit it.
+func checkContentType(r *http.Request) error {
+	ct, sent := r.Header["Content-Type"]
+	hasBody := r.ContentLength != 0 || len(r.TransferEncoding) > 0
+	switch {
+	case sent && (len(ct) != 1 || !isJSON(ct[0])):
+		return unsupportedType(r.Header.Get("Content-Type"))
+	case !sent && hasBody:
+		return unsupportedType("")
+	}
+	return nil
+}
+
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// unsupportedType is the 415 of a Content-Type ct that is not JSON.
+func unsupportedType(ct string) *Error {
+	return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+		Message: "invalid request body", Cause: fmt.Errorf("content type %q", ct)}
 }
 
 // checkText refuses what encoding/json would silently replace by U+FFFD:
@@ -192,10 +217,4 @@ func hex4(b []byte, i int) (rune, bool) {
 		}
 	}
 	return r, true
-}
-
-// CSRFField is embedded in request bodies of session-protected endpoints so
-// that the csrfToken a client sends in the body is a known field.
-type CSRFField struct {
-	CSRFToken string `json:"csrfToken,omitempty"`
 }

@@ -101,18 +101,6 @@ func TestCheckKeys(t *testing.T) {
 	}
 }
 
-func TestDecodeKnowsCSRFField(t *testing.T) {
-	var v struct {
-		CSRFField
-		Name string `json:"name"`
-	}
-	req := httptest.NewRequest("POST", "/", strings.NewReader(`{"name":"x","csrfToken":"tok"}`))
-	req.Header.Set("Content-Type", "application/json")
-	if err := Decode(httptest.NewRecorder(), req, &v); err != nil || v.CSRFToken != "tok" || v.Name != "x" {
-		t.Errorf("got %+v, %v; want name x, csrfToken tok", v, err)
-	}
-}
-
 // FuzzDecode feeds arbitrary bodies to Decode: it must never panic, and on
 // success the value must re-encode to an equal value.
 func FuzzDecode(f *testing.F) {

@@ -192,6 +192,7 @@ func TestAccessLogNeverHoldsPathCookieOrBody(t *testing.T) {
 	})
 	req := httptest.NewRequest("DELETE", "/v1/user/sessions/1111-secret-id", strings.NewReader(`{"password":"hunter2hunter2"}`))
 	req.Header.Set("Cookie", "svc_session=cookie-value-xyz")
+	req.Header.Set("Content-Type", "application/json")
 	rec, logs := serve(t, mux, req)
 	if rec.Code != 200 {
 		t.Fatalf("status: got %d, want 200", rec.Code)

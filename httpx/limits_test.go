@@ -51,6 +51,7 @@ func TestBodyBudget(t *testing.T) {
 			body := &countingBody{r: strings.NewReader(strings.Repeat("x", mib))}
 			req := httptest.NewRequest("POST", "/upload", body)
 			req.ContentLength = mib
+			req.Header.Set("Content-Type", "application/json")
 			req.RemoteAddr = client + ":1234"
 			rec := httptest.NewRecorder()
 			if wait {
@@ -179,6 +180,7 @@ func TestBodyBudgetPrefixes(t *testing.T) {
 				// send returns the answer, or 0 while the handler holds it.
 				send := func(client string) int {
 					req := httptest.NewRequest("POST", "/upload", strings.NewReader(strings.Repeat("x", mib)))
+					req.Header.Set("Content-Type", "application/json")
 					req.RemoteAddr = client + ":1234"
 					rec := httptest.NewRecorder()
 					answered := make(chan struct{})

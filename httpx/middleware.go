@@ -107,15 +107,21 @@ type Config struct {
 // text, and one access log line. The log line carries the route pattern,
 // never the raw path, cookies or bodies.
 //
-// Every unsafe request (POST, PUT, PATCH, DELETE) from another origin is
-// refused with 403 "cross-origin request refused" before any route runs:
-// a browser says where a request comes from in Sec-Fetch-Site (or, older
-// ones, in Origin, compared with Host), and only same-origin requests,
-// those of TrustedOrigins and those of clients that are no browser (no
-// such header) pass. SameSite=Strict keeps the session cookie from other
-// sites, but a sibling subdomain is the same site; this check stops it,
-// whether or not CSRF tokens are on. An invalid TrustedOrigins entry is
-// an error.
+// Every unsafe request (POST, PUT, PATCH, DELETE) meets one rule before
+// any route runs (docs/security.md, "Cross-origin requests and CSRF"):
+//   - from another origin it is refused with 403 "cross-origin request
+//     refused": Sec-Fetch-Site must not say cross-site or same-site
+//     (unless Origin is one of TrustedOrigins), and an Origin, when sent,
+//     must be the request's Host or one of TrustedOrigins, whatever
+//     Sec-Fetch-Site says. A client that is no browser sends neither.
+//     SameSite=Strict keeps the session cookie from other sites, but a
+//     sibling subdomain is the same site; this check stops it, whether
+//     or not CSRF tokens are on.
+//   - a Content-Type, when sent, must be application/json, and a body
+//     needs one (415 "invalid request body"): what a form or a no-cors
+//     fetch sends never reaches a route, body or not.
+//
+// An invalid TrustedOrigins entry is an error.
 func Handler(mux *http.ServeMux, cfg Config) (*Stack, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -124,12 +130,14 @@ func Handler(mux *http.ServeMux, cfg Config) (*Stack, error) {
 		cfg.Logger = discardLogger
 	}
 	cop := http.NewCrossOriginProtection()
+	trusted := make(map[string]struct{}, len(cfg.TrustedOrigins))
 	for _, o := range cfg.TrustedOrigins {
 		if err := cop.AddTrustedOrigin(o); err != nil {
 			return nil, fmt.Errorf("httpx: TrustedOrigins: %w", err)
 		}
+		trusted[o] = struct{}{}
 	}
-	s := &Stack{mux: mux, cfg: cfg, cop: cop, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay,
+	s := &Stack{mux: mux, cfg: cfg, cop: cop, trusted: trusted, log: accessLog{h: cfg.Logger.Handler(), delay: cfg.AccessLogDelay,
 		mode: cfg.AccessLog, slow: cmp.Or(cfg.SlowRequest, DefaultSlowRequest)}}
 	if cfg.AccessLog == AccessLogSummary {
 		s.log.sum = &summary{h: s.log.h, now: cfg.Now}
@@ -143,10 +151,11 @@ func Handler(mux *http.ServeMux, cfg Config) (*Stack, error) {
 
 // Stack is the handler Handler returns.
 type Stack struct {
-	mux *http.ServeMux
-	cfg Config
-	cop *http.CrossOriginProtection
-	log accessLog
+	mux     *http.ServeMux
+	cfg     Config
+	cop     *http.CrossOriginProtection
+	trusted map[string]struct{} // Config.TrustedOrigins, as checkOrigin looks them up
+	log     accessLog
 
 	bodies *bodyBudget // nil: no bound
 }
@@ -185,9 +194,15 @@ func (s *Stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	defer func() { s.finish(recover(), r, info, sw) }()
 
-	if err := s.cop.Check(r); err != nil {
-		WriteError(sw, r, "request.origin", CrossOrigin(err))
-		return
+	if unsafeMethod(r.Method) {
+		if err := s.checkOrigin(r); err != nil {
+			WriteError(sw, r, "request.origin", CrossOrigin(err))
+			return
+		}
+		if err := checkContentType(r); err != nil {
+			WriteError(sw, r, "request.body", err)
+			return
+		}
 	}
 	if n := bodySize(r); n > 0 && s.bodies != nil {
 		if !s.bodies.take(info.ClientIP, n) {

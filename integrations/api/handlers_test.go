@@ -486,7 +486,7 @@ func TestSubmitCredentials(t *testing.T) {
 
 	var id string
 	t.Run("connect", func(t *testing.T) {
-		r := f.do("POST", path, "u1", map[string]any{"fields": good, "csrfToken": "t"})
+		r := f.do("POST", path, "u1", map[string]any{"fields": good})
 		r.want(t, http.StatusCreated, "userIntegration.create", "", "")
 		res, _ := r.body["result"].(map[string]any)
 		id, _ = res["id"].(string)

@@ -200,7 +200,6 @@ func (h *Handlers) revoke(ctx context.Context, rec records.Record, creds integra
 // credentialsBody is the manual form's request body.
 type credentialsBody struct {
 	Fields map[string]json.RawMessage `json:"fields"`
-	httpx.CSRFField
 }
 
 // SubmitCredentials serves POST /v1/user-integrations/{integration}/credentials:
