@@ -10,6 +10,7 @@ import (
 	"searchsvc/integrations/imap"
 	"searchsvc/integrations/imap/imaptest"
 	"searchsvc/integrations/records"
+	"searchsvc/integrations/syncer"
 )
 
 func TestSyncerIMAP(t *testing.T) {
@@ -137,4 +138,35 @@ func TestSyncerIMAP(t *testing.T) {
 
 	assertNothingPlain(t, f.dir, "ana@example.com", "bo@example.com", "body of message", "Subject: message",
 		"message 2", imaptest.Password, imaptest.Username, "Archive", "UIDVALIDITY")
+}
+
+// A first sync of many mails shows its downloads: after each commit the
+// record's activity is downloading, with itemsLeft the messages of the
+// batches still queued, and itemsTotal the messages the sync planned.
+func TestSyncerIMAPProgress(t *testing.T) {
+	const mails = 100
+	srv := imaptest.New(t)
+	fill(srv, "INBOX", 0, mails)
+	f := newE2E(t, srv, imap.Dialer{Limits: imap.Limits{BatchMessages: 1}})
+	rec := f.connect()
+	var seen []syncer.Activity
+	f.ix.mu.Lock()
+	f.ix.onIndex = func() { seen = append(seen, f.syncer.Activity(rec.ID)) }
+	f.ix.mu.Unlock()
+
+	f.runOnce()
+	// The syncer commits every 32 finished tasks: after 32, 64 and 96
+	// batches of one message, then the last four with folderDone.
+	want := []syncer.Activity{
+		{State: syncer.ActivityDownloading, Pending: 68 + 1, ItemsLeft: 68, ItemsTotal: mails},
+		{State: syncer.ActivityDownloading, Pending: 36 + 1, ItemsLeft: 36, ItemsTotal: mails},
+		{State: syncer.ActivityDownloading, Pending: 4 + 1, ItemsLeft: 4, ItemsTotal: mails},
+		{State: syncer.ActivityIdle},
+	}
+	if !slices.Equal(seen, want) {
+		t.Errorf("activity after each commit of the first sync:\ngot  %+v\nwant %+v", seen, want)
+	}
+	if n := len(f.live(rec.ID)); n != mails {
+		t.Errorf("items after the first sync: got %d, want %d", n, mails)
+	}
 }
