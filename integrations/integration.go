@@ -107,6 +107,11 @@ const (
 type Task struct {
 	Type    string            `json:"type"`
 	Payload map[string]string `json:"payload,omitempty"`
+	// Items is how many items the task downloads, for a task that
+	// downloads several (an IMAP batch): a record's itemsLeft adds them
+	// up while the task is queued. Zero counts one item for a task whose
+	// type starts with "download" (downloadEmail), none for any other.
+	Items int `json:"items,omitempty"`
 }
 
 // TaskResult is what a task produced: items for the index and follow-up

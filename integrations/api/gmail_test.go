@@ -144,8 +144,12 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 	if g.syncer.Pending(rec.ID) == 0 {
 		t.Fatal("nothing left to do after the interrupted run")
 	}
-	if a := g.syncer.Activity(rec.ID); a.State != syncer.ActivityListing || a.ItemsLeft == 0 || a.Pending != a.ItemsLeft+1 {
-		t.Errorf("activity of the interrupted sync: got %+v, want listing, with the downloads queued left", a)
+	// Downloads are queued, and a listing of the next page behind them:
+	// the sync shows its downloads, counted against every message listed.
+	cur, _ := g.records.ByID(rec.ID)
+	if a := g.syncer.Activity(rec.ID); a.State != syncer.ActivityDownloading || a.ItemsLeft == 0 || a.Pending != a.ItemsLeft+1 ||
+		int64(a.ItemsTotal) != int64(a.ItemsLeft)+cur.ItemsSynced {
+		t.Errorf("activity of the interrupted sync: got %+v with %d synced, want downloading, with the downloads queued left of all listed", a, cur.ItemsSynced)
 	}
 
 	if err := g.st.Close(); err != nil {

@@ -251,7 +251,7 @@ func (s fakeSync) Disconnect(rec records.Record) error {
 }
 
 func (s fakeSync) Activity(recordID string) syncer.Activity {
-	return syncer.Activity{State: syncer.ActivityDownloading, Pending: len(recordID) % 7, ItemsLeft: len(recordID) % 5}
+	return syncer.Activity{State: syncer.ActivityDownloading, Pending: len(recordID) % 7, ItemsLeft: len(recordID) % 5, ItemsTotal: 40}
 }
 
 func (s fakeSync) SyncNow(string, string) error { return nil }
@@ -578,8 +578,8 @@ func TestListGetFilters(t *testing.T) {
 	r.want(t, http.StatusOK, op, "", "")
 	if res, _ := r.body["result"].(map[string]any); res["id"] != a.ID || res["integration"] != "acme" || res["credentials"] != nil ||
 		res["pendingTasks"] != float64(len(a.ID)%7) || res["activity"] != "downloading" || res["itemsLeft"] != float64(len(a.ID)%5) ||
-		res["itemsSynced"] != 0.0 || res["sources"] != nil || res["retryAt"] != nil {
-		t.Errorf("get: got %v, want the record with pendingTasks %d, activity downloading, itemsLeft %d", res, len(a.ID)%7, len(a.ID)%5)
+		res["itemsTotal"] != 40.0 || res["itemsSynced"] != 0.0 || res["sources"] != nil || res["retryAt"] != nil {
+		t.Errorf("get: got %v, want the record with pendingTasks %d, activity downloading, itemsLeft %d, itemsTotal 40", res, len(a.ID)%7, len(a.ID)%5)
 	}
 	for _, s := range secrets {
 		if strings.Contains(r.raw, s) {

@@ -25,16 +25,20 @@ type CatalogueEntry struct {
 
 // RecordView is a record as the record routes show it: the record's view
 // (status, lastSyncAt, itemsSynced, lastError), what its sync is doing
-// now (activity, itemsLeft, retryAt, pendingTasks), and what it follows
+// now (activity, itemsLeft, itemsTotal, retryAt, pendingTasks), and what it follows
 // (sources: a feed record's addresses).
 type RecordView struct {
 	records.RecordView
 	PendingTasks int `json:"pendingTasks"`
 	// Activity is the sync's activity: idle, listing, downloading,
 	// waiting or paused (see syncer.Activity).
-	Activity  string     `json:"activity"`
-	ItemsLeft int        `json:"itemsLeft"`
-	RetryAt   *time.Time `json:"retryAt,omitempty"`
+	Activity  string `json:"activity"`
+	ItemsLeft int    `json:"itemsLeft"`
+	// ItemsTotal is how many items the current sync has queued for
+	// download, itemsLeft among them; absent when none are left (see
+	// syncer.Activity).
+	ItemsTotal int        `json:"itemsTotal,omitempty"`
+	RetryAt    *time.Time `json:"retryAt,omitempty"`
 	// PausedReason says why a paused sync waits: disk_full or not_saved.
 	PausedReason string   `json:"pausedReason,omitempty"`
 	Sources      []string `json:"sources,omitempty"`
@@ -44,7 +48,7 @@ type RecordView struct {
 func (h *Handlers) view(rec records.Record) RecordView {
 	a := h.cfg.Sync.Activity(rec.ID)
 	v := RecordView{RecordView: rec.View(), PendingTasks: a.Pending, Activity: a.State, ItemsLeft: a.ItemsLeft,
-		PausedReason: a.Paused}
+		ItemsTotal: a.ItemsTotal, PausedReason: a.Paused}
 	if !a.RetryAt.IsZero() {
 		v.RetryAt = &a.RetryAt
 	}

@@ -56,13 +56,20 @@ type indexer struct {
 	mu      sync.Mutex
 	indexed map[string]syncer.IndexedItem // by item id
 	removed []string                      // item ids, in order
+	// onIndex, if set, runs after each Index call, on the sync's worker:
+	// a test looks there at a sync between two of its commits.
+	onIndex func()
 }
 
 func (x *indexer) Index(_ string, its []syncer.IndexedItem) {
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	for _, it := range its {
 		x.indexed[it.ID] = it
+	}
+	on := x.onIndex
+	x.mu.Unlock()
+	if on != nil {
+		on()
 	}
 }
 

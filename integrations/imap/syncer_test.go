@@ -2,6 +2,7 @@ package imap_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"searchsvc/integrations/imap"
 	"searchsvc/integrations/imap/imaptest"
 	"searchsvc/integrations/records"
+	"searchsvc/integrations/syncer"
 )
 
 func TestSyncerIMAP(t *testing.T) {
@@ -137,4 +139,79 @@ func TestSyncerIMAP(t *testing.T) {
 
 	assertNothingPlain(t, f.dir, "ana@example.com", "bo@example.com", "body of message", "Subject: message",
 		"message 2", imaptest.Password, imaptest.Username, "Archive", "UIDVALIDITY")
+}
+
+// A first sync of many mails shows its downloads: after each commit the
+// record's activity is downloading, with itemsLeft the messages of the
+// batches still queued, and itemsTotal the messages the sync planned.
+func TestSyncerIMAPProgress(t *testing.T) {
+	const mails = 100
+	srv := imaptest.New(t)
+	fill(srv, "INBOX", 0, mails)
+	f := newE2E(t, srv, imap.Dialer{Limits: imap.Limits{BatchMessages: 1}})
+	rec := f.connect()
+	var seen []syncer.Activity
+	f.ix.mu.Lock()
+	f.ix.onIndex = func() { seen = append(seen, f.syncer.Activity(rec.ID)) }
+	f.ix.mu.Unlock()
+
+	f.runOnce()
+	// The syncer commits every 32 finished tasks: after 32, 64 and 96
+	// batches of one message, then the last four with folderDone.
+	want := []syncer.Activity{
+		{State: syncer.ActivityDownloading, Pending: 68 + 1, ItemsLeft: 68, ItemsTotal: mails},
+		{State: syncer.ActivityDownloading, Pending: 36 + 1, ItemsLeft: 36, ItemsTotal: mails},
+		{State: syncer.ActivityDownloading, Pending: 4 + 1, ItemsLeft: 4, ItemsTotal: mails},
+		{State: syncer.ActivityIdle},
+	}
+	if !slices.Equal(seen, want) {
+		t.Errorf("activity after each commit of the first sync:\ngot  %+v\nwant %+v", seen, want)
+	}
+	if n := len(f.live(rec.ID)); n != mails {
+		t.Errorf("items after the first sync: got %d, want %d", n, mails)
+	}
+}
+
+// After a restart in the middle of a first sync, the count goes on from
+// what was left: the total is kept in memory only, nothing is written
+// for it.
+func TestSyncerIMAPProgressRestart(t *testing.T) {
+	const mails = 100
+	srv := imaptest.New(t)
+	fill(srv, "INBOX", 0, mails)
+	f := newE2E(t, srv, imap.Dialer{Limits: imap.Limits{BatchMessages: 1}})
+	rec := f.connect()
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen []syncer.Activity
+	f.ix.mu.Lock()
+	f.ix.onIndex = func() {
+		cancel() // stop the service after the first commit of downloads
+		seen = append(seen, f.syncer.Activity(rec.ID))
+	}
+	f.ix.mu.Unlock()
+	if err := f.syncer.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []syncer.Activity{{State: syncer.ActivityDownloading, Pending: 68 + 1, ItemsLeft: 68, ItemsTotal: mails}}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("activity after the first commit: got %+v, want %+v", seen, want)
+	}
+
+	f.reopen(f.def)
+	seen = nil
+	if a, want := f.syncer.Activity(rec.ID), (syncer.Activity{State: syncer.ActivityDownloading, Pending: 68 + 1, ItemsLeft: 68, ItemsTotal: 68}); a != want {
+		t.Errorf("activity after the restart: got %+v, want %+v", a, want)
+	}
+	f.runOnce()
+	want = []syncer.Activity{
+		{State: syncer.ActivityDownloading, Pending: 36 + 1, ItemsLeft: 36, ItemsTotal: 68},
+		{State: syncer.ActivityDownloading, Pending: 4 + 1, ItemsLeft: 4, ItemsTotal: 68},
+		{State: syncer.ActivityIdle},
+	}
+	if !slices.Equal(seen, want) {
+		t.Errorf("activity after each commit since the restart:\ngot  %+v\nwant %+v", seen, want)
+	}
+	if n := len(f.live(rec.ID)); n != mails {
+		t.Errorf("items after the sync: got %d, want %d", n, mails)
+	}
 }

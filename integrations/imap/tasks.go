@@ -50,7 +50,8 @@ var errFolderRefused = fmt.Errorf("the server refused to open the folder: %w", i
 //     (Unchanged) that is all. Otherwise it plans (PlanFolder) against the
 //     stored items: expunged mail is removed and renumbered mail re-keyed
 //     with this task's commit, and it gives a fetchMessages task per
-//     download batch, then a folderDone task;
+//     download batch (its Items the batch's messages, which the record's
+//     itemsLeft counts), then a folderDone task;
 //   - fetchMessages downloads one batch (BODY.PEEK[]) and outputs its
 //     messages as items; each is committed with its task, so a restart
 //     resumes at the first batch not stored;
@@ -189,7 +190,9 @@ func (m *mailbox) syncFolder(ctx context.Context, folder string) (integrations.T
 		if b.HeadersOnly {
 			p[payloadHeadersOnly] = "true"
 		}
-		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskFetchMessages, Payload: p})
+		// Items makes the record's view count the batch's messages as
+		// items left to download while the task is queued.
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskFetchMessages, Payload: p, Items: b.UIDs.Len()})
 	}
 	if plan.State != state {
 		b, err := json.Marshal(plan.State)

@@ -3,6 +3,8 @@ package syncer
 import (
 	"strings"
 	"time"
+
+	"searchsvc/integrations"
 )
 
 // What a record's sync is doing, read from its queued tasks, for the
@@ -28,9 +30,16 @@ type Activity struct {
 	State string
 	// Pending is the number of the record's queued tasks.
 	Pending int
-	// ItemsLeft is the number of queued tasks that each fetch one item
-	// (their type starts with "download", as downloadEmail).
+	// ItemsLeft is the number of items the record's queued tasks download:
+	// one for each task whose type starts with "download" (downloadEmail),
+	// and the items a task that downloads several says it holds (an IMAP
+	// batch, integrations.Task.Items).
 	ItemsLeft int
+	// ItemsTotal is how many items the current sync has queued for
+	// download so far, ItemsLeft among them: counted in memory since the
+	// service started, so after a restart it counts from what was left
+	// then. Zero when nothing is left to download.
+	ItemsTotal int
 	// RetryAt is when the waiting task runs again, or when a pause ends
 	// at the latest; zero unless State is ActivityWaiting or
 	// ActivityPaused.
@@ -41,42 +50,77 @@ type Activity struct {
 }
 
 // Activity reads what the record's sync is doing from its queue. A
-// record resting after a broken session is paused; else a listing task
-// anywhere in the queue makes it listing, and a queue whose first task
-// waits for a later time makes it waiting.
+// record resting after a broken session is paused; else a queue whose
+// first task waits for a later time makes it waiting, a queue with items
+// left to download makes it downloading (a listing between two pages of
+// downloads does not hide how many are left), and any other queue makes
+// it listing.
 func (s *Syncer) Activity(recordID string) Activity {
 	ts := s.recordTasks(recordID)
-	a := Activity{State: ActivityIdle, Pending: len(ts)}
+	a := Activity{State: ActivityIdle, Pending: len(ts), ItemsLeft: itemsOf(ts)}
+	if a.ItemsLeft > 0 {
+		s.mu.Lock()
+		a.ItemsTotal = max(s.totals[recordID], a.ItemsLeft)
+		s.mu.Unlock()
+	}
 	if r, _, ok := s.restingUntil(recordID, s.now()); ok {
 		a.State, a.RetryAt, a.Paused = ActivityPaused, r.until.UTC(), PausedNotSaved
 		if r.diskFull {
 			a.Paused = PausedDiskFull
 		}
-		for _, t := range ts {
-			if strings.HasPrefix(t.Type, "download") {
-				a.ItemsLeft++
-			}
-		}
 		return a
-	}
-	listing := false
-	for _, t := range ts {
-		if strings.HasPrefix(t.Type, "download") {
-			a.ItemsLeft++
-		} else {
-			listing = true
-		}
 	}
 	switch {
 	case len(ts) == 0:
 	case ts[0].NotBefore.After(s.now()):
 		a.State, a.RetryAt = ActivityWaiting, ts[0].NotBefore.UTC()
-	case listing:
-		a.State = ActivityListing
-	default:
+	case a.ItemsLeft > 0:
 		a.State = ActivityDownloading
+	default:
+		a.State = ActivityListing
 	}
 	return a
+}
+
+// itemsOf is how many items the tasks ts download (Activity.ItemsLeft).
+func itemsOf(ts []QueuedTask) int {
+	n := 0
+	for _, t := range ts {
+		switch {
+		case t.Items > 0:
+			n += t.Items
+		case strings.HasPrefix(t.Type, "download"):
+			n++
+		}
+	}
+	return n
+}
+
+// beginCount starts the count of a record's sync (Activity.ItemsTotal)
+// when a session takes its queue: afresh when the queue begins with a
+// start task, and from what the queue holds when the count is unknown
+// (the first session since the service started).
+func (s *Syncer) beginCount(recordID string, queue []QueuedTask) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.totals[recordID]; !ok || queue[0].Type == integrations.TaskStart {
+		s.totals[recordID] = itemsOf(queue)
+	}
+}
+
+// count adds the downloads of follow-up tasks just committed to the
+// record's count; final (no task left) ends the count. It is memory only:
+// a first sync of many mails writes nothing more for its progress.
+func (s *Syncer) count(recordID string, follow []QueuedTask, final bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if final {
+		delete(s.totals, recordID)
+		return
+	}
+	if n := itemsOf(follow); n > 0 {
+		s.totals[recordID] += n
+	}
 }
 
 // displayName is the integration's name for a person ("Gmail"), or its

@@ -172,6 +172,7 @@ func (r *run) flush(final bool) error {
 		return err
 	}
 	r.stored += n
+	r.s.count(r.rec.ID, b.add, final)
 	if kept != nil {
 		r.mu.Lock()
 		r.kept = kept

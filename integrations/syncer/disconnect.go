@@ -18,6 +18,9 @@ func (s *Syncer) Disconnect(rec records.Record) error {
 	if _, err := s.records.Disconnect(rec.ID, ops...); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	delete(s.totals, rec.ID)
+	s.mu.Unlock()
 	if s.index != nil {
 		s.index.RemoveRecord(rec.UserID, rec.ID)
 	}

@@ -57,6 +57,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 	if len(queue) == 0 || queue[0].NotBefore.After(s.now()) {
 		return
 	}
+	s.beginCount(recordID, queue)
 	r := &run{
 		s: s, rec: rec, sealed: rec.Credentials,
 		log: s.log.With("record_id", rec.ID, "integration", rec.Integration),

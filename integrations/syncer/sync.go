@@ -124,6 +124,9 @@ type Syncer struct {
 	gates   map[string]*sync.Mutex // per record: held while its sync commits
 	closing map[string]time.Time   // records being disconnected, since when
 	resting map[string]rest        // records whose last session broke
+	// totals counts, per record with a sync under way, the items its
+	// sync queued for download (Activity.ItemsTotal); memory only.
+	totals map[string]int
 
 	outcomes struct{ ok, retried, dropped, skipped, reauth, parked atomic.Int64 }
 }
@@ -192,6 +195,7 @@ func New(cfg Config) (*Syncer, error) {
 		gates:   make(map[string]*sync.Mutex),
 		closing: make(map[string]time.Time),
 		resting: make(map[string]rest),
+		totals:  make(map[string]int),
 	}, nil
 }
 

@@ -36,7 +36,11 @@ type QueuedTask struct {
 	// NotBefore is when the task may run again after a failure; zero: now.
 	NotBefore time.Time `json:"notBefore,omitzero"`
 	// Attempts counts the failed runs of the task.
-	Attempts  int       `json:"attempts,omitempty"`
+	Attempts int `json:"attempts,omitempty"`
+	// Items is how many items the task downloads (integrations.Task.Items),
+	// kept beside its type so that a record's view counts what is left
+	// without opening a payload.
+	Items     int       `json:"items,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 }
 
@@ -48,7 +52,7 @@ func (t *QueuedTask) aad() []byte {
 func (s *Syncer) newTask(rec *records.Record, task integrations.Task, now time.Time) (QueuedTask, error) {
 	t := QueuedTask{
 		ID: uuid.New(), Seq: s.nextSeq(), RecordID: rec.ID, UserID: rec.UserID,
-		Integration: rec.Integration, Type: task.Type, CreatedAt: now.UTC(),
+		Integration: rec.Integration, Type: task.Type, Items: max(task.Items, 0), CreatedAt: now.UTC(),
 	}
 	if len(task.Payload) > 0 {
 		b, err := json.Marshal(task.Payload)

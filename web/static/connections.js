@@ -40,13 +40,23 @@ async function pageConnections(params) {
   }
   // While a connection waits for its first sync, the list is reloaded
   // now and then (one timer at a time, only while this page shows), so the
-  // person sees its items arrive.
+  // person sees its items arrive; while a sync lists or downloads, every
+  // few seconds for as long as it does, so its progress bar moves. A
+  // Reconnect form being filled is not redrawn: the reload waits for it.
   let timer = 0, polls = 0;
+  const tick = () => {
+    timer = 0;
+    if (!mine.isConnected) return;
+    if (mine.querySelector('details[open]')) { timer = setTimeout(tick, 3000); return; }
+    refresh().catch(() => {});
+  };
   const show = rs => {
     mine.replaceChildren(...(rs.length ? rs.map(r => connectionCard(r, region, refresh)) : [h('li', { class: 'muted' }, 'No service is connected yet.')]));
-    if (!timer && polls < 40 && rs.some(r => r.status === 'connected' && !r.lastSyncAt)) {
+    const first = polls < 40 && rs.some(r => r.status === 'connected' && !r.lastSyncAt);
+    const busy = rs.some(r => r.activity === 'downloading' || r.activity === 'listing');
+    if (!timer && (first || busy)) {
       polls++;
-      timer = setTimeout(() => { timer = 0; if (mine.isConnected) refresh().catch(() => {}); }, 1500);
+      timer = setTimeout(tick, first ? 1500 : 3000);
     }
   };
   const refresh = async () => {
@@ -108,7 +118,7 @@ function connectionCard(r, region, refresh) {
     h('h3', null, m.displayName, h('span', { class: 'badge ' + cls }, word)),
     h('dl', { class: 'facts' },
       h('dt', null, 'Last sync'), h('dd', null, r.lastSyncAt ? fmtDate(r.lastSyncAt) + ' (' + ago(r.lastSyncAt) + ')' : 'Never'),
-      activityText(r) && [h('dt', null, 'Now'), h('dd', { class: 'activity' }, activityText(r))],
+      activityText(r) && [h('dt', null, 'Now'), h('dd', { class: 'activity' }, activityText(r), syncProgress(r))],
       h('dt', null, 'Items synced'), h('dd', { class: 'items-synced' }, plural(Number(r.itemsSynced) || 0, 'item', 'items')),
       h('dt', null, 'Connected'), h('dd', null, fmtDate(r.connectedAt)),
       r.lastError && [h('dt', null, 'Last error'), h('dd', { class: 'error' }, r.lastError)],
@@ -116,6 +126,17 @@ function connectionCard(r, region, refresh) {
         h('dd', null, h('ul', { class: 'sources' }, r.sources.map(s => h('li', null, s))))]),
     cardRegion,
     h('div', { class: 'actions' }, r.status !== 'needs_reauth' && sync, reconnect, disconnect));
+}
+
+// syncProgress is a bar of the items a downloading sync has fetched of
+// those it queued (itemsTotal less itemsLeft, of itemsTotal), labelled in
+// words for a screen reader; null unless downloading with a known total.
+function syncProgress(r) {
+  const left = Number(r.itemsLeft) || 0, total = Number(r.itemsTotal) || 0;
+  if (r.activity !== 'downloading' || total <= 0 || left > total) return null;
+  const done = total - left;
+  return h('progress', { class: 'sync-progress', max: total, value: done,
+    'aria-label': 'Downloaded ' + done.toLocaleString() + ' of ' + plural(total, 'item', 'items') });
 }
 
 // watchSync reloads the list a few times after "Sync now", until the
@@ -208,11 +229,14 @@ function manualForm(m, region, refresh) {
 }
 
 // activityText says what the record's sync is doing, from the record's
-// activity, itemsLeft and retryAt; empty when idle.
+// activity, itemsLeft, itemsTotal and retryAt; empty when idle.
 function activityText(r) {
   switch (r.activity) {
     case 'listing': return 'Looking for new items';
-    case 'downloading': return 'Downloading: ' + plural(Number(r.itemsLeft) || 0, 'item', 'items') + ' left';
+    case 'downloading': {
+      const left = Number(r.itemsLeft) || 0, total = Number(r.itemsTotal) || 0;
+      return 'Downloading: ' + plural(left, 'item', 'items') + ' left' + (total > left ? ' of ' + total.toLocaleString() : '');
+    }
     case 'waiting': return r.retryAt ? 'Waiting to try again at ' + fmtDate(r.retryAt) : 'Waiting to try again';
     case 'paused': return r.pausedReason === 'disk_full'
       ? 'Paused: the server\'s disk is full. Syncing goes on as soon as there is room again.'
