@@ -21,6 +21,11 @@ const (
 	hostileText  = `Quokka <img src=x onerror="window.__pwned=3"> <script>window.__pwned=4</script> is not HTML.`
 )
 
+// reversedTitle is a title that, shown raw, reads as a picture's name:
+// U+202E (right-to-left override) turns "gnp.exe" into "exe.png" on screen.
+// The app shows it isolated and without the override, as "gnp.exe".
+const reversedTitle = "\u202Egnp.exe"
+
 // harbourLogs is how many feed entries share the word "harbour": more than
 // the app's page of 20 results, so the search for it has a second page.
 const harbourLogs = 22
@@ -34,13 +39,15 @@ type feedEntry struct {
 }
 
 // feedEntries are the fake feed's entries: the zeppelin (whose link, not
-// its guid, is its address), the hostile one, two about the regatta and
-// the harbour logs.
+// its guid, is its address), the hostile one, the reversed one, two about
+// the regatta and the harbour logs.
 func feedEntries(base string) []feedEntry {
 	es := []feedEntry{
 		{title: "Zeppelin over the lake", link: base + "/zeppelin", guid: "zeppelin-entry-1", author: "pilot@example.org (Pilot)",
 			date: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC), text: "The zeppelin crossed the lake at dawn."},
 		{title: hostileTitle, guid: "javascript:window.__pwned=5", date: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC), text: hostileText, html: true},
+		{title: reversedTitle, guid: "kestrel-entry", author: "\u202Enoom@example.org", date: time.Date(2026, 8, 15, 9, 0, 0, 0, time.UTC),
+			text: "A kestrel photo, or so its name says."},
 		{title: "Autumn regatta: the results", link: base + "/autumn-regatta", guid: base + "/autumn-regatta", author: "commodore@example.org (Commodore)",
 			date: time.Date(2026, 10, 12, 8, 30, 0, 0, time.UTC),
 			text: "Forty boats sailed the autumn regatta in a steady north-westerly breeze."},

@@ -56,8 +56,9 @@ func (w *webTest) reconnectFeed(feed *fakeFeed) error {
 	if err := w.clickIn(card, "form button[type=submit]", "Connect"); err != nil {
 		return err
 	}
+	// The same connection, updated: the API answered 200, not 201.
 	if err := w.waitValue("the outcome", `(document.querySelector('main .notice.ok') || {}).textContent`,
-		"RSS or Atom feed is connected. Its first sync has started."); err != nil {
+		"RSS or Atom feed is updated with the new details. A sync has started."); err != nil {
 		return err
 	}
 	return w.reconnected(card, id)

@@ -97,7 +97,15 @@ func TestBrowser(t *testing.T) {
 		if err := b.navigate(srv.URL + "/"); err != nil {
 			return err
 		}
-		return b.waitFor("the sign-in page", `location.pathname === '/login' && document.querySelector('h1').textContent === 'Sign in'`)
+		if err := b.waitFor("the sign-in page", `location.pathname === '/login' && document.querySelector('h1').textContent === 'Sign in'`); err != nil {
+			return err
+		}
+		// Nobody ever signed in here: the app does not ask for a profile,
+		// whose 401 the browser would log as an error.
+		if got := b.requests("/v1/user/profile"); len(got) != 0 {
+			return fmt.Errorf("a visitor who never signed in: the app asked for the profile %d times, want 0", len(got))
+		}
+		return nil
 	})
 	step("register with a weak password", func() error {
 		if err := b.click("a", "Create an account"); err != nil {
@@ -302,13 +310,24 @@ func TestBrowser(t *testing.T) {
 		}
 		return noPayload()
 	})
+	step("a title with a right-to-left override reads as it is", w.reversedShown)
+	step("a query error marks its place in the box", w.queryErrorMarked)
 	w.picture("search", w.searchPicture)
 	step("the OAuth landing page says what happened", func() error {
 		if err := b.navigate(srv.URL + "/integrations?status=error&integration=gmail&message=gmail%20authorization%20was%20cancelled"); err != nil {
 			return err
 		}
-		return b.waitFor("the outcome in words", `document.body.innerText.includes('Could not connect Gmail. Gmail authorization was cancelled.') && document.querySelector('li[data-record]')`)
+		if err := b.waitFor("the outcome in words", `document.body.innerText.includes('Could not connect Gmail. Gmail authorization was cancelled.') && document.querySelector('li[data-record]')`); err != nil {
+			return err
+		}
+		// A message that starts with an address keeps its case.
+		if err := b.navigate(srv.URL + "/integrations?status=error&integration=gmail&message=" + url.QueryEscape("http://127.0.0.1:9/callback refused the request")); err != nil {
+			return err
+		}
+		return w.waitValue("the outcome", `(document.querySelector('main .notice.error') || {}).textContent`,
+			"Could not connect Gmail. http://127.0.0.1:9/callback refused the request.")
 	})
+	step("the IMAP form names a field once and keeps its TLS box", w.imapForm)
 	step("reconnect Gmail after Google refused its grant", func() error {
 		grantMu.Lock()
 		refresh := grant

@@ -39,26 +39,26 @@ async function pageAdmin() {
 function userRow(u, region, reload) {
   const me = u.id === session.user.id;
   const logout = h('button', { type: 'button', class: 'secondary' }, 'Sign out everywhere');
-  logout.setAttribute('aria-label', 'Sign ' + u.name + ' out everywhere');
+  logout.setAttribute('aria-label', plain('Sign ' + u.name + ' out everywhere'));
   logout.addEventListener('click', async () => {
     try {
       const res = await api('POST', '/v1/admin/users/' + encodeURIComponent(u.id) + '/force-logout');
       if (me) return sessionEnded();
-      say(region, 'ok', 'Ended ' + plural(Number(res.deleted) || 0, 'session', 'sessions') + ' of ' + u.name + '.');
+      say(region, 'ok', 'Ended ' + plural(Number(res.deleted) || 0, 'session', 'sessions') + ' of ', u.name, '.');
     } catch (err) {
       if (err.status !== 401) say(region, 'error', explain(err).message);
     }
   });
   const del = h('button', { type: 'button', class: 'danger', disabled: me, title: me ? 'You cannot delete your own account' : null }, 'Delete');
-  del.setAttribute('aria-label', 'Delete ' + u.name);
+  del.setAttribute('aria-label', plain('Delete ' + u.name));
   del.addEventListener('click', async () => {
-    const ok = await confirmDialog('Delete ' + u.name + '?',
-      u.email + ' is signed out everywhere; their connections and synced items are deleted. The email can register again.',
+    const ok = await confirmDialog(['Delete ', u.name, '?'],
+      [u.email, ' is signed out everywhere; their connections and synced items are deleted. The email can register again.'],
       'Delete user');
     if (!ok) { del.focus(); return; }
     try {
       await api('DELETE', '/v1/admin/users/' + encodeURIComponent(u.id));
-      say(region, 'ok', u.name + ' is deleted.');
+      say(region, 'ok', u.name, ' is deleted.');
       await reload();
     } catch (err) {
       say(region, 'error', err.status === 409 ? 'You cannot delete your own account.' : explain(err).message);

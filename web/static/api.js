@@ -44,7 +44,9 @@ async function api(method, path, body) {
     }
     throw err;
   }
-  return data || {};
+  // The status, beside the envelope: 201 and 200 tell a new record from
+  // an updated one.
+  return Object.defineProperty(data || {}, 'httpStatus', { value: res.status });
 }
 
 // explain turns an APIError into words for a person: a message for the
@@ -79,7 +81,7 @@ function explain(err, labels) {
       for (const d of err.details) {
         const name = String(d.field || '').replace(/^fields\./, '');
         const msg = String(d.message || '');
-        const text = sentence(predicate.test(msg) ? (labels[name] || name || 'This') + ' ' + msg : msg);
+        const text = sentence(predicate.test(msg) ? (shortLabel(labels[name]) || name || 'This') + ' ' + msg : msg);
         if (name && labels[name] !== undefined) out.fields[name] = text;
         else out.message = (out.message ? out.message + ' ' : '') + text;
       }
@@ -95,10 +97,20 @@ function explain(err, labels) {
 // clause ("the server answered 401 Unauthorized") reads on its own.
 const predicate = /^(is|are|must|should|cannot|has|have|was|at most|at least)\b/;
 
+// shortLabel is a field's label up to its first comma, colon or
+// parenthesis: "Server certificate" for the long label that explains what
+// to paste, so that an error names the field once, in a few words.
+function shortLabel(label) {
+  return label ? String(label).split(/[,:(]/)[0].trim() || String(label) : '';
+}
+
+// sentence ends s with a full stop, and capitalises its first word only
+// when that is a plain lower-case word: an address ("http://…"), a field of
+// the query language ("from:") or a name keeps its case.
 function sentence(s) {
   s = String(s).trim();
   if (!s) return s;
-  s = s[0].toUpperCase() + s.slice(1);
+  if (/^[a-z][a-z'-]*(\s|[,;]|$)/.test(s)) s = s[0].toUpperCase() + s.slice(1);
   return /[.!?]$/.test(s) ? s : s + '.';
 }
 

@@ -33,7 +33,7 @@ async function render() {
   if (!session.user) {
     let signedIn = false;
     try {
-      signedIn = await refreshProfile();
+      signedIn = maybeSignedIn() && await refreshProfile();
     } catch (err) {
       page('searchsvc', notice('error', explain(err).message));
       return;

@@ -29,6 +29,7 @@ function pageLogin(params, register) {
       const res = await api('POST', register ? '/v1/auth/register' : '/v1/auth/login', body);
       session.user = res.user || res.result;
       session.csrf = res.csrfToken || '';
+      remember(true);
       session.catalogue = null;
       go(next || '/search', true);
     } catch (err) {
@@ -58,11 +59,28 @@ async function signOut() {
   try { await api('POST', '/v1/auth/logout'); } catch (e) { /* the session is gone either way */ }
   session.user = null;
   session.csrf = '';
+  remember(false);
   go('/login', true);
+}
+
+// remember notes in this browser whether someone signed in here, so that a
+// visitor who never did is sent to the sign-in page without asking for a
+// profile that can only answer 401 (which the browser logs as an error).
+// The note is a hint, never a credential: the session cookie decides, and
+// a 401 clears the note. Without storage, the profile is asked.
+function remember(signedIn) {
+  try {
+    if (signedIn) localStorage.setItem('signedIn', '1'); else localStorage.removeItem('signedIn');
+  } catch (e) { /* storage refused: the profile is asked each time */ }
+}
+
+function maybeSignedIn() {
+  try { return localStorage.getItem('signedIn') === '1'; } catch (e) { return true; }
 }
 
 // sessionEnded is called when the API answers 401 to a signed-in page.
 function sessionEnded() {
+  remember(false);
   const here = location.pathname + location.search;
   go('/login?ended=1&next=' + encodeURIComponent(here), true);
 }
@@ -120,9 +138,10 @@ async function refreshProfile() {
     const res = await api('GET', '/v1/user/profile');
     session.user = res.result;
     session.csrf = (res.result && res.result.csrfToken) || res.csrfToken || session.csrf;
+    remember(true);
     return true;
   } catch (err) {
-    if (err.status === 401) { session.user = null; return false; }
+    if (err.status === 401) { session.user = null; remember(false); return false; }
     throw err;
   }
 }

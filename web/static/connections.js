@@ -73,8 +73,8 @@ function oauthOutcome(params) {
   const status = params.get('status');
   if (!status) return null;
   const name = integrationName(params.get('integration') || '') || 'The service';
-  if (status === 'success') return notice('ok', name + ' is connected. Its first sync has started.');
-  return notice('error', 'Could not connect ' + name + '. ', sentence(params.get('message') || 'The service did not say why.'));
+  if (status === 'success') return notice('ok', name, ' is connected. Its first sync has started.');
+  return notice('error', 'Could not connect ', name, '. ', sentence(params.get('message') || 'The service did not say why.'));
 }
 
 function connectionCard(r, region, refresh) {
@@ -213,11 +213,14 @@ function manualForm(m, region, refresh) {
     submit.disabled = true;
     say(formRegion, '', 'Checking with ' + m.displayName + '…');
     try {
-      await api('POST', '/v1/user-integrations/' + encodeURIComponent(m.domain) + '/credentials', { fields });
+      const res = await api('POST', '/v1/user-integrations/' + encodeURIComponent(m.domain) + '/credentials', { fields });
       form.reset();
       for (const s of Object.values(sets)) s('');
       say(formRegion, '');
-      say(region, 'ok', m.displayName + ' is connected. Its first sync has started.');
+      // 201: a new connection; 200: the person's existing one, updated.
+      say(region, 'ok', res.httpStatus === 200
+        ? m.displayName + ' is updated with the new details. A sync has started.'
+        : m.displayName + ' is connected. Its first sync has started.');
       await refresh();
     } catch (err) {
       showErrors(err, formRegion, sets, labels);

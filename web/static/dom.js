@@ -1,9 +1,16 @@
 'use strict';
 // dom.js: building the page. Everything that comes from the API (a user's
 // subjects, names, texts) goes in as text nodes: h() turns every child that
-// is not a Node into document.createTextNode, and no code here or elsewhere
-// in the app assigns HTML. The page's CSP requires Trusted Types, so a
-// string written as HTML would be refused by the browser.
+// is not a Node into text, and no code here or elsewhere in the app assigns
+// HTML. The page's CSP requires Trusted Types, so a string written as HTML
+// would be refused by the browser.
+//
+// Every string child is also isolated and loses its explicit directional
+// controls (docs/security.md, "The web app"): a title "\u202Egnp.exe"
+// must not read as "exe.png", nor a name starting with Arabic or Hebrew
+// turn the sentence around it right to left. Doing it here, for every
+// string, means no page can forget it; a string that mixes the app's words
+// with a user's is passed as separate children so that each is isolated.
 
 // h creates an element. props: class, text, on<event> (listeners), value,
 // checked (properties), anything else as an attribute (true: present,
@@ -13,19 +20,45 @@ function h(tag, props, ...children) {
   for (const [k, v] of Object.entries(props || {})) {
     if (v === null || v === undefined || v === false) continue;
     if (k === 'class') el.className = v;
-    else if (k === 'text') el.textContent = String(v);
+    else if (k === 'text') append(el, v);
     else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (k === 'value' || k === 'checked') el[k] = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
+    else if (k === 'checked') el.checked = el.defaultChecked = !!v;
+    else if (k === 'value') {
+      // The default too, so that form.reset() comes back to it rather
+      // than to empty (or, for a box ticked by default, to unticked).
+      if ('defaultValue' in el && el.tagName !== 'SELECT') el.defaultValue = String(v);
+      el.value = v;
+    }
+    else el.setAttribute(k, v === true ? '' : plain(v));
   }
   append(el, children);
   return el;
 }
 
+// bidiControls are the explicit directional formatting characters: the
+// embeddings and overrides (U+202A–U+202E) and the isolates (U+2066–U+2069).
+const bidiControls = /[\u202A-\u202E\u2066-\u2069]/g;
+
+// plain is s as a string without explicit directional controls, for the
+// places that take text only (an attribute, an option, the window title).
+function plain(s) { return String(s).replace(bidiControls, ''); }
+
+// textOnly are the elements whose content is text alone: no <bdi> in them.
+const textOnly = new Set(['OPTION', 'TEXTAREA', 'TITLE', 'BDI', 'STYLE', 'SCRIPT']);
+
+// append adds children to el: Nodes as they are, anything else as text in
+// its own <bdi> (isolated, its direction its own), without explicit
+// directional controls.
 function append(el, children) {
   for (const c of [children].flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    if (c instanceof Node) { el.append(c); continue; }
+    const text = plain(c);
+    if (text === '') continue;
+    if (textOnly.has(el.tagName)) { el.append(document.createTextNode(text)); continue; }
+    const b = document.createElement('bdi');
+    b.textContent = text;
+    el.append(b);
   }
   return el;
 }
@@ -36,8 +69,9 @@ function page(title, ...children) {
   const main = document.getElementById('main');
   const h1 = h('h1', { tabindex: '-1' }, title);
   main.className = '';
-  main.replaceChildren(h1, ...[children].flat(Infinity).filter(Boolean));
-  document.title = title + ' · searchsvc';
+  main.replaceChildren(h1);
+  append(main, children);
+  document.title = plain(title) + ' · searchsvc';
   h1.focus({ preventScroll: true });
   return main;
 }
@@ -73,7 +107,8 @@ function field(label, attrs, help) {
     ? h('div', null, h('label', { class: 'check', for: id }, input, label), help && h('p', { class: 'help', id: helpId }, help), err)
     : h('div', null, h('label', { for: id }, label), input, help && h('p', { class: 'help', id: helpId }, help), err);
   const setError = msg => {
-    err.textContent = msg || '';
+    err.replaceChildren();
+    append(err, msg || '');
     if (msg) input.setAttribute('aria-invalid', 'true'); else input.removeAttribute('aria-invalid');
   };
   return { wrap, input, setError };

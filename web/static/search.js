@@ -72,7 +72,7 @@ async function pageSearch(params) {
   const base = new URLSearchParams({ q: query.trim(), limit: '20' });
   if (params.get('sort') === 'date') base.set('sort', 'date');
   if (params.get('integrationId')) base.set('integrationId', params.get('integrationId'));
-  document.title = (q || query.trim()) + ' · Search · searchsvc';
+  document.title = plain(q || query.trim()) + ' · Search · searchsvc';
 
   // The pages "More results" added and the result last opened are kept in
   // this history entry, so that Back from an item shows the list as it
@@ -96,8 +96,7 @@ async function pageSearch(params) {
     } catch (err) {
       moreBox.replaceChildren();
       if (err.status === 400 && err.message === 'invalid query') {
-        const what = err.details.map(d => sentence(d.message)).join(' ');
-        say(region, 'error', 'This search cannot be read. ', what || 'Check its quotes, brackets and field names.');
+        queryError(region, input, err.details, query.trim(), q && extra ? 1 : 0);
       } else if (err.status === 404 && err.code === 'not_found' && !shown) {
         say(region, 'error', 'This server does not offer search.');
       } else if (err.status !== 401) {
@@ -137,6 +136,44 @@ async function pageSearch(params) {
   }
 }
 
+// queryError says why the query sent cannot be read and marks where: the
+// API's message ends "at N", N a byte offset in the query sent (which holds
+// the box's text after offset characters: 1 when the filters wrapped it in
+// parentheses). The offset becomes a character position in the box, whose
+// word there is selected and shown marked under the box.
+function queryError(region, input, details, sent, offset) {
+  const words = [];
+  let at = -1;
+  for (const d of details) {
+    const m = /^(.*) at (\d+)$/.exec(String(d.message || ''));
+    words.push(sentence(m ? m[1] : d.message));
+    if (m && at < 0) at = charIndex(sent, Number(m[2])) - offset;
+  }
+  const box = input.value;
+  const parts = ['This search cannot be read. ', words.join(' ') || 'Check its quotes, brackets and field names.'];
+  if (at >= 0 && at <= box.length) {
+    let end = at;
+    while (end < box.length && !/\s/.test(box[end])) end++;
+    input.setSelectionRange(at, end);
+    parts.push(h('span', { class: 'query-mark' }, 'Here: ',
+      h('code', null, box.slice(0, at), h('mark', null, box.slice(at, end) || ' '), box.slice(end))));
+  }
+  say(region, 'error', parts);
+}
+
+// charIndex turns a byte offset into the UTF-8 of s into the index of the
+// same place in the string (UTF-16 code units, as inputs count).
+function charIndex(s, bytes) {
+  let i = 0, n = 0;
+  for (const ch of s) {
+    if (n >= bytes) break;
+    const c = ch.codePointAt(0);
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    i += ch.length;
+  }
+  return i;
+}
+
 // showRecent lists the newest items when there is nothing to search yet.
 async function showRecent(region, list, moreBox, connected) {
   if (!connected) {
@@ -163,7 +200,8 @@ function kindOfIntegration(domain) {
 // resultItem renders one result. The snippet's fragments are text; the
 // ones that matched the query are marked.
 function resultItem(r) {
-  const meta = [integrationName(r.integration), kindWord(r.kind), r.from, fmtDate(r.date)].filter(Boolean).join(' · ');
+  const meta = [integrationName(r.integration), kindWord(r.kind), r.from, fmtDate(r.date)].filter(Boolean)
+    .flatMap((w, i) => i ? [' · ', w] : [w]); // each its own text, isolated
   const snippet = Array.isArray(r.snippet) && r.snippet.length
     ? h('p', { class: 'snippet' }, r.snippet.map(f => (f && f.match) ? h('mark', null, String(f.text)) : String((f && f.text) || '')))
     : null;
@@ -196,16 +234,16 @@ async function pageItem(id) {
   }
   if (location.href !== here) return;
   const link = originalLink(item);
-  const to = Array.isArray(item.to) ? item.to.join(', ') : '';
+  const to = Array.isArray(item.to) ? item.to.flatMap((a, i) => i ? [', ', a] : [a]) : [];
   page(item.title || '(no title)',
     backLink(),
     h('dl', { class: 'facts' },
       item.from && [h('dt', null, 'From'), h('dd', null, item.from)],
-      to && [h('dt', null, 'To'), h('dd', null, to)],
+      to.length > 0 && [h('dt', null, 'To'), h('dd', null, to)],
       fmtDate(item.date) && [h('dt', null, 'Date'), h('dd', null, fmtDate(item.date))],
       [h('dt', null, 'Source'), h('dd', null, integrationName(item.integration))],
       link && [h('dt', null, 'Original'), h('dd', null,
-        h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at ' + new URL(link).hostname))]),
+        h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at ', new URL(link).hostname))]),
     h('div', { class: 'item-text', id: 'item-text' }, item.text || '(no text)'));
 }
 

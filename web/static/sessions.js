@@ -36,12 +36,12 @@ async function pageSessions() {
 function sessionCard(s, region, reload) {
   const name = device(s.userAgent);
   const end = h('button', { type: 'button', class: s.current ? 'secondary' : 'danger' }, s.current ? 'Sign out' : 'End session');
-  end.setAttribute('aria-label', s.current ? 'Sign out of this device' : 'End the session of ' + name + ' at ' + (s.ipAddress || 'an unknown address'));
+  end.setAttribute('aria-label', plain(s.current ? 'Sign out of this device' : 'End the session of ' + name + ' at ' + (s.ipAddress || 'an unknown address')));
   end.addEventListener('click', async () => {
     if (s.current) return signOut();
     try {
       await api('DELETE', '/v1/user/sessions/' + encodeURIComponent(s.sessionId));
-      say(region, 'ok', 'Ended the session of ' + name + '.');
+      say(region, 'ok', 'Ended the session of ', name, '.');
       await reload();
     } catch (err) {
       say(region, 'error', err.status === 404 ? 'That session had already ended.' : explain(err).message);
