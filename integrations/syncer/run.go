@@ -113,7 +113,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 			r.fail(hard, t, err)
 			break
 		}
-		s.outcomes.ok.Add(1)
+		s.outcomesOf(rec.Integration).ok.Add(1)
 		queue = append(queue[1:], follow...)
 		if len(follow) > 0 || len(r.b.done) >= batchTasks || r.b.bytes >= batchBytes {
 			r.flush(len(queue) == 0)

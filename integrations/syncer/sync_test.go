@@ -567,6 +567,26 @@ func TestSyncRetryAfter(t *testing.T) {
 	if o := f.syncer.Outcomes(); o["retried"] != 1 || o["ok"] == 0 || o["dropped"] != 0 || o["reauth"] != 0 {
 		t.Errorf("outcomes: got %v, want one retried, some ok, none dropped or reauth", o)
 	}
+	// The same counts, by integration: all of them the record's.
+	all := f.syncer.Outcomes()
+	by := f.syncer.OutcomesByIntegration()
+	if len(by) < 2 {
+		t.Fatalf("by integration: got %v, want every integration of the registry", by)
+	}
+	for domain, o := range by {
+		for k, n := range o {
+			want := int64(0)
+			if domain == rec.Integration {
+				want = all[k]
+			}
+			if n != want {
+				t.Errorf("by integration: %s %s got %d, want %d", domain, k, n, want)
+			}
+		}
+		if len(o) != 6 {
+			t.Errorf("by integration: %s has %v, want the six outcomes", domain, o)
+		}
+	}
 }
 
 func TestSyncBackoff(t *testing.T) {
