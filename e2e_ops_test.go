@@ -78,16 +78,7 @@ func TestMetrics(t *testing.T) {
 	if bobID == "" {
 		t.Fatalf("profile: got %v", prof)
 	}
-	resp, err := http.Get("http://" + env["METRICS_ADDR"] + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8" {
-		t.Fatalf("METRICS_ADDR /metrics: got %d %q, %v", resp.StatusCode, resp.Header.Get("Content-Type"), err)
-	}
-	got := string(text)
+	got := scrapeMetrics(t, env["METRICS_ADDR"])
 	for _, line := range []string{
 		`searchsvc_build_info{goversion="` + runtime.Version() + `",version="dev"} 1`,
 		`searchsvc_logins_total{outcome="failed"} 2`,
@@ -101,6 +92,7 @@ func TestMetrics(t *testing.T) {
 		`searchsvc_store_records{store="sessions"} 2`,
 		`searchsvc_items{integration="feed"} 0`,
 		`searchsvc_sync_tasks_total{integration="gmail",outcome="ok"} 0`,
+		`searchsvc_sync_runs_total{integration="imap",outcome="error"} 0`,
 		`searchsvc_index_documents 0`,
 		`# TYPE searchsvc_http_request_duration_seconds histogram`,
 		`searchsvc_http_request_duration_seconds_bucket{le="+Inf"} `,
@@ -119,7 +111,23 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("METRICS_ADDR /metrics holds %q", personal)
 		}
 	}
+}
+
+// scrapeMetrics gets METRICS_ADDR's /metrics, checks its media type, and
+// lints it with promtoolCheck.
+func scrapeMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Fatalf("METRICS_ADDR /metrics: got %d %q, %v", resp.StatusCode, resp.Header.Get("Content-Type"), err)
+	}
 	promtoolCheck(t, text)
+	return string(text)
 }
 
 // promtoolCheck runs Prometheus' own linter on a scrape: it must find

@@ -224,7 +224,8 @@ func (m *metrics) families(a *app) []promtext.Family {
 		bytesF.Samples = append(bytesF.Samples, promtext.Sample{Labels: l, Value: float64(st.FileBytes)})
 		recordsF.Samples = append(recordsF.Samples, promtext.Sample{Labels: l, Value: float64(st.LiveRecords)})
 	}
-	fams = append(fams, bytesF, recordsF, m.syncFamily(a), itemsFamily(a))
+	fams = append(fams, bytesF, recordsF, itemsFamily(a))
+	fams = append(fams, syncFamilies(a)...)
 	s := a.index.Stats()
 	fams = append(fams,
 		one("searchsvc_search_queries_total", "Search queries answered or refused.", promtext.Counter, float64(s.Queries)),
@@ -273,17 +274,21 @@ func (m *metrics) loginFamily() promtext.Family {
 	return f
 }
 
-// syncFamily counts the sync sessions' tasks by integration domain and
-// outcome.
-func (m *metrics) syncFamily(a *app) promtext.Family {
-	f := promtext.Family{Name: "searchsvc_sync_tasks_total", Help: "Tasks of sync runs finished, by integration and outcome.", Type: promtext.Counter}
-	for domain, o := range a.syncer.OutcomesByIntegration() {
-		for outcome, n := range o {
-			f.Samples = append(f.Samples, promtext.Sample{Value: float64(n),
-				Labels: []promtext.Label{{Name: "integration", Value: domain}, {Name: "outcome", Value: outcome}}})
+// syncFamilies count the sync runs, and their tasks, by integration
+// domain and outcome.
+func syncFamilies(a *app) []promtext.Family {
+	runs := promtext.Family{Name: "searchsvc_sync_runs_total", Help: "Sync runs (one session of a connection) finished, by integration and outcome.", Type: promtext.Counter}
+	tasks := promtext.Family{Name: "searchsvc_sync_tasks_total", Help: "Tasks of sync runs finished, by integration and outcome.", Type: promtext.Counter}
+	for f, by := range map[*promtext.Family]map[string]map[string]int64{
+		&runs: a.syncer.RunsByIntegration(), &tasks: a.syncer.OutcomesByIntegration()} {
+		for domain, o := range by {
+			for outcome, n := range o {
+				f.Samples = append(f.Samples, promtext.Sample{Value: float64(n),
+					Labels: []promtext.Label{{Name: "integration", Value: domain}, {Name: "outcome", Value: outcome}}})
+			}
 		}
 	}
-	return f
+	return []promtext.Family{runs, tasks}
 }
 
 // itemsFamily sums the items synced by the live connections of each

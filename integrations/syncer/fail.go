@@ -37,6 +37,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 	switch f.class {
 	case failPark:
 		r.s.outcomesOf(r.rec.Integration).parked.Add(1)
+		r.parked = true
 		log.Debug("task parked")
 		if errors.Is(err, storage.ErrFailed) {
 			r.breakOn(err) // the store refuses writes: rest, don't spin
@@ -44,6 +45,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		return true
 	case failReauth:
 		r.s.outcomesOf(r.rec.Integration).reauth.Add(1)
+		r.reauth = true
 		log.Warn("authorization refused; the record needs to be reconnected")
 		ops = append(ops, setStatus(records.StatusNeedsReauth, f.msg))
 		for _, q := range r.s.tasks.Find(taskIndexRecord, r.rec.ID) {

@@ -36,7 +36,9 @@ type run struct {
 	// failed is set once a task's failure was recorded on the record:
 	// later successes of the session leave its error showing.
 	failed bool
-	stored int64 // items stored by this session
+	// reauth and parked are set once a task ended so: the run's outcome.
+	reauth, parked bool
+	stored         int64 // items stored by this session
 
 	mu     sync.Mutex               // Save and Known may be called from the instance's goroutines
 	sealed []byte                   // the record's sealed credentials as last seen or saved
@@ -67,6 +69,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 		if r.broken {
 			s.rest(recordID, r.brokenBy)
 		}
+		s.outcomesOf(rec.Integration).runs[r.outcome()].Add(1)
 	}()
 	if err := r.open(hard, false); err != nil {
 		r.fail(hard, queue[0], err)
@@ -125,6 +128,19 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 	if r.stored > 0 {
 		r.log.Info("items synced", "items", r.stored, "tasks", ran, "pending", len(queue))
 	}
+}
+
+// outcome says how the run ended, one of runOutcomes.
+func (r *run) outcome() int {
+	switch {
+	case r.broken || r.parked:
+		return runInterrupted
+	case r.reauth:
+		return runReauth
+	case r.failed:
+		return runError
+	}
+	return runOK
 }
 
 // open builds the record's instance and initializes it, which refreshes

@@ -132,8 +132,25 @@ type Syncer struct {
 	unknown  taskOutcomes
 }
 
-// taskOutcomes counts one integration's tasks by how they ended.
-type taskOutcomes struct{ ok, retried, dropped, skipped, reauth, parked atomic.Int64 }
+// taskOutcomes counts one integration's tasks by how they ended, and its
+// sync runs (sessions) by runOutcomes.
+type taskOutcomes struct {
+	ok, retried, dropped, skipped, reauth, parked atomic.Int64
+	runs                                          [len(runOutcomes)]atomic.Int64
+}
+
+// runOutcomes are how a sync run (one session of a record) ends: every
+// task it ran finished; a task's failure became the record's error; the
+// provider refused the authorization; or shutdown or a failed commit
+// stopped it, to resume later.
+var runOutcomes = [...]string{"ok", "error", "reauth", "interrupted"}
+
+const (
+	runOK = iota
+	runError
+	runReauth
+	runInterrupted
+)
 
 func (o *taskOutcomes) add(to map[string]int64) {
 	to["ok"] += o.ok.Load()
@@ -142,6 +159,22 @@ func (o *taskOutcomes) add(to map[string]int64) {
 	to["skipped"] += o.skipped.Load()
 	to["reauth"] += o.reauth.Load()
 	to["parked"] += o.parked.Load()
+}
+
+// RunsByIntegration counts the sync runs of each integration of the
+// registry, by domain and by how they ended: ok, error (a task's failure
+// is the record's error), reauth, interrupted (by shutdown or a failed
+// commit). Every domain and outcome is present.
+func (s *Syncer) RunsByIntegration() map[string]map[string]int64 {
+	out := make(map[string]map[string]int64, len(s.outcomes))
+	for d, o := range s.outcomes {
+		m := make(map[string]int64, len(runOutcomes))
+		for i, k := range runOutcomes {
+			m[k] = o.runs[i].Load()
+		}
+		out[d] = m
+	}
+	return out
 }
 
 // outcomesOf returns the counters of domain's tasks.
