@@ -118,7 +118,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		return nil, err
 	}
 	a := &app{mainStore: s.main, sessionStore: s.session, sessions: s.sessions, users: s.users,
-		records: s.records, web: webApp}
+		records: s.records, web: webApp, metrics: newMetrics(c.DataDir)}
 	if err := a.buildSyncAndSearch(c, s, out, log); err != nil {
 		s.closeStores()
 		return nil, err
@@ -159,7 +159,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		a.close(log)
 		return nil, err
 	}
-	a.metrics = newMetrics(a)
+	a.metrics.attach(a)
 	return a, nil
 }
 
@@ -170,9 +170,11 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 // rest in the background once the service serves. (The index adds
 // component=search to its lines.)
 func (a *app) buildSyncAndSearch(c *config, s *stores, out outbound, log *slog.Logger) error {
+	sc := searchConfig(c.DataDir, s.vault, c.SearchCacheMB, log)
+	sc.OnQuery = a.metrics.queries.Observe
 	var err error
 	a.indexer, err = index.Open(index.Config{
-		Search:   searchConfig(c.DataDir, s.vault, c.SearchCacheMB, log),
+		Search:   sc,
 		Items:    s.items,
 		Registry: out.reg,
 		Logger:   log.With("component", "search"),

@@ -114,7 +114,7 @@ var envVars = [][2]string{
 	{"BODY_MEMORY_MIB", "MiB of request bodies held at once, an eighth per client (IPv4 address or IPv6 /64); more are answered 503 (16)"},
 	{"MEMORY_LIMIT_MIB", "the Go runtime's soft memory limit in MiB, 0 for none (64, or GOMEMLIMIT when set)"},
 	{"GC_PERCENT", "the Go collector's target percentage, 0 for the runtime's (50, or GOGC when set)"},
-	{"METRICS_ADDR", "separate address serving /metrics (none; admins: GET /v1/admin/metrics)"},
+	{"METRICS_ADDR", "separate address serving /metrics, Prometheus text (none; admins: GET /v1/admin/metrics)"},
 	{"TLS_CERT_FILE", "serve HTTPS with this certificate (PEM), reloaded on SIGHUP (none)"},
 	{"TLS_KEY_FILE", "the certificate's private key (PEM) (none)"},
 	{"LOG_LEVEL", "debug, info, warn, error (info)"},

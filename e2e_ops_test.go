@@ -1,19 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,14 +67,85 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("requests: got %v, want at least four 4xx", r)
 	}
 
-	resp, err := http.Get("http://" + env["METRICS_ADDR"] + "/metrics")
+	// The text format on METRICS_ADDR, after a search whose words must
+	// not show in any label.
+	const query = "zebracornflakes"
+	if status, body, _ := other.do("GET", "/v1/search?q="+query, nil); status != 200 {
+		t.Fatalf("search: got %d %v", status, body)
+	}
+	_, prof, _ := other.do("GET", "/v1/user/profile", nil)
+	bobID, _ := prof["result"].(map[string]any)["id"].(string)
+	if bobID == "" {
+		t.Fatalf("profile: got %v", prof)
+	}
+	got := scrapeMetrics(t, env["METRICS_ADDR"])
+	for _, line := range []string{
+		`searchsvc_build_info{goversion="` + runtime.Version() + `",version="dev"} 1`,
+		`searchsvc_logins_total{outcome="failed"} 2`,
+		`searchsvc_logins_total{outcome="ok"} 1`,
+		`searchsvc_logins_total{outcome="throttled"} 1`,
+		`searchsvc_http_requests_total{class="4xx",route="POST /v1/auth/login"} 3`,
+		`searchsvc_http_requests_total{class="2xx",route="GET /v1/search"} 1`,
+		`searchsvc_sessions_active 2`,
+		`searchsvc_search_queries_total 1`,
+		`searchsvc_search_query_duration_seconds_count 1`,
+		`searchsvc_store_records{store="sessions"} 2`,
+		`searchsvc_items{integration="feed"} 0`,
+		`searchsvc_sync_tasks_total{integration="gmail",outcome="ok"} 0`,
+		`searchsvc_sync_runs_total{integration="imap",outcome="error"} 0`,
+		`searchsvc_index_documents 0`,
+		`# TYPE searchsvc_http_request_duration_seconds histogram`,
+		`searchsvc_http_request_duration_seconds_bucket{le="+Inf"} `,
+		`searchsvc_disk_free_bytes `,
+		`searchsvc_process_resident_memory_bytes `,
+		`searchsvc_go_heap_bytes `,
+		`searchsvc_index_bytes `,
+		`searchsvc_store_bytes{store="main"} `,
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf("METRICS_ADDR /metrics lacks %q", line)
+		}
+	}
+	for _, personal := range []string{"bob@example.org", "root@example.org", "Bob", bobID, query} {
+		if strings.Contains(got, personal) {
+			t.Errorf("METRICS_ADDR /metrics holds %q", personal)
+		}
+	}
+}
+
+// scrapeMetrics gets METRICS_ADDR's /metrics, checks its media type, and
+// lints it with promtoolCheck.
+func scrapeMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var plain map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&plain); err != nil || plain["logins"] == nil {
-		t.Errorf("METRICS_ADDR /metrics: got %v, %v", plain, err)
+	text, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Fatalf("METRICS_ADDR /metrics: got %d %q, %v", resp.StatusCode, resp.Header.Get("Content-Type"), err)
+	}
+	promtoolCheck(t, text)
+	return string(text)
+}
+
+// promtoolCheck runs Prometheus' own linter on a scrape: it must find
+// nothing. Without promtool (Debian's prometheus package) the check is
+// skipped, unless CI is set: .ci/run installs it.
+func promtoolCheck(t *testing.T, text []byte) {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool is missing; .ci/run installs it with Debian's prometheus package")
+		}
+		t.Skip("promtool not installed (apt-get install prometheus): the scrape is not linted")
+	}
+	cmd := exec.Command(path, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Errorf("promtool check metrics: %v\n%s\non\n%s", err, out, text)
 	}
 }
 

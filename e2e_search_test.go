@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,11 @@ func connectFakeGmail(t *testing.T, dir string, messages int) (*server, *client,
 	env["LISTEN_ADDR"] = ln.Addr().String()
 	ln.Close()
 	env["OAUTH_REDIRECT_BASE_URL"] = "http://" + env["LISTEN_ADDR"]
+	if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	env["METRICS_ADDR"] = ln.Addr().String()
+	ln.Close()
 	srv := startRun(t, env)
 
 	c := newClient(t, srv.URL)
@@ -173,6 +179,24 @@ func TestEndToEndSearch(t *testing.T) {
 	if m := body["result"].(map[string]any)["search"].(map[string]any); m["documents"] != 6.0 || m["users"] != 1.0 ||
 		m["catch_up_users_left"] != 0.0 || m["queries"].(float64) < 2 || m["query_ms_mean"].(float64) <= 0 {
 		t.Errorf("search metrics: got %v", m)
+	}
+	// And so does METRICS_ADDR, in the Prometheus text format, with the
+	// integration's items and runs, and nothing of Dora's in a label.
+	text := scrapeMetrics(t, env["METRICS_ADDR"])
+	for _, line := range []string{`searchsvc_items{integration="gmail"} 6`, `searchsvc_index_documents 6`,
+		`searchsvc_sync_runs_total{integration="gmail",outcome="error"} 0`} {
+		if !strings.Contains(text, line) {
+			t.Errorf("METRICS_ADDR /metrics lacks %q", line)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^searchsvc_sync_runs_total\{integration="gmail",outcome="ok"\} [1-9]`).MatchString(text) ||
+		!regexp.MustCompile(`(?m)^searchsvc_sync_tasks_total\{integration="gmail",outcome="ok"\} [1-9]`).MatchString(text) {
+		t.Errorf("METRICS_ADDR /metrics: no gmail run or task counted ok")
+	}
+	for _, personal := range []string{"dora@example.org", "Dora", ids["user"], ids["record"], "ledger", "Zanzibar", "zanzibar", "Weekly"} {
+		if strings.Contains(text, personal) {
+			t.Errorf("METRICS_ADDR /metrics holds %q", personal)
+		}
 	}
 
 	// Another user finds nothing of Dora's.

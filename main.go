@@ -305,7 +305,7 @@ func listen(c *config, a *app, api http.Handler, bg *background, log *slog.Logge
 		return nil, fmt.Errorf("listen on METRICS_ADDR %s: %w", c.MetricsAddr, err)
 	}
 	mmux := http.NewServeMux()
-	mmux.Handle("GET /metrics", a.metrics.plain())
+	mmux.Handle("GET /metrics", a.metrics.prometheus(a))
 	s.metrics = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("metrics listening", "addr", mln.Addr().String())
 	go func() { s.errc <- s.metrics.Serve(mln) }()

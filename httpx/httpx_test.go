@@ -279,10 +279,11 @@ func TestObserve(t *testing.T) {
 	mux.HandleFunc("POST /v1/auth/login", func(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, "auth.login", &Error{Status: 429, Code: "too_many_requests", Message: "too many login attempts"})
 	})
-	mux.HandleFunc("GET /quiet", func(w http.ResponseWriter, r *http.Request) {})
+	now := time.Unix(1e9, 0)
+	mux.HandleFunc("GET /quiet", func(w http.ResponseWriter, r *http.Request) { now = now.Add(1500 * time.Millisecond) })
 	var got []string
-	h := newStack(t, mux, Config{Observe: func(pattern string, status int) {
-		got = append(got, pattern+" "+itoa(status))
+	h := newStack(t, mux, Config{Now: func() time.Time { return now }, Observe: func(pattern string, status int, elapsed time.Duration) {
+		got = append(got, pattern+" "+itoa(status)+" "+elapsed.String())
 	}})
 	for _, req := range []*http.Request{
 		httptest.NewRequest("POST", "/v1/auth/login", nil),
@@ -291,7 +292,7 @@ func TestObserve(t *testing.T) {
 	} {
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
-	want := []string{"POST /v1/auth/login 429", "GET /quiet 200", " 404"}
+	want := []string{"POST /v1/auth/login 429 0s", "GET /quiet 200 1.5s", " 404 0s"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("observed %q, want %q", got, want)
 	}

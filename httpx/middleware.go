@@ -67,8 +67,9 @@ type Config struct {
 	Now            func() time.Time // time.Now when nil
 	TrustedProxies []netip.Prefix   // peers whose X-Forwarded-For is believed
 	// Observe, when set, is told about every finished request: its route
-	// pattern ("" when none matched) and status. It feeds the metrics.
-	Observe func(pattern string, status int)
+	// pattern ("" when none matched), status, and the time from its start
+	// to the end of its handling on Now's clock. It feeds the metrics.
+	Observe func(pattern string, status int, elapsed time.Duration)
 	// TrustedOrigins are origins ("https://app.example.org") other than
 	// the service's own whose unsafe requests are accepted: the frontend,
 	// when it lives elsewhere. Every other cross-origin POST, PUT, PATCH
@@ -265,9 +266,10 @@ func (s *Stack) finish(p any, r *http.Request, info *Info, sw *statusWriter) {
 	if pattern == "" {
 		pattern = "(unmatched)"
 	}
-	s.log.request(r.Context(), info, s.cfg.Now(), r.Method, pattern, sw.status)
+	end := s.cfg.Now()
+	s.log.request(r.Context(), info, end, r.Method, pattern, sw.status)
 	if s.cfg.Observe != nil {
-		s.cfg.Observe(r.Pattern, sw.status)
+		s.cfg.Observe(r.Pattern, sw.status, end.Sub(info.Start))
 	}
 }
 

@@ -42,8 +42,12 @@ type Config struct {
 	// part of a user's index was found damaged and dropped: the caller
 	// reconciles that user against the store (see NeedsRebuild).
 	OnDamage func(userID string)
-	Logger   *slog.Logger
-	Now      func() time.Time // time.Now by default
+	// OnQuery, if set, is told how long each query took (Search, on Now's
+	// clock), from the goroutine that ran it: the service's query duration
+	// histogram. It must not block.
+	OnQuery func(time.Duration)
+	Logger  *slog.Logger
+	Now     func() time.Time // time.Now by default
 }
 
 // ErrBadUser is returned for a user id that is not a UUID-like name.

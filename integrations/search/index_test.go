@@ -388,3 +388,26 @@ func TestTotalIsLowerBound(t *testing.T) {
 		t.Errorf("got total %d lower bound %v, want %d false", res.Total, res.TotalIsLowerBound, MaxTotal)
 	}
 }
+
+// TestOnQuery: each query, answered or refused, reports its time on the
+// index's clock to Config.OnQuery, the service's duration histogram.
+func TestOnQuery(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	var got []time.Duration
+	ix := openTest(t, t.TempDir(), func(c *Config) {
+		c.Now = func() time.Time { now = now.Add(time.Millisecond); return now }
+		c.OnQuery = func(d time.Duration) { got = append(got, d) }
+	})
+	if _, err := ix.Search(userA, Request{Query: qterm("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Search(userA, Request{}); !errors.Is(err, ErrBadQuery) {
+		t.Fatalf("no query: got %v, want ErrBadQuery", err)
+	}
+	if len(got) != 2 || got[0] <= 0 || got[1] != time.Millisecond {
+		t.Errorf("OnQuery: got %v, want two positive durations, the refusal's 1ms", got)
+	}
+	if s := ix.Stats(); s.Queries != 2 {
+		t.Errorf("Stats().Queries: got %d, want 2", s.Queries)
+	}
+}

@@ -189,8 +189,12 @@ func (a candidate) withID() key {
 func (ix *Index) Search(userID string, req Request) (Result, error) {
 	start := ix.cfg.Now()
 	defer func() {
+		d := ix.cfg.Now().Sub(start)
 		ix.stats.queries.Add(1)
-		ix.stats.queryNanos.Add(int64(ix.cfg.Now().Sub(start)))
+		ix.stats.queryNanos.Add(int64(d))
+		if ix.cfg.OnQuery != nil {
+			ix.cfg.OnQuery(d)
+		}
 	}()
 	if req.Query == nil {
 		return Result{}, ErrBadQuery

@@ -36,14 +36,16 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 	var ops []storage.Op
 	switch f.class {
 	case failPark:
-		r.s.outcomes.parked.Add(1)
+		r.s.outcomesOf(r.rec.Integration).parked.Add(1)
+		r.parked = true
 		log.Debug("task parked")
 		if errors.Is(err, storage.ErrFailed) {
 			r.breakOn(err) // the store refuses writes: rest, don't spin
 		}
 		return true
 	case failReauth:
-		r.s.outcomes.reauth.Add(1)
+		r.s.outcomesOf(r.rec.Integration).reauth.Add(1)
+		r.reauth = true
 		log.Warn("authorization refused; the record needs to be reconnected")
 		ops = append(ops, setStatus(records.StatusNeedsReauth, f.msg))
 		for _, q := range r.s.tasks.Find(taskIndexRecord, r.rec.ID) {
@@ -51,7 +53,7 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		}
 		stop = true
 	case failGone:
-		r.s.outcomes.skipped.Add(1)
+		r.s.outcomesOf(r.rec.Integration).skipped.Add(1)
 		log.Info("task skipped: the item is gone at the provider or cannot be fetched")
 		ops = append(ops, r.s.tasks.Delete(t.ID))
 	default:
@@ -65,19 +67,19 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		switch {
 		case f.bug:
 			// A task this build cannot run: never silent.
-			r.s.outcomes.dropped.Add(1)
+			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
 			log.Error("task type not supported by this build; the record shows the error", "attempts", attempts)
 			ops = append(ops, r.s.tasks.Delete(t.ID))
 		case errors.Is(err, integrations.ErrNextSync):
-			r.s.outcomes.dropped.Add(1)
+			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
 			log.Warn("task failed; the next sync runs it again")
 			ops = append(ops, r.s.tasks.Delete(t.ID))
 		case attempts >= limit:
-			r.s.outcomes.dropped.Add(1)
+			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
 			log.Warn("task dropped", "attempts", attempts)
 			ops = append(ops, r.s.tasks.Delete(t.ID))
 		default:
-			r.s.outcomes.retried.Add(1)
+			r.s.outcomesOf(r.rec.Integration).retried.Add(1)
 			wait := max(f.retryAfter, backoff(attempts, r.s.rand))
 			log.Warn("task failed; will retry", "attempts", attempts, "retry_in", wait)
 			ops = append(ops, r.s.tasks.Update(t.ID, func(q *QueuedTask) error {

@@ -36,7 +36,9 @@ type run struct {
 	// failed is set once a task's failure was recorded on the record:
 	// later successes of the session leave its error showing.
 	failed bool
-	stored int64 // items stored by this session
+	// reauth and parked are set once a task ended so: the run's outcome.
+	reauth, parked bool
+	stored         int64 // items stored by this session
 
 	mu     sync.Mutex               // Save and Known may be called from the instance's goroutines
 	sealed []byte                   // the record's sealed credentials as last seen or saved
@@ -68,6 +70,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 		if r.broken {
 			s.rest(recordID, r.brokenBy)
 		}
+		s.outcomesOf(rec.Integration).runs[r.outcome()].Add(1)
 	}()
 	if err := r.open(hard, false); err != nil {
 		r.fail(hard, queue[0], err)
@@ -114,7 +117,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 			r.fail(hard, t, err)
 			break
 		}
-		s.outcomes.ok.Add(1)
+		s.outcomesOf(rec.Integration).ok.Add(1)
 		queue = append(queue[1:], follow...)
 		if len(follow) > 0 || len(r.b.done) >= batchTasks || r.b.bytes >= batchBytes {
 			r.flush(len(queue) == 0)
@@ -126,6 +129,19 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 	if r.stored > 0 {
 		r.log.Info("items synced", "items", r.stored, "tasks", ran, "pending", len(queue))
 	}
+}
+
+// outcome says how the run ended, one of runOutcomes.
+func (r *run) outcome() int {
+	switch {
+	case r.broken || r.parked:
+		return runInterrupted
+	case r.reauth:
+		return runReauth
+	case r.failed:
+		return runError
+	}
+	return runOK
 }
 
 // open builds the record's instance and initializes it, which refreshes

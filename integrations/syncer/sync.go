@@ -128,7 +128,64 @@ type Syncer struct {
 	// sync queued for download (Activity.ItemsTotal); memory only.
 	totals map[string]int
 
-	outcomes struct{ ok, retried, dropped, skipped, reauth, parked atomic.Int64 }
+	// outcomes are by integration domain, fixed at New, so read without
+	// a lock; unknown counts the tasks of records whose integration is not
+	// in this build.
+	outcomes map[string]*taskOutcomes
+	unknown  taskOutcomes
+}
+
+// taskOutcomes counts one integration's tasks by how they ended, and its
+// sync runs (sessions) by runOutcomes.
+type taskOutcomes struct {
+	ok, retried, dropped, skipped, reauth, parked atomic.Int64
+	runs                                          [len(runOutcomes)]atomic.Int64
+}
+
+// runOutcomes are how a sync run (one session of a record) ends: every
+// task it ran finished; a task's failure became the record's error; the
+// provider refused the authorization; or shutdown or a failed commit
+// stopped it, to resume later.
+var runOutcomes = [...]string{"ok", "error", "reauth", "interrupted"}
+
+const (
+	runOK = iota
+	runError
+	runReauth
+	runInterrupted
+)
+
+func (o *taskOutcomes) add(to map[string]int64) {
+	to["ok"] += o.ok.Load()
+	to["retried"] += o.retried.Load()
+	to["dropped"] += o.dropped.Load()
+	to["skipped"] += o.skipped.Load()
+	to["reauth"] += o.reauth.Load()
+	to["parked"] += o.parked.Load()
+}
+
+// RunsByIntegration counts the sync runs of each integration of the
+// registry, by domain and by how they ended: ok, error (a task's failure
+// is the record's error), reauth, interrupted (by shutdown or a failed
+// commit). Every domain and outcome is present.
+func (s *Syncer) RunsByIntegration() map[string]map[string]int64 {
+	out := make(map[string]map[string]int64, len(s.outcomes))
+	for d, o := range s.outcomes {
+		m := make(map[string]int64, len(runOutcomes))
+		for i, k := range runOutcomes {
+			m[k] = o.runs[i].Load()
+		}
+		out[d] = m
+	}
+	return out
+}
+
+// outcomesOf returns the counters of domain's tasks.
+func (s *Syncer) outcomesOf(domain string) *taskOutcomes {
+	if o, ok := s.outcomes[domain]; ok {
+		return o
+	}
+	return &s.unknown
 }
 
 // Outcomes counts the tasks run since start by how they ended: ok,
@@ -136,11 +193,25 @@ type Syncer struct {
 // (the item is gone), reauth (the record needs reconnecting), parked
 // (stopped by shutdown, resumed at the next start).
 func (s *Syncer) Outcomes() map[string]int64 {
-	o := &s.outcomes
-	return map[string]int64{
-		"ok": o.ok.Load(), "retried": o.retried.Load(), "dropped": o.dropped.Load(),
-		"skipped": o.skipped.Load(), "reauth": o.reauth.Load(), "parked": o.parked.Load(),
+	out := make(map[string]int64, 6)
+	s.unknown.add(out)
+	for _, o := range s.outcomes {
+		o.add(out)
 	}
+	return out
+}
+
+// OutcomesByIntegration is Outcomes for each integration of the registry,
+// by domain: every domain and outcome is present, zero or not. Tasks of
+// records whose integration is not in this build count only in Outcomes.
+func (s *Syncer) OutcomesByIntegration() map[string]map[string]int64 {
+	out := make(map[string]map[string]int64, len(s.outcomes))
+	for d, o := range s.outcomes {
+		m := make(map[string]int64, 6)
+		o.add(m)
+		out[d] = m
+	}
+	return out
 }
 
 // New returns the syncer of the tables in cfg. It may be built before
@@ -177,25 +248,30 @@ func New(cfg Config) (*Syncer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	outcomes := make(map[string]*taskOutcomes)
+	for _, m := range cfg.Registry.List() {
+		outcomes[m.Domain] = new(taskOutcomes)
+	}
 	return &Syncer{
-		cfg:     cfg,
-		records: cfg.Records,
-		st:      cfg.Tasks.st,
-		vault:   cfg.Tasks.vault,
-		tasks:   cfg.Tasks.tasks,
-		state:   cfg.Tasks.state,
-		items:   cfg.Items,
-		index:   cfg.Indexer,
-		log:     log,
-		now:     cfg.Now,
-		rand:    cfg.Rand,
-		wake:    make(chan struct{}, 1),
-		busy:    make(map[string]bool),
-		served:  make(map[string]int64),
-		gates:   make(map[string]*sync.Mutex),
-		closing: make(map[string]time.Time),
-		resting: make(map[string]rest),
-		totals:  make(map[string]int),
+		outcomes: outcomes,
+		cfg:      cfg,
+		records:  cfg.Records,
+		st:       cfg.Tasks.st,
+		vault:    cfg.Tasks.vault,
+		tasks:    cfg.Tasks.tasks,
+		state:    cfg.Tasks.state,
+		items:    cfg.Items,
+		index:    cfg.Indexer,
+		log:      log,
+		now:      cfg.Now,
+		rand:     cfg.Rand,
+		wake:     make(chan struct{}, 1),
+		busy:     make(map[string]bool),
+		served:   make(map[string]int64),
+		gates:    make(map[string]*sync.Mutex),
+		closing:  make(map[string]time.Time),
+		resting:  make(map[string]rest),
+		totals:   make(map[string]int),
 	}, nil
 }
 

@@ -476,6 +476,9 @@ func TestSyncRevokedRefreshToken(t *testing.T) {
 	if o := f.syncer.Outcomes(); o["reauth"] != 1 {
 		t.Errorf("outcomes: got %v, want one reauth", o)
 	}
+	if runs := f.syncer.RunsByIntegration()[rec.Integration]; runs["reauth"] != 1 {
+		t.Errorf("runs: got %v, want one reauth", runs)
+	}
 	if strings.Contains(got.LastError, creds.RefreshToken) {
 		t.Errorf("lastError holds the refresh token")
 	}
@@ -566,6 +569,30 @@ func TestSyncRetryAfter(t *testing.T) {
 	}
 	if o := f.syncer.Outcomes(); o["retried"] != 1 || o["ok"] == 0 || o["dropped"] != 0 || o["reauth"] != 0 {
 		t.Errorf("outcomes: got %v, want one retried, some ok, none dropped or reauth", o)
+	}
+	// Two runs: the first ended on the task's error, the second ok.
+	if runs := f.syncer.RunsByIntegration()[rec.Integration]; runs["error"] != 1 || runs["ok"] != 1 || runs["reauth"] != 0 || runs["interrupted"] != 0 {
+		t.Errorf("runs: got %v, want one error, one ok", runs)
+	}
+	// The same counts, by integration: all of them the record's.
+	all := f.syncer.Outcomes()
+	by := f.syncer.OutcomesByIntegration()
+	if len(by) < 2 {
+		t.Fatalf("by integration: got %v, want every integration of the registry", by)
+	}
+	for domain, o := range by {
+		for k, n := range o {
+			want := int64(0)
+			if domain == rec.Integration {
+				want = all[k]
+			}
+			if n != want {
+				t.Errorf("by integration: %s %s got %d, want %d", domain, k, n, want)
+			}
+		}
+		if len(o) != 6 {
+			t.Errorf("by integration: %s has %v, want the six outcomes", domain, o)
+		}
 	}
 }
 
