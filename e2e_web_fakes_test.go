@@ -46,7 +46,7 @@ func feedEntries(base string) []feedEntry {
 		{title: "Zeppelin over the lake", link: base + "/zeppelin", guid: "zeppelin-entry-1", author: "pilot@example.org (Pilot)",
 			date: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC), text: "The zeppelin crossed the lake at dawn."},
 		{title: hostileTitle, guid: "javascript:window.__pwned=5", date: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC), text: hostileText, html: true},
-		{title: reversedTitle, guid: "kestrel-entry", author: "\u202Enoom@example.org", date: time.Date(2026, 8, 15, 9, 0, 0, 0, time.UTC),
+		{title: reversedTitle, guid: "kestrel-entry", author: "\u200Fnoom@example.org", date: time.Date(2026, 8, 15, 9, 0, 0, 0, time.UTC),
 			text: "A kestrel photo, or so its name says."},
 		{title: "Autumn regatta: the results", link: base + "/autumn-regatta", guid: base + "/autumn-regatta", author: "commodore@example.org (Commodore)",
 			date: time.Date(2026, 10, 12, 8, 30, 0, 0, time.UTC),

@@ -12,7 +12,9 @@ import (
 
 // reversedShown searches the reversed entry and opens it: its title is in
 // an isolated element and reads "gnp.exe" (the override is gone), in the
-// results and on the item's page, and its author too.
+// results and on the item's page, and its author, which starts with a
+// right-to-left mark (U+200F) that would set its direction, reads
+// "noom@example.org".
 func (w *webTest) reversedShown() error {
 	if err := w.searchFor("/search?q=kestrel", []string{"gnp.exe"}); err != nil {
 		return err
@@ -34,7 +36,7 @@ func (w *webTest) reversedShown() error {
 	if err := w.b.eval(isolatedJS(`document.querySelector('.result .meta')`), &meta); err != nil {
 		return err
 	}
-	if strings.Contains(meta, "raw") || strings.Contains(meta, "\u202E") || !strings.Contains(meta, `"noom@example.org"`) {
+	if strings.Contains(meta, "raw") || strings.Contains(meta, "\u200F") || !strings.Contains(meta, `"noom@example.org"`) {
 		return fmt.Errorf("the result's line: got %s, want every part isolated, the author as noom@example.org", meta)
 	}
 	if err := w.b.click(".result h2 a", "gnp.exe"); err != nil {

@@ -133,6 +133,9 @@ func Handler(mux *http.ServeMux, cfg Config) (*Stack, error) {
 	cop := http.NewCrossOriginProtection()
 	trusted := make(map[string]struct{}, len(cfg.TrustedOrigins))
 	for _, o := range cfg.TrustedOrigins {
+		// As a browser writes it: a BASE_URL of https://Search.example.org:443
+		// is the origin https://search.example.org.
+		o = canonOrigin(o)
 		if err := cop.AddTrustedOrigin(o); err != nil {
 			return nil, fmt.Errorf("httpx: TrustedOrigins: %w", err)
 		}

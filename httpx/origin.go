@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // unsafeMethod reports whether a request with method m changes state: the
@@ -33,11 +34,35 @@ func (s *Stack) checkOrigin(r *http.Request) error {
 	if origin == "" {
 		return nil
 	}
-	if _, ok := s.trusted[origin]; ok {
+	if _, ok := s.trusted[canonOrigin(origin)]; ok {
 		return nil
 	}
-	if u, err := url.Parse(origin); err == nil && u.Host != "" && u.Host == r.Host {
+	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
 		return nil
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		// The browser calls it same-origin, yet Origin is not the Host the
+		// request arrived with: a proxy rewrote Host, and BASE_URL does
+		// not name the address the browser uses.
+		return errRewrittenHost
 	}
 	return errForeignOrigin
+}
+
+var errRewrittenHost = errors.New("the Origin header is not the request's Host, though the browser says same-origin: " +
+	"if a proxy rewrites Host, set BASE_URL to the address browsers use")
+
+// canonOrigin is origin as a browser sends it in an Origin header: scheme
+// and host in lower case, without the scheme's default port. Anything
+// but scheme://host[:port] is returned as it is (and then refused).
+func canonOrigin(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.Opaque != "" {
+		return origin
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if (scheme == "https" && strings.HasSuffix(host, ":443")) || (scheme == "http" && strings.HasSuffix(host, ":80")) {
+		host = host[:strings.LastIndexByte(host, ':')]
+	}
+	return scheme + "://" + host
 }

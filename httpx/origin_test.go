@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -143,5 +144,51 @@ func TestTrustedOriginsInvalid(t *testing.T) {
 	_, err := Handler(http.NewServeMux(), Config{TrustedOrigins: []string{"https://app.example/path"}})
 	if err == nil || !strings.Contains(err.Error(), "TrustedOrigins") {
 		t.Errorf("got %v, want an error naming TrustedOrigins", err)
+	}
+}
+
+// A BASE_URL as a person may write it (upper case, the default port) is
+// the origin a browser sends; behind a proxy that rewrites Host, the app's
+// requests pass only through it, and a refusal says what to set.
+func TestTrustedOriginAsBrowsersWriteIt(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://Search.Example.org:443", "https://search.example.org"},
+		{"HTTP://search.example.org:80", "http://search.example.org"},
+		{"https://search.example.org:8443", "https://search.example.org:8443"},
+		{"http://[::1]:80", "http://[::1]"},
+		{"null", "null"},
+	} {
+		if got := canonOrigin(tc.in); got != tc.want {
+			t.Errorf("canonOrigin(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/auth/logout", func(w http.ResponseWriter, r *http.Request) {
+		One(w, r, "auth.logout", map[string]bool{"success": true})
+	})
+	for _, tc := range []struct {
+		name    string
+		trusted []string
+		want    int
+	}{
+		{"BASE_URL written with capitals and :443", []string{"https://Search.Example.org:443"}, 200},
+		{"no BASE_URL", nil, 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newStack(t, mux, Config{TrustedOrigins: tc.trusted})
+			req := httptest.NewRequest("POST", "http://127.0.0.1:8080/v1/auth/logout", nil) // Host rewritten by the proxy
+			req.Header.Set("Origin", "https://search.example.org")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != tc.want {
+				t.Fatalf("got %d, want %d: %s", w.Code, tc.want, w.Body)
+			}
+			if tc.want == 403 {
+				if err := h.checkOrigin(req); !errors.Is(err, errRewrittenHost) {
+					t.Errorf("cause %v, want the sentence about BASE_URL", err)
+				}
+			}
+		})
 	}
 }

@@ -64,7 +64,7 @@ type Config struct {
 	Client *http.Client
 	// ManualClient makes the requests of manual integrations, whose
 	// targets users choose (a feed URL); nil: Client. Production passes
-	// netguard.PublicClient so users cannot reach the server's own
+	// a netguard.Dialer's Client so users cannot reach the server's own
 	// network.
 	ManualClient *http.Client
 	// UserID returns the id of the authenticated caller; main passes a

@@ -7,10 +7,8 @@ package netguard
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"syscall"
-	"time"
 )
 
 // ErrPrivateAddress refuses a connection to an address that is not on the
@@ -80,11 +78,4 @@ func check(a netip.Addr) error {
 		}
 	}
 	return nil
-}
-
-// PublicClient returns an HTTP client for user-supplied URLs: it connects
-// only to public addresses (through a zero Dialer), uses no proxy from the
-// environment, and gives up after timeout.
-func PublicClient(timeout time.Duration) *http.Client {
-	return (&Dialer{}).Client(timeout)
 }

@@ -65,7 +65,7 @@ type Config struct {
 	Client *http.Client
 	// ManualClient makes the requests of manual integrations (a feed URL
 	// a user typed); nil: Client. Production passes a client that cannot
-	// reach the server's own network (netguard.PublicClient).
+	// reach the server's own network (a netguard.Dialer's Client).
 	ManualClient *http.Client
 	// PollInterval is the time between two runs of a connected record
 	// (POLL_INTERVAL). 0: DefaultPollInterval.

@@ -35,9 +35,12 @@ function h(tag, props, ...children) {
   return el;
 }
 
-// bidiControls are the explicit directional formatting characters: the
-// embeddings and overrides (U+202A–U+202E) and the isolates (U+2066–U+2069).
-const bidiControls = /[\u202A-\u202E\u2066-\u2069]/g;
+// bidiControls are the directional formatting characters: the embeddings
+// and overrides (U+202A–U+202E), the isolates (U+2066–U+2069), and the
+// marks (U+200E, U+200F, U+061C), which as a text's first strong
+// character would set the direction of its <bdi> ("\u200Fpng.\u200Fexe"
+// would read as "exe.png").
+const bidiControls = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
 
 // plain is s as a string without explicit directional controls, for the
 // places that take text only (an attribute, an option, the window title).

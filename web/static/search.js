@@ -156,7 +156,7 @@ function queryError(region, input, details, sent, offset) {
     while (end < box.length && !/\s/.test(box[end])) end++;
     input.setSelectionRange(at, end);
     parts.push(h('span', { class: 'query-mark' }, 'Here: ',
-      h('code', null, box.slice(0, at), h('mark', null, box.slice(at, end) || ' '), box.slice(end))));
+      h('code', { dir: 'auto' }, box.slice(0, at), h('mark', null, box.slice(at, end) || ' '), box.slice(end))));
   }
   say(region, 'error', parts);
 }
@@ -203,7 +203,7 @@ function resultItem(r) {
   const meta = [integrationName(r.integration), kindWord(r.kind), r.from, fmtDate(r.date)].filter(Boolean)
     .flatMap((w, i) => i ? [' · ', w] : [w]); // each its own text, isolated
   const snippet = Array.isArray(r.snippet) && r.snippet.length
-    ? h('p', { class: 'snippet' }, r.snippet.map(f => (f && f.match) ? h('mark', null, String(f.text)) : String((f && f.text) || '')))
+    ? h('p', { class: 'snippet', dir: 'auto' }, r.snippet.map(f => (f && f.match) ? h('mark', null, String(f.text)) : String((f && f.text) || '')))
     : null;
   return h('li', { class: 'result' },
     h('h2', null, h('a', { href: '/items/' + encodeURIComponent(r.id) }, r.title || '(no title)')),
