@@ -31,6 +31,12 @@ type Dialer struct {
 	// net.Dialer with a 10-second timeout whose Control is PublicOnly,
 	// which checks each address once more at the socket.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// FallbackDelay is how long the addresses of the host's first family
+	// (IPv6, say) are tried alone before those of the other start in
+	// parallel, as net.Dialer does ("Happy Eyeballs"): a host whose IPv6
+	// route silently drops packets is then reached over IPv4 at once.
+	// 0 means 300 ms.
+	FallbackDelay time.Duration
 }
 
 // DialContext connects to address (host:port) over network ("tcp",
@@ -56,6 +62,97 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, Control: PublicOnly}).DialContext
 	}
+	primaries, fallbacks := byFamily(addrs)
+	return d.dialParallel(ctx, dial, network, port, primaries, fallbacks)
+}
+
+type dialFunc = func(ctx context.Context, network, address string) (net.Conn, error)
+
+// byFamily splits addrs into those of the first one's family and the
+// others, each in the resolver's order.
+func byFamily(addrs []netip.Addr) (primaries, fallbacks []netip.Addr) {
+	for _, a := range addrs {
+		if a.Is4() == addrs[0].Is4() {
+			primaries = append(primaries, a)
+		} else {
+			fallbacks = append(fallbacks, a)
+		}
+	}
+	return primaries, fallbacks
+}
+
+// dialParallel tries primaries one by one and, FallbackDelay later or as
+// soon as they all failed, fallbacks one by one beside them; the first
+// connection wins, the other attempt is cancelled (a connection it makes
+// anyway is closed), and with both failed the primaries' error is
+// returned.
+func (d *Dialer) dialParallel(ctx context.Context, dial dialFunc, network, port string, primaries, fallbacks []netip.Addr) (net.Conn, error) {
+	if len(fallbacks) == 0 {
+		return dialSerial(ctx, dial, network, port, primaries)
+	}
+	type result struct {
+		c       net.Conn
+		err     error
+		primary bool
+		done    bool
+	}
+	returned := make(chan struct{})
+	defer close(returned)
+	results := make(chan result)
+	start := func(ctx context.Context, primary bool) {
+		as := fallbacks
+		if primary {
+			as = primaries
+		}
+		c, err := dialSerial(ctx, dial, network, port, as)
+		select {
+		case results <- result{c: c, err: err, primary: primary, done: true}:
+		case <-returned:
+			if c != nil {
+				c.Close()
+			}
+		}
+	}
+	primaryCtx, cancelPrimary := context.WithCancel(ctx)
+	defer cancelPrimary()
+	fallbackCtx, cancelFallback := context.WithCancel(ctx)
+	defer cancelFallback()
+	go start(primaryCtx, true)
+	delay := d.FallbackDelay
+	if delay <= 0 {
+		delay = 300 * time.Millisecond
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	var primary, fallback result
+	for {
+		select {
+		case <-timer.C:
+			go start(fallbackCtx, false)
+		case r := <-results:
+			if r.err == nil {
+				return r.c, nil
+			}
+			if r.primary {
+				primary = r
+			} else {
+				fallback = r
+			}
+			if primary.done && fallback.done {
+				return nil, primary.err
+			}
+			if r.primary && timer.Stop() {
+				// The primaries failed before their head start ran out:
+				// the fallbacks start now.
+				timer.Reset(0)
+			}
+		}
+	}
+}
+
+// dialSerial tries addrs in turn and returns the first connection, or
+// the first error.
+func dialSerial(ctx context.Context, dial dialFunc, network, port string, addrs []netip.Addr) (net.Conn, error) {
 	var first error
 	for _, a := range addrs {
 		c, err := dial(ctx, network, net.JoinHostPort(a.String(), port))

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -36,11 +38,14 @@ func (r *fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 // address and refuses, so no packet is ever sent.
 type fakeNet struct {
 	fakeResolver
+	mu    sync.Mutex // the two families are dialled from two goroutines
 	dials []string
 }
 
 func (n *fakeNet) dialer() *Dialer {
 	return &Dialer{Resolver: &n.fakeResolver, Dial: func(_ context.Context, _, address string) (net.Conn, error) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
 		n.dials = append(n.dials, address)
 		return nil, errDialed
 	}}
@@ -141,6 +146,51 @@ func TestDialerDialsCheckedAddresses(t *testing.T) {
 			}
 			if !slices.Equal(n.dials, tt.dials) {
 				t.Errorf("DialContext(%s) dialled %v, want %v", tt.address, n.dials, tt.dials)
+			}
+		})
+	}
+}
+
+// TestDialerFallsBack: a host whose first family stalls (an IPv6 route
+// that drops packets) is reached over the other once FallbackDelay has
+// passed, and the stalled attempt is cancelled; a family that fails at
+// once hands over without waiting for the delay.
+func TestDialerFallsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stall bool          // the IPv6 attempt hangs until cancelled; else it fails at once
+		delay time.Duration // FallbackDelay
+	}{
+		{"IPv6 stalls", true, time.Millisecond},
+		{"IPv6 fails at once, long head start", false, time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v6Done := make(chan error, 1)
+			d := &Dialer{
+				Resolver:      &fakeResolver{hosts: map[string][]string{"dual.example": {"2606:2800:220:1::1", "93.184.216.34"}}},
+				FallbackDelay: tc.delay,
+				Dial: func(ctx context.Context, _, address string) (net.Conn, error) {
+					if strings.HasPrefix(address, "[") {
+						if !tc.stall {
+							v6Done <- errDialed
+							return nil, errDialed
+						}
+						<-ctx.Done()
+						v6Done <- ctx.Err()
+						return nil, ctx.Err()
+					}
+					c, peer := net.Pipe()
+					t.Cleanup(func() { peer.Close() })
+					return c, nil
+				},
+			}
+			c, err := d.DialContext(context.Background(), "tcp", "dual.example:993")
+			if err != nil {
+				t.Fatalf("got %v, want the IPv4 connection", err)
+			}
+			c.Close()
+			if err := <-v6Done; tc.stall && !errors.Is(err, context.Canceled) {
+				t.Errorf("the stalled IPv6 attempt ended with %v, want it cancelled", err)
 			}
 		})
 	}
