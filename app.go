@@ -109,7 +109,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
-	webApp, err := web.New()
+	webApp, err := web.New(c.BaseURL.String())
 	if err != nil {
 		return nil, err
 	}

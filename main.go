@@ -431,10 +431,11 @@ func addRoutes(mux router, a *app) {
 	// The web app (package web), not part of the API: each of its pages
 	// answers the same document, whose script shows the page its path
 	// names, so deep links, reloads and FRONTEND_URL/integrations work;
-	// its files are under /assets/. Any other path, /v1/ included, stays
+	// its files are under /assets/, and /opensearch.xml lets a browser's
+	// address bar search here (docs/search.md). Any other path, /v1/ included, stays
 	// the API's JSON 404.
 	for _, page := range []string{"/{$}", "/search", "/login", "/register", "/items/{id}",
-		"/integrations", "/sessions", "/account", "/admin", "/assets/{file}"} {
+		"/integrations", "/sessions", "/account", "/admin", "/assets/{file}", "/opensearch.xml"} {
 		mux.Handle("GET "+page, a.web)
 	}
 }

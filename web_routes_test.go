@@ -17,7 +17,9 @@ import (
 // cached for a year; everything else, /v1/ above all, keeps the API's
 // JSON answers and headers.
 func TestWebRoutes(t *testing.T) {
-	srv := startRun(t, testEnv(t.TempDir()))
+	env := testEnv(t.TempDir())
+	env["BASE_URL"] = "https://search.example.org"
+	srv := startRun(t, env)
 	fetch := func(method, path string, header map[string]string) (*http.Response, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, nil)
@@ -55,6 +57,15 @@ func TestWebRoutes(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A browser's address bar searches here through the document's
+	// <link rel="search">: its template is BASE_URL's search page.
+	resp, body := fetch("GET", "/opensearch.xml", nil)
+	if tmpl := `template="https://search.example.org/search?q={searchTerms}"`; resp.StatusCode != 200 ||
+		resp.Header.Get("Content-Type") != web.OpenSearchType || !strings.Contains(string(body), tmpl) {
+		t.Errorf("GET /opensearch.xml: got %d %q %s, want 200, %s and %s", resp.StatusCode,
+			resp.Header.Get("Content-Type"), body, web.OpenSearchType, tmpl)
 	}
 
 	assets := regexp.MustCompile(`"(/assets/[^"]+)"`).FindAllStringSubmatch(string(doc), -1)

@@ -17,6 +17,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/xml"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -57,14 +58,17 @@ type asset struct {
 
 // App serves the web app. Its zero value is not usable; call New.
 type App struct {
-	index  *asset
-	assets map[string]*asset // by served name
-	size   int               // bytes of every embedded file before compression
+	index      *asset
+	openSearch *asset            // GET /opensearch.xml
+	assets     map[string]*asset // by served name
+	size       int               // bytes of every embedded file before compression
 }
 
 // New prepares the embedded files: hashes, compresses and rewrites the
-// document's references to the hashed names.
-func New() (*App, error) {
+// document's references to the hashed names. baseURL is the service's
+// public address (BASE_URL), which the search description served at
+// /opensearch.xml points a browser's address bar to.
+func New(baseURL string) (*App, error) {
 	a := &App{assets: make(map[string]*asset)}
 	rename := make(map[string]string) // "/assets/app.js" → "/assets/app.<hash>.js"
 	var doc []byte
@@ -102,7 +106,27 @@ func New() (*App, error) {
 		doc = bytes.ReplaceAll(doc, []byte(`"`+from+`"`), []byte(`"`+to+`"`))
 	}
 	a.index = newAsset("index.html", "text/html; charset=utf-8", doc)
+	a.openSearch = newAsset("opensearch.xml", OpenSearchType, openSearchDescription(baseURL))
 	return a, nil
+}
+
+// OpenSearchType is the Content-Type of GET /opensearch.xml.
+const OpenSearchType = "application/opensearchdescription+xml"
+
+// openSearchDescription is what the document's <link rel="search"> names:
+// it lets a browser add this service as a search engine of its address
+// bar, whose words open the search page (/search?q=…) as typed there.
+func openSearchDescription(baseURL string) []byte {
+	var tmpl bytes.Buffer
+	xml.EscapeText(&tmpl, []byte(strings.TrimSuffix(baseURL, "/")+"/search?q={searchTerms}")) // a bytes.Buffer does not fail
+	return []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<OpenSearchDescription xmlns="http://a9.com/-/spec/opensearch/1.1/">
+<ShortName>searchsvc</ShortName>
+<Description>Search your mail, messages, files and feeds</Description>
+<InputEncoding>UTF-8</InputEncoding>
+<Url type="text/html" method="get" template="` + tmpl.String() + `"/>
+</OpenSearchDescription>
+`)
 }
 
 // contentType is the type of a file the app ships, by its extension; ""
@@ -156,8 +180,9 @@ func (a *App) assetName(name string) string {
 	return ""
 }
 
-// ServeHTTP answers an asset under /assets/ by its hashed name, and every
-// other path it is routed the document: the app's script reads the path
+// ServeHTTP answers an asset under /assets/ by its hashed name,
+// /opensearch.xml its search description, and every other path it is
+// routed the document: the app's script reads the path
 // and shows that page, so deep links and reloads work. An unknown asset is
 // the API's JSON 404.
 func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -168,6 +193,10 @@ func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		serve(w, r, as, cacheImmutable)
+		return
+	}
+	if r.URL.Path == "/opensearch.xml" {
+		serve(w, r, a.openSearch, cacheDocument)
 		return
 	}
 	serve(w, r, a.index, cacheDocument)

@@ -15,7 +15,7 @@ import (
 
 func newApp(t *testing.T) *App {
 	t.Helper()
-	a, err := New()
+	a, err := New("http://localhost:8080")
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -241,4 +241,33 @@ func FuzzAcceptsGzip(f *testing.F) {
 			t.Errorf("acceptsGzip(%q) = true without gzip or *", header)
 		}
 	})
+}
+
+// TestOpenSearch: GET /opensearch.xml describes the search page at the
+// configured BASE_URL, escaped as XML, for a browser's address bar.
+func TestOpenSearch(t *testing.T) {
+	a, err := New("https://search.example.org/me&you/")
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, httptest.NewRequest("GET", "/opensearch.xml", nil))
+	want := `<?xml version="1.0" encoding="UTF-8"?>
+<OpenSearchDescription xmlns="http://a9.com/-/spec/opensearch/1.1/">
+<ShortName>searchsvc</ShortName>
+<Description>Search your mail, messages, files and feeds</Description>
+<InputEncoding>UTF-8</InputEncoding>
+<Url type="text/html" method="get" template="https://search.example.org/me&amp;you/search?q={searchTerms}"/>
+</OpenSearchDescription>
+`
+	if rec.Code != 200 || rec.Body.String() != want {
+		t.Fatalf("got %d %q, want 200 %q", rec.Code, rec.Body.String(), want)
+	}
+	if got := rec.Header().Get("Content-Type"); got != "application/opensearchdescription+xml" {
+		t.Errorf("Content-Type: got %q, want application/opensearchdescription+xml", got)
+	}
+	doc := newApp(t).index.body
+	if link := `<link rel="search" type="application/opensearchdescription+xml" title="searchsvc" href="/opensearch.xml">`; !bytes.Contains(doc, []byte(link)) {
+		t.Errorf("the document has no %s", link)
+	}
 }
