@@ -295,3 +295,68 @@ func (w *webTest) searchPicture() error {
 	}
 	return w.b.eval("document.activeElement.blur()", nil)
 }
+
+// press types one key as a person does, down and up, through DevTools.
+func (w *webTest) press(key string) error {
+	k := map[string]struct {
+		code, text string
+		vk         int
+	}{"/": {"Slash", "/", 191}, "j": {"KeyJ", "j", 74}, "k": {"KeyK", "k", 75},
+		"Enter": {"Enter", "\r", 13}, "Escape": {"Escape", "", 27}}[key]
+	if k.code == "" {
+		return fmt.Errorf("press: no key %q", key)
+	}
+	down := map[string]any{"type": "keyDown", "key": key, "code": k.code, "windowsVirtualKeyCode": k.vk}
+	if k.text != "" {
+		down["text"] = k.text
+	}
+	if _, err := w.b.call(w.b.session, "Input.dispatchKeyEvent", down); err != nil {
+		return err
+	}
+	_, err := w.b.call(w.b.session, "Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": key, "code": k.code, "windowsVirtualKeyCode": k.vk})
+	return err
+}
+
+// keyboard walks the results with the keys the help lists: / to the box,
+// Escape out of it, j and k down and up the results, Enter to open one,
+// Escape back to the results, where that result has the focus again.
+func (w *webTest) keyboard() error {
+	if err := w.b.navigate(w.base + "/search?q=harbour"); err != nil {
+		return err
+	}
+	if err := w.b.waitFor("the search to answer", answeredJS); err != nil {
+		return err
+	}
+	const focused = `(() => { const a = document.activeElement, links = [...document.querySelectorAll('.result h2 a')];
+		return a.id === 'q' ? 'box ' + a.value : links.includes(a) ? 'result ' + links.indexOf(a) : a.tagName; })()`
+	keys := []struct{ key, want string }{
+		{"Escape", "BODY"}, {"/", "box harbour"}, {"Escape", "BODY"},
+		{"j", "result 0"}, {"j", "result 1"}, {"k", "result 0"},
+	}
+	for i, k := range keys {
+		if err := w.press(k.key); err != nil {
+			return err
+		}
+		if err := w.eq(fmt.Sprintf("the focus after key %d (%s)", i+1, k.key), focused, k.want); err != nil {
+			return err
+		}
+	}
+	var first string
+	if err := w.b.eval(`document.activeElement.getAttribute('href')`, &first); err != nil {
+		return err
+	}
+	if err := w.press("Enter"); err != nil {
+		return err
+	}
+	if err := w.b.waitFor("the item", `location.pathname === '`+first+`' && document.querySelector('#item-text')`); err != nil {
+		return err
+	}
+	if err := w.press("Escape"); err != nil {
+		return err
+	}
+	if err := w.b.waitFor("the results again", `location.search === '?q=harbour' && document.activeElement.getAttribute('href') === '`+first+`'`); err != nil {
+		return err
+	}
+	return w.eq("the keys in the help", `[...document.querySelectorAll('.qhelp table.keys tr')].map(r => r.textContent).join('; ')`,
+		"/to the search box; Escout of the box; on an item, back to the results; jknext, previous result; Enteropen the result")
+}

@@ -16,9 +16,10 @@ const routes = [
 const navLinks = [['/search', 'Search'], ['/integrations', 'Connections'], ['/sessions', 'Sessions'], ['/account', 'Account']];
 
 // go shows path, adding it to the history (or replacing the current entry).
+// A new entry notes the page it came from, which Escape on an item reads.
 function go(path, replace) {
   if (replace) history.replaceState({ inApp: true }, '', path);
-  else history.pushState({ inApp: true }, '', path);
+  else history.pushState({ inApp: true, from: location.pathname + location.search }, '', path);
   render();
 }
 

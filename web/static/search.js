@@ -15,6 +15,15 @@ const queryHelp = [
   ['after:2026-01-31  before:2026-03-01', 'by date'],
 ];
 
+// keyHelp lists the keys the page answers (see onKey), shown under the
+// query language's help.
+const keyHelp = [
+  ['/', 'to the search box'],
+  ['Esc', 'out of the box; on an item, back to the results'],
+  ['j  k', 'next, previous result'],
+  ['Enter', 'open the result'],
+];
+
 const filterKeys = ['sort', 'integrationId', 'kind', 'after', 'before'];
 
 async function pageSearch(params) {
@@ -40,7 +49,9 @@ async function pageSearch(params) {
     h('label', { for: 'q', class: 'vh' }, 'Search for'),
     h('div', { class: 'searchbar' }, input, h('button', { type: 'submit' }, 'Search')),
     h('details', { class: 'qhelp', id: 'qhelp' }, h('summary', null, 'How to search'),
-      h('table', null, h('tbody', null, queryHelp.map(([ex, what]) => h('tr', null, h('td', null, h('code', null, ex)), h('td', null, what)))))),
+      h('table', null, h('tbody', null, queryHelp.map(([ex, what]) => h('tr', null, h('td', null, h('code', null, ex)), h('td', null, what))))),
+      h('table', { class: 'keys', 'aria-label': 'Keys' }, h('tbody', null, keyHelp.map(([keys, what]) =>
+        h('tr', null, h('td', null, keys.split('  ').map(k => h('kbd', null, k))), h('td', null, what)))))),
     h('details', { class: 'filterbox', open: filterKeys.some(k => params.get(k)) },
       h('summary', null, 'Filters and order'),
       h('div', { class: 'filters' }, sort.wrap, integ.wrap, kind.wrap, after.wrap, before.wrap)));
@@ -246,6 +257,33 @@ async function pageItem(id) {
         h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at ', new URL(link).hostname))]),
     h('div', { class: 'item-text', id: 'item-text' }, item.text || '(no text)'));
 }
+
+// onKey is the page's keyboard: / goes to the search box, Escape leaves
+// it (or, on an item, goes back to the results), j and k move the focus
+// down and up the results' links, whose Enter opens them as a link's does.
+// Keys typed into a field are the field's, but for Escape in the box.
+function onKey(e) {
+  if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+  const t = e.target;
+  const box = document.getElementById('q');
+  if (t === box && e.key === 'Escape') { e.preventDefault(); box.blur(); return; }
+  if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  if (e.key === '/') {
+    e.preventDefault();
+    if (box) box.focus(); else go('/search');
+  } else if (e.key === 'Escape' && location.pathname.startsWith('/items/')) {
+    e.preventDefault();
+    const from = history.state && history.state.from;
+    if (from && /^\/(search)?(\?|$)/.test(from)) history.back(); else go('/search');
+  } else if ((e.key === 'j' || e.key === 'k') && !e.shiftKey) {
+    const links = [...document.querySelectorAll('.results .result h2 a')];
+    if (!links.length) return;
+    e.preventDefault();
+    const at = links.indexOf(document.activeElement);
+    links[e.key === 'j' ? Math.min(at + 1, links.length - 1) : Math.max(at - 1, 0)].focus();
+  }
+}
+document.addEventListener('keydown', onKey);
 
 function backLink() {
   const a = h('a', { href: '/search' }, '← Back');
