@@ -1,59 +1,16 @@
 package main
 
 import (
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"sort"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"searchsvc/storage"
+	"searchsvc/storage/storagetest"
 )
-
-// fullFS is the operating system's file system with a switch that makes
-// every write fail with ENOSPC, as a full SD card does.
-type fullFS struct{ full *atomic.Bool }
-
-type fullFile struct {
-	*os.File
-	full *atomic.Bool
-}
-
-func (f fullFile) Write(p []byte) (int, error) {
-	if f.full.Load() {
-		return 0, &fs.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
-	}
-	return f.File.Write(p)
-}
-
-func (x fullFS) OpenFile(name string, flag int, perm fs.FileMode) (storage.File, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return fullFile{f, x.full}, nil
-}
-func (fullFS) Rename(a, b string) error                     { return os.Rename(a, b) }
-func (fullFS) Remove(name string) error                     { return os.Remove(name) }
-func (fullFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
-func (fullFS) SyncDir(string) error                         { return nil }
-func (fullFS) ReadDir(name string) ([]string, error) {
-	es, err := os.ReadDir(name)
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out, err
-}
-func (x fullFS) Lock(name string) (storage.File, error) {
-	return x.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
-}
 
 // TestDiskFullNoRestart: with the disk full, the watchdog keeps pinging
 // (healthy stays true: a restart would not make room), /readyz answers 503,
@@ -64,8 +21,8 @@ func TestDiskFullNoRestart(t *testing.T) {
 	now := func() time.Time { return clock }
 	dir := t.TempDir()
 	a := &app{}
-	a.mainStore = storage.New(filepath.Join(dir, mainStoreDir), storage.Options{FS: fullFS{&full}, Now: now})
-	a.sessionStore = storage.New(filepath.Join(dir, sessionStoreDir), storage.Options{FS: fullFS{&full}, Now: now})
+	a.mainStore = storage.New(filepath.Join(dir, mainStoreDir), storage.Options{FS: storagetest.FullFS{Full: &full}, Now: now})
+	a.sessionStore = storage.New(filepath.Join(dir, sessionStoreDir), storage.Options{FS: storagetest.FullFS{Full: &full}, Now: now})
 	type rec struct {
 		ID string `json:"id"`
 	}

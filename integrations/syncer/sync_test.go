@@ -27,6 +27,7 @@ import (
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/vault"
 	"searchsvc/storage"
+	"searchsvc/storage/storagetest"
 )
 
 // syncClock is a clock tests move by hand.
@@ -806,7 +807,7 @@ func TestSyncPauseEndsWhenSpaceIsBack(t *testing.T) {
 		clock: &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)},
 		vault: testVault(t, 9),
 		mail:  fakemail.NewLocal(),
-		fs:    fullFS{&full},
+		fs:    storagetest.FullFS{Full: &full},
 	}
 	reg, err := integrations.NewRegistry(fakemail.ManualDefinition(f.mail))
 	if err != nil {
@@ -866,45 +867,6 @@ func TestSyncPauseEndsWhenSpaceIsBack(t *testing.T) {
 	if got := f.wantStatus(rec, records.StatusConnected, ""); got.ItemsSynced != 4 {
 		t.Errorf("after Sync now: itemsSynced %d, want 4", got.ItemsSynced)
 	}
-}
-
-// fullFS is the operating system's file system with a switch that makes
-// every write fail with ENOSPC, as a full SD card does.
-type fullFS struct{ full *atomic.Bool }
-
-type fullFile struct {
-	*os.File
-	full *atomic.Bool
-}
-
-func (f fullFile) Write(p []byte) (int, error) {
-	if f.full.Load() {
-		return 0, &fs.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
-	}
-	return f.File.Write(p)
-}
-
-func (x fullFS) OpenFile(name string, flag int, perm fs.FileMode) (storage.File, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return fullFile{f, x.full}, nil
-}
-func (fullFS) Rename(a, b string) error                     { return os.Rename(a, b) }
-func (fullFS) Remove(name string) error                     { return os.Remove(name) }
-func (fullFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
-func (fullFS) SyncDir(string) error                         { return nil }
-func (fullFS) ReadDir(name string) ([]string, error) {
-	es, err := os.ReadDir(name)
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out, err
-}
-func (x fullFS) Lock(name string) (storage.File, error) {
-	return x.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 }
 
 // TestSyncRestsRecordAfterBrokenSession: a session whose progress could not
