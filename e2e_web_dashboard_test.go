@@ -77,7 +77,7 @@ func TestBrowserDashboard(t *testing.T) {
 		if err := eq("the address", `location.search`, "?hl=Quokka"); err != nil {
 			return err
 		}
-		if err := eq("the marks", `[...document.querySelectorAll('#item-text mark')].map(m => m.textContent + ':' + m.childNodes.length + ':' + m.firstChild.nodeType).join('|')`, "Quokka:1:3"); err != nil {
+		if err := eq("the marks", `[...document.querySelectorAll('#item-text mark')].map(m => m.textContent + ':' + m.querySelectorAll('*').length + m.firstChild.tagName + ':' + m.firstChild.firstChild.nodeType).join('|')`, "Quokka:1BDI:3"); err != nil {
 			return err
 		}
 		if err := eq("the text as text", `document.querySelector('#item-text').textContent`, hostileText); err != nil {

@@ -266,7 +266,8 @@ async function pageItem(id) {
 // itemText is an item's text as one isolated run (as append makes it)
 // whose words the search matched, as the search answer named them
 // (matched, carried in the address as hl=), are marked: each a <mark>
-// holding a text node, wherever the text writes the word whole. A word
+// holding the word as append puts text, wherever the text writes the word
+// whole. A word
 // of a script written without spaces (Chinese, Japanese, Korean, matched
 // as pairs of characters) is marked inside its run.
 function itemText(text, words) {
@@ -286,9 +287,7 @@ function itemText(text, words) {
   for (const m of text.matchAll(re)) {
     if (!m[0]) continue;
     append(run, text.slice(at, m.index));
-    const mark = document.createElement('mark');
-    mark.textContent = plain(m[0]);
-    run.append(mark);
+    run.append(h('mark', null, m[0]));
     at = m.index + m[0].length;
   }
   return append(run, text.slice(at));
