@@ -46,7 +46,8 @@ type app struct {
 	index        *search.Index
 	indexer      *index.Indexer
 	metrics      *metrics
-	web          *web.App // the app served at /, a client of the API
+	dashboard    *dashboard // GET /v1/admin/dashboard's own figures
+	web          *web.App   // the app served at /, a client of the API
 }
 
 // registry is the catalogue of integrations the service ships. The IMAP
@@ -118,7 +119,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		return nil, err
 	}
 	a := &app{mainStore: s.main, sessionStore: s.session, sessions: s.sessions, users: s.users,
-		records: s.records, web: webApp, metrics: newMetrics(c.DataDir)}
+		records: s.records, web: webApp, metrics: newMetrics(c.DataDir), dashboard: newDashboard(c.DataDir, s.items)}
 	if err := a.buildSyncAndSearch(c, s, out, log); err != nil {
 		s.closeStores()
 		return nil, err

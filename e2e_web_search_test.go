@@ -348,7 +348,7 @@ func (w *webTest) keyboard() error {
 	if err := w.press("Enter"); err != nil {
 		return err
 	}
-	if err := w.b.waitFor("the item", `location.pathname === '`+first+`' && document.querySelector('#item-text')`); err != nil {
+	if err := w.b.waitFor("the item", `location.pathname + location.search === '`+first+`' && document.querySelector('#item-text')`); err != nil {
 		return err
 	}
 	if err := w.press("Escape"); err != nil {

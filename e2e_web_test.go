@@ -354,7 +354,7 @@ func TestBrowser(t *testing.T) {
 		if err := b.click("nav a", "Administration"); err != nil {
 			return err
 		}
-		if err := b.waitFor("the users and the metrics", `document.querySelectorAll('table.users tbody tr').length === 2 && document.querySelector('table.users').innerText.includes('bob@example.org') && document.querySelector('.metrics').innerText.includes('sessions active')`); err != nil {
+		if err := b.waitFor("the users and the dashboard", `document.querySelectorAll('table.users tbody tr').length === 2 && document.querySelector('table.users').innerText.includes('bob@example.org') && document.querySelector('.dashboard dd[data-fact=Version]').textContent === 'dev'`); err != nil {
 			return err
 		}
 		if err := b.click("table.users button[aria-label='Delete Bob']", "Delete"); err != nil {

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/monitor"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…".
@@ -149,10 +150,15 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	// The dashboard shows the last errors logged from here on, as
+	// sentences without the lines' values.
+	lastErrors := monitor.NewErrors(lastErrorsKept, nil)
+	log = slog.New(lastErrors.Handler(log.Handler()))
 	a, err := openApp(c, getenv, log)
 	if err != nil {
 		return err
 	}
+	a.dashboard.errors = lastErrors
 	defer a.close(log)
 	// Replaying the logs read each whole file and decoded every record:
 	// garbage several times the size of what the stores keep. Give it
@@ -239,6 +245,7 @@ func startBackground(a *app, log *slog.Logger) *background {
 	bg.ctx, bg.stop = context.WithCancel(context.Background())
 	bg.run(a.sessions.Run)
 	bg.run(func(ctx context.Context) { a.indexer.Run(ctx, a.mainStore.Position()) })
+	bg.run(func(ctx context.Context) { a.dashboard.run(ctx, a) })
 	bg.run(func(ctx context.Context) {
 		if err := a.syncer.Run(ctx); err != nil {
 			log.Error("sync stopped", "err", err)
@@ -409,6 +416,7 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("GET /v1/admin/users", au.RequireAdmin(au.ListUsers()))
 	mux.Handle("DELETE /v1/admin/users/{userId}", au.RequireAdmin(au.DeleteUser()))
 	mux.Handle("GET /v1/admin/metrics", au.RequireAdmin(a.metrics.handler()))
+	mux.Handle("GET /v1/admin/dashboard", au.RequireAdmin(a.dashboard.handler(a)))
 	mux.Handle("GET /v1/user/profile", au.Require(au.Profile()))
 	mux.Handle("PUT /v1/user/password", au.Require(au.ChangePassword()))
 	mux.Handle("GET /v1/user/sessions", au.Require(au.ListSessions()))

@@ -35,6 +35,9 @@ type SearchResult struct {
 	Date        time.Time  `json:"date"`
 	Score       float64    `json:"score"`
 	Snippet     []Fragment `json:"snippet"`
+	// Matched are the words of the item's text the query matched, as
+	// written there (search.Highlight): an item page marks them.
+	Matched []string `json:"matched"`
 }
 
 // Fragment is a piece of a result's snippet: plain text, never HTML;
@@ -55,7 +58,8 @@ func fragments(fs []search.Fragment) []Fragment {
 // Search serves GET /v1/search: the caller's items matching the query q
 // (the language of docs/search.md, "The query language"), one page of
 // results ranked by relevance (or newest first with sort=date), each with
-// a snippet of its text around the best matching passage. integrationId
+// a snippet of its text around the best matching passage and the words
+// of its text the query matched (matched). integrationId
 // keeps one record's items, inIds and ninIds filter by item id, limit
 // (1 to 100, default 20) and cursor page. A query that does not parse is
 // 400 invalid_query with a detail saying what and where. A hit the item
@@ -115,10 +119,11 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 			h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
 			text = "" // the result without its snippet
 		}
+		snippet, matched := search.Highlight(text, req.Query)
 		results = append(results, SearchResult{
 			ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
 			Title: m.Title, From: m.From, Date: it.Date, Score: hit.Score,
-			Snippet: fragments(search.Snippet(text, req.Query)),
+			Snippet: fragments(snippet), Matched: matched,
 		})
 	}
 	if len(ghosts) > 0 {

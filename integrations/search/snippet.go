@@ -210,9 +210,53 @@ func Snippet(text string, q Node) []Fragment {
 	return fs
 }
 
+// Limits of Highlight's words: how many, and the bytes of each (a longer
+// match, a run of CJK bigrams or a joined word, is left out).
+const (
+	MaxMatched      = 32
+	maxMatchedBytes = 64
+)
+
+// Highlight is Snippet with, beside it, the words of text the query
+// matched, each as it is written there, once, in the order they first
+// appear: at most MaxMatched of them, from the part of the text a snippet
+// looks at. A page that shows the whole text marks them there (GET
+// /v1/search's "matched", docs/search.md). The text is analysed once for
+// both.
+func Highlight(text string, q Node) ([]Fragment, []string) {
+	sq, hits := findHits(text, q)
+	if len(hits) == 0 {
+		return cut(text, 0, nil), []string{}
+	}
+	words := []string{}
+	seen := make(map[string]bool)
+	for _, h := range hits {
+		w := text[h.start:h.end]
+		if len(w) > maxMatchedBytes || seen[w] {
+			continue
+		}
+		seen[w] = true
+		if words = append(words, w); len(words) == MaxMatched {
+			break
+		}
+	}
+	fs, _ := snippetAround(text, sq, hits)
+	return fs, words
+}
+
 // snippet is Snippet, also returning the steps of its best-window search,
 // which tests bound.
 func snippet(text string, q Node) ([]Fragment, int) {
+	sq, hits := findHits(text, q)
+	if len(hits) == 0 {
+		return cut(text, 0, nil), 0
+	}
+	return snippetAround(text, sq, hits)
+}
+
+// findHits returns what the query looks for and where the text holds it,
+// sorted and joined (joinHits), within its first snippetScan bytes.
+func findHits(text string, q Node) (*snippetQuery, []snippetHit) {
 	sq := &snippetQuery{exact: map[string]int{}}
 	sq.collect(q, 0)
 	scan := text
@@ -229,10 +273,12 @@ func snippet(text string, q Node) ([]Fragment, int) {
 		a.run()
 		hc.endPosition()
 	}
-	hits := joinHits(hc.hits)
-	if len(hits) == 0 {
-		return cut(text, 0, nil), 0
-	}
+	return sq, joinHits(hc.hits)
+}
+
+// snippetAround cuts the snippet around the best window of hits (not
+// empty).
+func snippetAround(text string, sq *snippetQuery, hits []snippetHit) ([]Fragment, int) {
 	best, steps := bestWindow(hits, sq.kinds)
 	// Some context before the first hit, starting at a word.
 	start := hits[best].start

@@ -1,7 +1,11 @@
 'use strict';
 // admin.js: administration, for administrators only (the API refuses
-// anyone else with 403 whatever this page shows): users, ending a user's
-// sessions, deleting a user, and the service's counters.
+// anyone else with 403 whatever this page shows): the service at a glance
+// (GET /v1/admin/dashboard: version, uptime, the disk and how long it
+// lasts, the sizes, the last errors), and the users with their items and
+// connections, ending a user's sessions, deleting a user. The dashboard
+// names users by id only: their names and emails come from GET
+// /v1/admin/users, as before.
 
 async function pageAdmin() {
   if (session.user.role !== 'admin') {
@@ -10,33 +14,103 @@ async function pageAdmin() {
   }
   const region = liveRegion();
   const body = h('tbody');
-  const metrics = h('div', { class: 'metrics card' });
-  const reloadMetrics = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
-  page('Administration', region, h('h2', null, 'Users'),
+  const service = h('div', { class: 'dashboard metrics card' }, h('p', { class: 'muted' }, 'Loading…'));
+  const errors = h('div', { class: 'errors' });
+  const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
+  page('Administration', region, h('h2', null, 'Service ', refresh), service,
+    h('h2', null, 'Last errors'), errors,
+    h('h2', null, 'Users'),
     h('table', { class: 'users' },
-      h('thead', null, h('tr', null, ['Name', 'Email', 'Role', 'Since', 'Actions'].map(t => h('th', { scope: 'col' }, t)))), body),
-    h('h2', null, 'Metrics ', reloadMetrics), metrics);
+      h('thead', null, h('tr', null, ['Name', 'Email', 'Role', 'Since', 'Items', 'Connections', 'Actions'].map(t => h('th', { scope: 'col' }, t)))), body));
   const load = async () => {
     try {
-      const res = await api('GET', '/v1/admin/users');
-      body.replaceChildren(...(res.results || []).map(u => userRow(u, region, load)));
+      const [users, dash] = await Promise.all([api('GET', '/v1/admin/users'),
+        api('GET', '/v1/admin/dashboard').then(res => res.result || {}, err => ({ failed: err }))]);
+      if (dash.failed) {
+        if (dash.failed.status === 401) return;
+        service.replaceChildren(notice('error', explain(dash.failed).message));
+        errors.replaceChildren();
+      } else {
+        service.replaceChildren(serviceFacts(dash));
+        errors.replaceChildren(errorList(dash.errors || {}));
+      }
+      const loads = new Map((dash.users || []).map(u => [u.id, u]));
+      body.replaceChildren(...(users.results || []).map(u => userRow(u, loads.get(u.id), region, load)));
     } catch (err) {
       if (err.status !== 401) say(region, 'error', explain(err).message);
     }
   };
-  const loadMetrics = async () => {
-    try {
-      const res = await api('GET', '/v1/admin/metrics');
-      metrics.replaceChildren(metricList(res.result || {}));
-    } catch (err) {
-      if (err.status !== 401) metrics.replaceChildren(notice('error', explain(err).message));
-    }
-  };
-  reloadMetrics.addEventListener('click', loadMetrics);
-  await Promise.all([load(), loadMetrics()]);
+  refresh.addEventListener('click', load);
+  await load();
 }
 
-function userRow(u, region, reload) {
+// serviceFacts are the dashboard's figures as a list of facts in words.
+function serviceFacts(d) {
+  const disk = d.disk || {}, sizes = d.sizes || {};
+  const facts = [
+    ['Version', d.version],
+    ['Running for', [durationWords(d.uptimeSeconds), ' (since ', fmtDate(d.startedAt), ')']],
+    ['Disk free', disk.freeBytes === null || disk.freeBytes === undefined ? 'unknown: the data directory\'s file system could not be read' : bytesWords(disk.freeBytes)],
+    ['Lasts', lastsWords(disk)],
+    ['Data', ['main store ', bytesWords(sizes.mainStoreBytes), ' · sessions ', bytesWords(sizes.sessionStoreBytes),
+      ' · items ', sizes.itemsMeasuredAt ? [bytesWords(sizes.itemsBytes), ' (measured ', ago(sizes.itemsMeasuredAt), ')'] : 'not measured yet',
+      ' · search index ', bytesWords(sizes.indexBytes), ', ', plural(Number(sizes.indexDocuments) || 0, 'document', 'documents')]],
+  ];
+  return h('dl', null, facts.map(([k, v]) => [h('dt', null, k), h('dd', { 'data-fact': k }, v)]));
+}
+
+// lastsWords says how long the free space lasts at the data's growth,
+// and honestly when that cannot be told yet.
+function lastsWords(disk) {
+  const growth = disk.growthBytesPerDay;
+  const over = durationWords(disk.historySeconds);
+  if (growth === null || growth === undefined) {
+    return 'not enough history yet: the growth is measured once the service has run for an hour' +
+      (disk.historySeconds > 0 ? ' (' + over + ' so far)' : '');
+  }
+  if (growth <= 0) return 'the data is not growing (over the last ' + over + ')';
+  const days = disk.lastsDays;
+  const when = days === null || days === undefined ? 'unknown'
+    : days < 1 ? 'less than a day' : days < 2 ? 'about a day' : 'about ' + Math.round(days).toLocaleString() + ' days';
+  return [when, ' at the growth of the last ', over, ' (', bytesWords(growth), ' a day)'];
+}
+
+// errorList shows the last error sentences, newest first.
+function errorList(e) {
+  const last = e.last || [];
+  if (!last.length) return h('p', { class: 'muted' }, 'No errors since the service started.');
+  return h('ul', { class: 'cards' }, last.map(x => h('li', { class: 'card error-line' },
+    h('p', { class: 'error-text' }, x.message),
+    h('p', { class: 'meta' }, x.count > 1 ? [plural(x.count, 'time', 'times'), ', last ', ago(x.lastAt), ', first ', ago(x.firstAt)] : ago(x.lastAt)))));
+}
+
+// connectionWords sums a user's connections by state, those that need
+// the user flagged.
+function connectionWords(conns) {
+  const words = { connected: 'connected', error: 'in error', needs_reauth: 'to reconnect' };
+  const parts = Object.entries(conns || {}).filter(([, n]) => n > 0)
+    .map(([state, n]) => state === 'connected' ? n.toLocaleString() + ' ' + words[state]
+      : h('span', { class: 'badge bad' }, n.toLocaleString() + ' ' + (words[state] || state.replace(/_/g, ' '))));
+  return parts.length ? parts.flatMap((p, i) => i ? [' ', p] : [p]) : 'none';
+}
+
+const byteUnits = ['bytes', 'kB', 'MB', 'GB', 'TB'];
+function bytesWords(n) {
+  n = Number(n) || 0;
+  let i = 0;
+  while (Math.abs(n) >= 1000 && i < byteUnits.length - 1) { n /= 1000; i++; }
+  return (i ? n.toLocaleString(undefined, { maximumFractionDigits: 1 }) : n.toLocaleString()) + ' ' + byteUnits[i];
+}
+
+function durationWords(s) {
+  s = Math.max(0, Math.floor(Number(s) || 0));
+  const d = Math.floor(s / 86400), hr = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60);
+  if (d) return plural(d, 'day', 'days') + (hr ? ' ' + plural(hr, 'hour', 'hours') : '');
+  if (hr) return plural(hr, 'hour', 'hours') + (m ? ' ' + plural(m, 'minute', 'minutes') : '');
+  return m ? plural(m, 'minute', 'minutes') : 'less than a minute';
+}
+
+function userRow(u, load, region, reload) {
   const me = u.id === session.user.id;
   const logout = h('button', { type: 'button', class: 'secondary' }, 'Sign out everywhere');
   logout.setAttribute('aria-label', plain('Sign ' + u.name + ' out everywhere'));
@@ -64,25 +138,12 @@ function userRow(u, region, reload) {
       say(region, 'error', err.status === 409 ? 'You cannot delete your own account.' : explain(err).message);
     }
   });
-  return h('tr', null,
+  return h('tr', { 'data-user': u.id },
     h('td', null, u.name, me && h('span', { class: 'badge ok' }, 'you')),
     h('td', null, u.email),
     h('td', null, u.role === 'admin' ? 'Administrator' : 'User'),
     h('td', null, fmtDate(u.createdAt)),
+    h('td', { class: 'items' }, load ? plural(load.items, 'item', 'items') : '–'),
+    h('td', { class: 'connections' }, load ? connectionWords(load.connections) : '–'),
     h('td', null, h('div', { class: 'actions' }, logout, del)));
-}
-
-// metricList shows the counters as nested lists, names made readable.
-function metricList(obj) {
-  const dl = h('dl');
-  for (const [k, v] of Object.entries(obj)) {
-    const name = k.replace(/_/g, ' ');
-    let value;
-    if (v && typeof v === 'object') value = metricList(v);
-    else if (typeof v === 'number') value = v.toLocaleString();
-    else if (typeof v === 'boolean') value = v ? 'yes' : 'no';
-    else value = v === '' ? '–' : String(v);
-    append(dl, [h('dt', null, name), h('dd', null, value)]);
-  }
-  return dl;
 }

@@ -216,8 +216,11 @@ function resultItem(r) {
   const snippet = Array.isArray(r.snippet) && r.snippet.length
     ? h('p', { class: 'snippet', dir: 'auto' }, r.snippet.map(f => (f && f.match) ? h('mark', null, String(f.text)) : String((f && f.text) || '')))
     : null;
+  // The words the query matched go with the link, for the item page to
+  // mark (itemText).
+  const hl = Array.isArray(r.matched) && r.matched.length ? '?' + new URLSearchParams(r.matched.map(w => ['hl', String(w)])) : '';
   return h('li', { class: 'result' },
-    h('h2', null, h('a', { href: '/items/' + encodeURIComponent(r.id) }, r.title || '(no title)')),
+    h('h2', null, h('a', { href: '/items/' + encodeURIComponent(r.id) + hl }, r.title || '(no title)')),
     h('p', { class: 'meta' }, meta), snippet);
 }
 
@@ -255,7 +258,39 @@ async function pageItem(id) {
       [h('dt', null, 'Source'), h('dd', null, integrationName(item.integration))],
       link && [h('dt', null, 'Original'), h('dd', null,
         h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at ', new URL(link).hostname))]),
-    h('div', { class: 'item-text', id: 'item-text' }, item.text || '(no text)'));
+    h('div', { class: 'item-text', id: 'item-text' }, itemText(item.text || '(no text)', new URLSearchParams(location.search).getAll('hl'))));
+  const first = document.querySelector('#item-text mark');
+  if (first) first.scrollIntoView({ block: 'center' });
+}
+
+// itemText is an item's text as one isolated run (as append makes it)
+// whose words the search matched, as the search answer named them
+// (matched, carried in the address as hl=), are marked: each a <mark>
+// holding the word as append puts text, wherever the text writes the word
+// whole. A word
+// of a script written without spaces (Chinese, Japanese, Korean, matched
+// as pairs of characters) is marked inside its run.
+function itemText(text, words) {
+  words = [...new Set(words.map(String).filter(w => w && w.length <= 64))].slice(0, 32);
+  const run = document.createElement('bdi');
+  if (!words.length) return append(run, text);
+  const noSpaces = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+  const letter = '[\\p{L}\\p{N}\\p{M}]';
+  const part = w => {
+    const cs = [...w];
+    return (noSpaces.test(cs[0]) ? '' : '(?<!' + letter + ')') + w.replace(/[\\^$.*+?()[\]{}|\/]/g, '\\$&') +
+      (noSpaces.test(cs[cs.length - 1]) ? '' : '(?!' + letter + ')');
+  };
+  // Longer words first, so that a word is not marked as a shorter one.
+  const re = new RegExp(words.sort((a, b) => b.length - a.length).map(part).join('|'), 'gu');
+  let at = 0;
+  for (const m of text.matchAll(re)) {
+    if (!m[0]) continue;
+    append(run, text.slice(at, m.index));
+    run.append(h('mark', null, m[0]));
+    at = m.index + m[0].length;
+  }
+  return append(run, text.slice(at));
 }
 
 // onKey is the page's keyboard: / goes to the search box, Escape leaves
