@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/httpx/monitor"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
-	"searchsvc/monitor"
 )
 
 // dashboard is what GET /v1/admin/dashboard reads beside the app's stores

@@ -13,7 +13,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
-	"searchsvc/monitor"
+	"searchsvc/httpx/monitor"
 )
 
 // dashboardApp builds the app as serve does, its log's errors noted for

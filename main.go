@@ -34,7 +34,7 @@ import (
 	"time"
 
 	"searchsvc/httpx"
-	"searchsvc/monitor"
+	"searchsvc/httpx/monitor"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…".

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"searchsvc/integrations/api"
-	"searchsvc/monitor"
+	"searchsvc/httpx/monitor"
 )
 
 // TestOpenAPIDashboardAndSearchResult holds the schemas of GET
