@@ -5,6 +5,7 @@ import (
 	goparser "go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -122,4 +123,21 @@ func TestHouseIntegrationsRoot(t *testing.T) {
 		t.Fatal("found no exported identifier in integrations/: the walk missed the package")
 	}
 	t.Logf("the integrations root exports %d identifiers: %d top-level, %d methods", top+methods, top, methods)
+}
+
+// topLevelDirs are the folders the root may hold: a new concern goes in
+// a sub-package of one of them, so the tree a reader opens stays the one
+// docs/development.md draws. bin, dist and data are make's outputs, not sources.
+var topLevelDirs = []string{"auth", "bin", "data", "dist", "docs", "httpx", "integrations", "oauth", "sessions", "storage", "testdata", "web"}
+
+func TestHouseTopLevel(t *testing.T) {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !slices.Contains(topLevelDirs, e.Name()) {
+			t.Errorf("folder %s/ at the top level: put it under one of %v", e.Name(), topLevelDirs)
+		}
+	}
 }
