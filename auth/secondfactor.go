@@ -40,7 +40,7 @@ const (
 )
 
 // secondFactor is a user's second factor as the users table holds it.
-// The secret is sealed (vault.SecondFactor, bound to the user's id);
+// The secret is sealed (vault.TOTPSecret, bound to the user's id);
 // recovery codes are kept only as SHA-256 hashes, hex: each code holds 80
 // random bits, so the hash alone gives nothing away.
 type secondFactor struct {
@@ -53,7 +53,7 @@ type secondFactor struct {
 }
 
 // secondFactorAAD binds a sealed second factor secret to its user.
-func secondFactorAAD(userID string) []byte { return vault.AAD(vault.SecondFactor, userID) }
+func secondFactorAAD(userID string) []byte { return vault.AAD(vault.TOTPSecret, userID) }
 
 // sealSecret seals a second factor secret for userID.
 func (u *Users) sealSecret(userID string, secret []byte) []byte {

@@ -11,17 +11,17 @@ type Purpose uint8
 
 // The purposes. The parts each gives AAD are in its comment.
 const (
-	Credentials  Purpose = iota + 1 // a record's credentials: user, domain, record id
-	ItemContent                     // an item's content file: user, domain, item id
-	ItemMeta                        // an item's personal metadata: user, domain, item id
-	TaskPayload                     // a queued task's payload: user, domain, task id
-	SyncState                       // what a record's sync keeps between runs: user, domain, record id
-	UserSecrets                     // a user's email and name: user id
-	UserEmail                       // the blind index of a user's email
-	Session                         // a session's sealed fields: the session's table key
-	SessionID                       // the blind index of a session id (the table key)
-	SearchIndex                     // a block of the search index: user id, then the block's place
-	SecondFactor                    // a user's second factor secret (TOTP): user id
+	Credentials Purpose = iota + 1 // a record's credentials: user, domain, record id
+	ItemContent                    // an item's content file: user, domain, item id
+	ItemMeta                       // an item's personal metadata: user, domain, item id
+	TaskPayload                    // a queued task's payload: user, domain, task id
+	SyncState                      // what a record's sync keeps between runs: user, domain, record id
+	UserSecrets                    // a user's email and name: user id
+	UserEmail                      // the blind index of a user's email
+	Session                        // a session's sealed fields: the session's table key
+	SessionID                      // the blind index of a session id (the table key)
+	SearchIndex                    // a block of the search index: user id, then the block's place
+	TOTPSecret                     // a user's second factor secret: user id
 )
 
 // String names the purpose; the name is part of the additional data and
@@ -48,7 +48,7 @@ func (p Purpose) String() string {
 		return "session id"
 	case SearchIndex:
 		return "search index"
-	case SecondFactor:
+	case TOTPSecret:
 		return "second factor"
 	}
 	return "unknown purpose"
