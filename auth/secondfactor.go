@@ -31,9 +31,9 @@ const RecoveryCodes = 10
 // Per-user second factor attempts: wrong or reused codes (at login, on
 // confirm, on disable) are counted per user, and past totpFreeFailures
 // within totpFailureWindow every further attempt is refused with 429
-// until the oldest leaves the window. Five guesses in five minutes of a
-// six-digit code give an attacker who has the password odds of about
-// 1 in 200,000 per window of three valid codes.
+// until the oldest leaves the window. With three codes valid at a time,
+// five guesses in five minutes give an attacker who has the password one
+// chance in about 67,000 per window (docs/security.md, "Second factor").
 const (
 	totpFreeFailures  = 5
 	totpFailureWindow = 5 * time.Minute
