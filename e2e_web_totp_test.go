@@ -69,10 +69,13 @@ func TestBrowserTOTP(t *testing.T) {
 		if err := w.waitValue("the card", `(document.querySelector('[data-totp] h2') || {}).textContent`, "Two-step sign-in"); err != nil {
 			return err
 		}
+		if err := b.click("[data-totp] button", "Set up"); err != nil {
+			return err
+		}
 		if err := b.fill("[data-totp] input[name=currentPassword]", password); err != nil {
 			return err
 		}
-		if err := b.click("[data-totp] button[type=submit]", "Set up"); err != nil {
+		if err := b.click("[data-totp] button[type=submit]", "Continue"); err != nil {
 			return err
 		}
 		// The QR code is an image that loaded from a blob: address; no SVG

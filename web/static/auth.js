@@ -146,7 +146,7 @@ function pageAccount() {
         h('dt', null, 'Role'), h('dd', null, u.role === 'admin' ? 'Administrator' : 'User'),
         h('dt', null, 'Member since'), h('dd', null, fmtDate(u.createdAt))),
       h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: signOut }, 'Sign out'))),
-    region, secondFactorCard(), form);
+    region, form, secondFactorCard());
 }
 
 // refreshProfile reloads the signed-in user (and the CSRF token, which the

@@ -31,12 +31,18 @@ function codeBody(text) {
 
 const totpLabels = { currentPassword: 'Current password', code: 'Code' };
 
-// totpOffParts: an explanation and the password that starts the set-up.
+// totpOffParts: an explanation and a button that asks for the password
+// that starts the set-up.
 function totpOffParts(card, draw) {
   const region = liveRegion();
   const pw = field('Current password', { type: 'password', name: 'currentPassword', autocomplete: 'current-password', required: true });
-  const submit = h('button', { type: 'submit' }, 'Set up');
-  const form = h('form', { novalidate: true }, pw.wrap, h('div', { class: 'actions' }, submit));
+  const submit = h('button', { type: 'submit' }, 'Continue');
+  const form = h('form', { novalidate: true }, pw.wrap, h('div', { class: 'actions' }, submit,
+    h('button', { type: 'button', class: 'secondary', onclick: draw }, 'Cancel')));
+  const start = h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => {
+    start.replaceWith(form);
+    pw.input.focus();
+  } }, 'Set up'));
   form.addEventListener('submit', async e => {
     e.preventDefault();
     submit.disabled = true;
@@ -53,7 +59,7 @@ function totpOffParts(card, draw) {
   return [h('h2', { id: 'totp-title' }, 'Two-step sign-in'),
     h('p', null, 'Off. With it on, signing in also needs a code from an authenticator app on your phone ' +
       '(such as Aegis, FreeOTP or Google Authenticator), so a stolen password alone is not enough.'),
-    region, form];
+    region, start];
 }
 
 // totpEnrolParts: the QR code, the secret for typing, and the code that
