@@ -97,6 +97,8 @@ func TestTOTPEnrol(t *testing.T) {
 	}
 	e.send(request{method: "POST", path: "/v1/user/totp", body: map[string]string{"currentPassword": testPassword}}).
 		wantCode(t, http.StatusUnauthorized, "no_session_cookie", "no session cookie")
+	e.send(request{method: "POST", path: "/v1/user/totp", cookie: c.cookie, body: map[string]string{"currentPassword": testPassword}}).
+		wantCode(t, http.StatusForbidden, "invalid_csrf_token", "invalid CSRF token")
 
 	r := c.do("POST", "/v1/user/totp", map[string]string{"currentPassword": testPassword})
 	r.wantStatus(t, http.StatusOK)
@@ -122,6 +124,26 @@ func TestTOTPEnrol(t *testing.T) {
 		t.Fatalf("profile: %s", p.raw)
 	}
 	e.loginWith("198.51.100.1", "ada@example.com", nil).wantStatus(t, http.StatusOK)
+}
+
+// TestTOTPPasswordLimit: the routes that check the current password share
+// the per-user limit of password checks with PUT /v1/user/password.
+func TestTOTPPasswordLimit(t *testing.T) {
+	e := newEnv(t)
+	c := e.register("ada@example.com", "Ada")
+	for range DefaultRateLimit {
+		c.do("POST", "/v1/user/totp", map[string]string{"currentPassword": "wrong password"}).wantDetail(t, "currentPassword", "is incorrect")
+	}
+	r := c.do("POST", "/v1/user/totp", map[string]string{"currentPassword": testPassword})
+	r.wantCode(t, http.StatusTooManyRequests, "too_many_attempts", "too many password attempts")
+	if r.header.Get("Retry-After") != "60" {
+		t.Fatalf("Retry-After %q, want 60", r.header.Get("Retry-After"))
+	}
+	c.do("PUT", "/v1/user/password", map[string]string{"currentPassword": testPassword, "newPassword": "another good passphrase"}).
+		wantCode(t, http.StatusTooManyRequests, "too_many_attempts", "too many password attempts")
+	if rec := e.rec(c.userID); rec.TOTPPending != nil {
+		t.Fatal("a limited enrolment stored a secret")
+	}
 }
 
 func TestTOTPConfirm(t *testing.T) {
