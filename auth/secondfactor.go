@@ -193,8 +193,8 @@ func (u *Users) disableOp(id string, now time.Time) storage.Op {
 // checkCode checks a code of the user's authenticator app, or else a
 // recovery code, against rec's second factor: it returns the op that
 // records the use (so that the code is not accepted again) or
-// ErrTOTPInvalid. A recovery code is compared by its hash, so the hashes
-// are compared in constant time only as far as any hash comparison needs.
+// ErrTOTPInvalid. The op checks again, in the store's writer, that the
+// code is still unused, so of two requests racing with one code one wins.
 func (u *Users) checkCode(rec userRecord, code, recovery string, now time.Time) (storage.Op, error) {
 	f := rec.TOTP
 	if f == nil {
