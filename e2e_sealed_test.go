@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,7 +35,8 @@ func filesHolding(t *testing.T, dir string, values ...string) []string {
 
 // TestNothingPersonalInClear: after a day of use (register, login from a
 // second client, a session list) no file under DATA_DIR holds an email, a
-// name, a session id, a CSRF token or a user agent in clear.
+// name, a session id, a CSRF token, a user agent, a second factor secret
+// or a recovery code in clear.
 func TestNothingPersonalInClear(t *testing.T) {
 	dir := t.TempDir()
 	env := testEnv(dir)
@@ -46,12 +49,14 @@ func TestNothingPersonalInClear(t *testing.T) {
 		t.Fatalf("register: %d %v", status, body)
 	}
 	token, _ := body["csrfToken"].(string)
+	// A user with the second factor on: its secret is on disk too.
+	raw, secret, recovery, _ := enableTOTPE2E(t, b, "a long enough password", token)
 	var cookie string
 	for _, ck := range b.http.Jar.Cookies(u) {
 		cookie = ck.Value
 	}
 	a := newClient(t, srv.URL)
-	if status, body, _ := a.do("POST", "/v1/auth/login", map[string]string{"email": "fresh.person@example.org", "password": "a long enough password"}); status != 200 {
+	if status, body, _ := a.do("POST", "/v1/auth/login", map[string]string{"email": "fresh.person@example.org", "password": "a long enough password", "recoveryCode": recovery[1]}); status != 200 {
 		t.Fatalf("login: %d %v", status, body)
 	}
 	if status, body, _ := b.do("GET", "/v1/user/sessions", nil); status != 200 {
@@ -63,7 +68,11 @@ func TestNothingPersonalInClear(t *testing.T) {
 	if token == "" || cookie == "" {
 		t.Fatalf("register gave no CSRF token (%q) or cookie (%q)", token, cookie)
 	}
-	if found := filesHolding(t, dir, "fresh.person@example.org", "Fresh Person", cookie, token, "Go-http-client"); len(found) > 0 {
+	inClear := append([]string{"fresh.person@example.org", "Fresh Person", cookie, token, "Go-http-client", secret, strings.ToLower(secret), base64.StdEncoding.EncodeToString(raw)}, recovery...)
+	for _, rc := range recovery {
+		inClear = append(inClear, strings.ReplaceAll(rc, "-", ""))
+	}
+	if found := filesHolding(t, dir, inClear...); len(found) > 0 {
 		t.Fatalf("in clear under DATA_DIR: %v", found)
 	}
 }

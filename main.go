@@ -419,6 +419,11 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("GET /v1/admin/dashboard", au.RequireAdmin(a.dashboard.handler(a)))
 	mux.Handle("GET /v1/user/profile", au.Require(au.Profile()))
 	mux.Handle("PUT /v1/user/password", au.Require(au.ChangePassword()))
+	mux.Handle("POST /v1/user/totp", au.Require(au.BeginTOTP()))
+	mux.Handle("POST /v1/user/totp/confirm", au.Require(au.ConfirmTOTP()))
+	mux.Handle("POST /v1/user/totp/recovery-codes", au.Require(au.RegenerateRecoveryCodes()))
+	mux.Handle("DELETE /v1/user/totp", au.Require(au.DisableTOTP()))
+	mux.Handle("DELETE /v1/admin/users/{userId}/totp", au.RequireAdmin(au.ResetTOTP()))
 	mux.Handle("GET /v1/user/sessions", au.Require(au.ListSessions()))
 	mux.Handle("DELETE /v1/user/sessions/{sessionId}", au.Require(au.DeleteSession()))
 

@@ -2,8 +2,10 @@
 // main store, Argon2id password hashes, registration and login (with the
 // per-address login rate limit), the session middleware that every
 // session-protected route sits behind (with the optional CSRF check), the
-// user's own session endpoints, the password change and the administrator
-// endpoints.
+// user's own session endpoints, the password change, the second factor
+// (TOTP enrolment, recovery codes and the login's second step, in
+// secondfactor.go; codes in auth/totp, the QR code in auth/qr) and the
+// administrator endpoints.
 //
 // Sessions themselves (records, cookie, expiry) belong to package sessions;
 // auth decides who may get one and what a request carrying one may do.

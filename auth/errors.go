@@ -86,6 +86,16 @@ func httpError(err error) error {
 		return httpx.Forbidden("admin_required", "admin required")
 	case errors.Is(err, ErrCannotDeleteSelf):
 		return httpx.NewError(http.StatusConflict, "cannot_delete_self", "cannot delete your own account")
+	case errors.Is(err, ErrTOTPRequired):
+		return httpx.NewError(http.StatusUnauthorized, "totp_required", "second factor code required")
+	case errors.Is(err, ErrTOTPInvalid):
+		return httpx.NewError(http.StatusUnauthorized, "invalid_totp_code", "invalid second factor code")
+	case errors.Is(err, ErrTOTPEnabled):
+		return httpx.NewError(http.StatusConflict, "totp_enabled", "second factor already on")
+	case errors.Is(err, ErrTOTPNotEnabled):
+		return httpx.NewError(http.StatusConflict, "totp_not_enabled", "second factor not on")
+	case errors.Is(err, ErrTOTPNotEnrolled):
+		return httpx.NewError(http.StatusConflict, "totp_not_started", "no second factor enrolment started")
 	case errors.Is(err, ErrBusy):
 		e := httpx.Unavailable(err)
 		e.RetryAfter = BusyRetryAfter

@@ -81,6 +81,7 @@ type Handlers struct {
 	pwChanges    *limiter[string]       // password change attempts per user
 	signups      *limiter[netip.Prefix] // registration attempts per client address (httpx.AddrKeys)
 	failures     *limiter[string]       // failed logins per account, for accountDelay
+	totpFailures *limiter[string]       // wrong second factor codes per user
 	sleep        func(ctx context.Context, d time.Duration) error
 	now          func() time.Time
 	log          *slog.Logger
@@ -129,6 +130,7 @@ func NewHandlers(cfg Config) (*Handlers, error) {
 		pwChanges:    newLimiter[string](cfg.RateLimit, cfg.RateWindow, defaultMaxTracked),
 		signups:      newAddrLimiter(cmp.Or(cfg.SignupRateLimit, cfg.RateLimit), cfg.RateWindow, defaultMaxTracked),
 		failures:     newLimiter[string](accountFreeFailures, accountFailureWindow, defaultMaxTracked),
+		totpFailures: newLimiter[string](totpFreeFailures, totpFailureWindow, defaultMaxTracked),
 		sleep:        sleepCtx,
 		now:          func() time.Time { return cfg.Now().UTC() },
 		log:          cfg.Logger,
@@ -180,10 +182,12 @@ type userView struct {
 	Name      string    `json:"name"`
 	Role      string    `json:"role"`
 	CreatedAt time.Time `json:"createdAt"`
+	// TOTPEnabled is whether the second factor is on.
+	TOTPEnabled bool `json:"totpEnabled"`
 }
 
 func viewUser(u User) userView {
-	return userView{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}
+	return userView{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt, TOTPEnabled: u.TOTPEnabled}
 }
 
 // sessionView is a session as the session lists show it: never its CSRF

@@ -133,6 +133,11 @@ func addRoutes(mux *http.ServeMux, a *Handlers) {
 	mux.Handle("GET /v1/user/sessions", a.Require(a.ListSessions()))
 	mux.Handle("DELETE /v1/user/sessions/{sessionId}", a.Require(a.DeleteSession()))
 	mux.Handle("PUT /v1/user/password", a.Require(a.ChangePassword()))
+	mux.Handle("POST /v1/user/totp", a.Require(a.BeginTOTP()))
+	mux.Handle("POST /v1/user/totp/confirm", a.Require(a.ConfirmTOTP()))
+	mux.Handle("POST /v1/user/totp/recovery-codes", a.Require(a.RegenerateRecoveryCodes()))
+	mux.Handle("DELETE /v1/user/totp", a.Require(a.DisableTOTP()))
+	mux.Handle("DELETE /v1/admin/users/{userId}/totp", a.RequireAdmin(a.ResetTOTP()))
 	mux.Handle("GET /v1/admin/users", a.RequireAdmin(a.ListUsers()))
 	mux.Handle("DELETE /v1/admin/users/{userId}", a.RequireAdmin(a.DeleteUser()))
 }

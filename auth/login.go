@@ -162,6 +162,10 @@ func (h *Handlers) newSession(w http.ResponseWriter, r *http.Request, userID str
 type loginRequest struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
+	// TOTPCode or RecoveryCode is the second step of a user whose second
+	// factor is on (docs/security.md, "Second factor").
+	TOTPCode     string `json:"totpCode"`
+	RecoveryCode string `json:"recoveryCode"`
 }
 
 func (req *loginRequest) validate() error {
@@ -179,8 +183,11 @@ func (req *loginRequest) validate() error {
 // Login serves POST /v1/auth/login. Every attempt counts
 // against the client address's rate limit, checked first. An unknown email
 // and a wrong password get the same 401 after the same amount of Argon2
-// work. A session cookie sent along is deleted (session fixation) and a
-// new session issued: 200 with the user under user and result.
+// work. A user whose second factor is on also needs totpCode (or
+// recoveryCode): without one the answer is 401 totp_required, with a wrong
+// or reused one 401 invalid_totp_code (secondStep). A session cookie sent
+// along is deleted (session fixation) and a new session issued: 200 with
+// the user under user and result.
 func (h *Handlers) Login() http.Handler {
 	return endpoint("auth.login", h.login)
 }
@@ -204,6 +211,13 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 			h.log.Info("login failed", "client_ip", ip.String())
 		}
 		return err
+	}
+	if u.TOTPEnabled {
+		// Only after the password: a code is never checked, nor counted,
+		// for someone who does not know it.
+		if err := h.secondStep(u.ID, req.TOTPCode, req.RecoveryCode); err != nil {
+			return err
+		}
 	}
 	if err := h.endPresentedSession(r); err != nil {
 		return err

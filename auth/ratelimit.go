@@ -140,6 +140,24 @@ func (l *limiter[K]) full(key K, now time.Time) bool {
 	return len(a.t) >= l.limitFor(key)
 }
 
+// wait is how long from now until key is under its limit again: 0 when
+// it is under it now. It counts no attempt.
+func (l *limiter[K]) wait(key K, now time.Time) time.Duration {
+	n := now.UnixNano()
+	cutoff := n - l.window
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.keys[key]
+	if a == nil {
+		return 0
+	}
+	a.forget(cutoff)
+	if lim := l.limitFor(key); len(a.t) >= lim {
+		return time.Duration(a.t[len(a.t)-lim] - cutoff)
+	}
+	return 0
+}
+
 // reset forgets key's attempts.
 func (l *limiter[K]) reset(key K) {
 	l.mu.Lock()

@@ -25,6 +25,11 @@ type userRecord struct {
 	UpdatedAt         time.Time  `json:"updatedAt"`
 	DeletedAt         *time.Time `json:"deletedAt,omitempty"`
 	PasswordChangedAt *time.Time `json:"passwordChangedAt,omitempty"`
+	// TOTP is the second factor, nil when it is off (secondfactor.go).
+	TOTP *secondFactor `json:"totp,omitempty"`
+	// TOTPPending is the sealed secret of an enrolment begun by POST
+	// /v1/user/totp and not yet confirmed: it signs nobody in.
+	TOTPPending []byte `json:"totpPending,omitempty"`
 }
 
 func (r *userRecord) live() bool { return r.DeletedAt == nil }
@@ -116,7 +121,7 @@ type openedUser struct {
 func (o *openedUser) user(rec userRecord) User {
 	return User{ID: rec.ID, Email: o.email, Name: o.name, Role: rec.Role, PasswordHash: rec.PasswordHash,
 		CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, DeletedAt: rec.DeletedAt,
-		PasswordChangedAt: rec.PasswordChangedAt}
+		PasswordChangedAt: rec.PasswordChangedAt, TOTPEnabled: rec.TOTP != nil}
 }
 
 func (u *Users) openCurrent(rec userRecord) (User, bool, error) {
@@ -131,13 +136,13 @@ func (u *Users) openCurrent(rec userRecord) (User, bool, error) {
 	}
 	return User{ID: rec.ID, Email: s.Email, Name: s.Name, Role: rec.Role, PasswordHash: rec.PasswordHash,
 		CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, DeletedAt: rec.DeletedAt,
-		PasswordChangedAt: rec.PasswordChangedAt}, current, nil
+		PasswordChangedAt: rec.PasswordChangedAt, TOTPEnabled: rec.TOTP != nil}, current, nil
 }
 
 // RotateKeys brings every user under the current CREDENTIALS_KEY: users
 // sealed under a previous key (CREDENTIALS_KEY_PREVIOUS) are sealed again
 // and their email index recomputed, since it is keyed by the current key
-// too. If anything changed, the store is compacted so that no line of the
+// too; so are their second factor secrets, on or pending. If anything changed, the store is compacted so that no line of the
 // old form is left in its log. It returns how many users it re-sealed. The
 // server runs it at start and `rotate-key` with the other re-sealing.
 func (u *Users) RotateKeys() (int, error) {
@@ -154,9 +159,9 @@ func (u *Users) RotateKeys() (int, error) {
 	var stale []userRecord
 	var broken int
 	u.users.Scan(func(rec userRecord) bool {
-		if _, current, err := u.openCurrent(rec); err != nil {
+		if _, current, err := u.openCurrent(rec); err != nil || !u.secretsOpen(rec) {
 			broken++
-		} else if !current {
+		} else if !current || !u.secretsCurrent(rec) {
 			stale = append(stale, rec)
 		}
 		return true
@@ -171,6 +176,9 @@ func (u *Users) RotateKeys() (int, error) {
 			return n, fmt.Errorf("re-seal user %s: %w", rec.ID, err)
 		}
 		rec.Sealed, rec.EmailIndex = sealed, u.keys.index.Sum(usr.Email)
+		if err := u.resealSecrets(&rec); err != nil {
+			return n, fmt.Errorf("re-seal second factor of user %s: %w", rec.ID, err)
+		}
 		ops = append(ops, u.users.Put(rec))
 		n++
 		if len(ops) >= 1024 {
@@ -188,4 +196,62 @@ func (u *Users) RotateKeys() (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// secretsOpen reports whether rec's second factor secrets, on and
+// pending, open under the vault.
+func (u *Users) secretsOpen(rec userRecord) bool {
+	for _, sealed := range rec.secrets() {
+		b, err := u.openSecret(rec.ID, sealed)
+		if err != nil {
+			return false
+		}
+		clear(b)
+	}
+	return true
+}
+
+// secretsCurrent reports whether rec's second factor secrets are sealed
+// under the current key.
+func (u *Users) secretsCurrent(rec userRecord) bool {
+	for _, sealed := range rec.secrets() {
+		if !u.keys.vault.Current(sealed) {
+			return false
+		}
+	}
+	return true
+}
+
+// resealSecrets seals rec's second factor secrets under the current key,
+// replacing (never modifying) what rec shares with the stored record.
+func (u *Users) resealSecrets(rec *userRecord) error {
+	if rec.TOTP != nil {
+		sealed, _, err := u.keys.vault.Reseal(secondFactorAAD(rec.ID), rec.TOTP.Sealed)
+		if err != nil {
+			return err
+		}
+		f := *rec.TOTP
+		f.Sealed = sealed
+		rec.TOTP = &f
+	}
+	if rec.TOTPPending != nil {
+		sealed, _, err := u.keys.vault.Reseal(secondFactorAAD(rec.ID), rec.TOTPPending)
+		if err != nil {
+			return err
+		}
+		rec.TOTPPending = sealed
+	}
+	return nil
+}
+
+// secrets are rec's sealed second factor secrets.
+func (r *userRecord) secrets() [][]byte {
+	var out [][]byte
+	if r.TOTP != nil {
+		out = append(out, r.TOTP.Sealed)
+	}
+	if r.TOTPPending != nil {
+		out = append(out, r.TOTPPending)
+	}
+	return out
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // openUsers opens a main store in dir with the users tables sealed by v.
-func openUsers(t *testing.T, dir string, v *vault.Vault) (*Users, *storage.Store) {
+func openUsers(t testing.TB, dir string, v *vault.Vault) (*Users, *storage.Store) {
 	t.Helper()
 	st := storage.New(dir, storage.Options{Sync: storage.SyncNone})
 	u, err := NewUsers(st, v)
@@ -24,7 +24,7 @@ func openUsers(t *testing.T, dir string, v *vault.Vault) (*Users, *storage.Store
 	return u, st
 }
 
-func mustVault(t *testing.T, current []byte, previous ...[]byte) *vault.Vault {
+func mustVault(t testing.TB, current []byte, previous ...[]byte) *vault.Vault {
 	t.Helper()
 	v, err := vault.New(current, previous...)
 	if err != nil {

@@ -37,6 +37,9 @@ type User struct {
 	// even if deleting them in the session store did not happen (a crash
 	// between the two stores).
 	PasswordChangedAt *time.Time `json:"passwordChangedAt,omitempty"`
+	// TOTPEnabled is whether the user's second factor is on: login then
+	// needs a code (docs/security.md, "Second factor").
+	TOTPEnabled bool `json:"totpEnabled"`
 }
 
 // LogValue keeps the email and the password hash out of logs.

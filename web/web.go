@@ -36,8 +36,10 @@ var static embed.FS
 // this origin's own files, no inline script or style, no framing, forms
 // posting only here, and Trusted Types required, so that a string can never
 // be written into the page as HTML (the app puts every piece of a user's
-// data into the page as text).
-const CSP = "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; " +
+// data into the page as text). Images may also come from blob: addresses,
+// which only the page's own script makes: the Account page shows the
+// second factor's QR code (an SVG from the API) that way, as an image.
+const CSP = "default-src 'self'; img-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; " +
 	"form-action 'self'; require-trusted-types-for 'script'; trusted-types 'none'"
 
 // Cache-Control values: assets are named by their content, so they never

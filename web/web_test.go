@@ -153,7 +153,7 @@ func TestServe(t *testing.T) {
 // TestCSP: the policy forbids inline code, other origins, framing and
 // posting elsewhere, and requires Trusted Types.
 func TestCSP(t *testing.T) {
-	for _, want := range []string{"default-src 'self'", "object-src 'none'", "base-uri 'none'",
+	for _, want := range []string{"default-src 'self'", "img-src 'self' blob:", "object-src 'none'", "base-uri 'none'",
 		"frame-ancestors 'none'", "form-action 'self'", "require-trusted-types-for 'script'", "trusted-types 'none'"} {
 		if !strings.Contains(CSP, want) {
 			t.Errorf("CSP %q lacks %q", CSP, want)

@@ -21,6 +21,7 @@ const (
 	Session                        // a session's sealed fields: the session's table key
 	SessionID                      // the blind index of a session id (the table key)
 	SearchIndex                    // a block of the search index: user id, then the block's place
+	TOTPSecret                     // a user's second factor secret: user id
 )
 
 // String names the purpose; the name is part of the additional data and
@@ -47,6 +48,8 @@ func (p Purpose) String() string {
 		return "session id"
 	case SearchIndex:
 		return "search index"
+	case TOTPSecret:
+		return "second factor"
 	}
 	return "unknown purpose"
 }

@@ -115,7 +115,7 @@ func TestAADBinds(t *testing.T) {
 			t.Errorf("Open with %q: got %v, want ErrCannotOpen", aad, err)
 		}
 	}
-	purposes := []Purpose{Credentials, ItemContent, ItemMeta, TaskPayload, SyncState, UserSecrets, UserEmail, Session, SessionID, SearchIndex}
+	purposes := []Purpose{Credentials, ItemContent, ItemMeta, TaskPayload, SyncState, UserSecrets, UserEmail, Session, SessionID, SearchIndex, TOTPSecret}
 	names := map[string]Purpose{}
 	for _, p := range purposes {
 		if q, dup := names[p.String()]; dup || p.String() == "unknown purpose" {

@@ -63,12 +63,17 @@ function explain(err, labels) {
         'too many login attempts': 'Too many sign-in attempts from this address',
         'too many registration attempts': 'Too many accounts created from this address',
         'too many password attempts': 'Too many password attempts',
+        'too many second factor attempts': 'Too many wrong codes for this account',
       }[m] || 'Too many attempts';
       out.message = what + '. Wait ' + waitWords(err.retryAfter || 60) + ', then try again.';
       break;
     }
     case m === 'invalid email or password':
       out.message = 'Wrong email or password.'; break;
+    case m === 'second factor already on':
+      out.message = 'Two-step sign-in is already on. Reload the page.'; break;
+    case m === 'second factor not on' || m === 'no second factor enrolment started':
+      out.message = 'Two-step sign-in has changed meanwhile. Reload the page and try again.'; break;
     case m === 'registration closed':
       out.message = 'Registration is closed on this server. Ask its administrator to create an account for you.'; break;
     case m === 'email already registered':

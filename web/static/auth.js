@@ -1,6 +1,6 @@
 'use strict';
-// auth.js: signing in, creating an account, signing out and changing the
-// password.
+// auth.js: signing in (with the second step when the account has one, see
+// totp.js), creating an account, signing out and changing the password.
 
 const passwordRule = 'At least 10 characters, not your email or name, and not a common password.';
 
@@ -13,10 +13,14 @@ function pageLogin(params, register) {
     type: 'password', name: 'password', required: true,
     autocomplete: register ? 'new-password' : 'current-password',
   }, register ? passwordRule : null);
+  // The second step, shown when the server answers totp_required.
+  const code = register ? null : codeField('Code from your authenticator app');
+  if (code) code.wrap.hidden = true;
   const submit = h('button', { type: 'submit' }, register ? 'Create account' : 'Sign in');
   const form = h('form', { class: 'card', novalidate: true },
-    email.wrap, name && name.wrap, password.wrap, h('div', { class: 'actions' }, submit));
+    email.wrap, name && name.wrap, password.wrap, code && code.wrap, h('div', { class: 'actions' }, submit));
   const sets = { email: email.setError, password: password.setError };
+  if (code) sets.code = code.setError;
   if (name) sets.name = name.setError;
   const labels = { email: 'Email', password: 'Password', name: 'Name' };
   form.addEventListener('submit', async e => {
@@ -25,6 +29,10 @@ function pageLogin(params, register) {
     say(region, '', 'Working…');
     const body = { email: email.input.value.trim(), password: password.input.value };
     if (name) body.name = name.input.value.trim();
+    if (code && !code.wrap.hidden) {
+      const c = codeBody(code.input.value);
+      if (c.code) body.totpCode = c.code; else body.recoveryCode = c.recoveryCode;
+    }
     try {
       const res = await api('POST', register ? '/v1/auth/register' : '/v1/auth/login', body);
       session.user = res.user || res.result;
@@ -33,7 +41,17 @@ function pageLogin(params, register) {
       session.catalogue = null;
       go(next || '/search', true);
     } catch (err) {
-      showErrors(err, region, sets, labels);
+      if (code && err.code === 'totp_required') {
+        code.wrap.hidden = false;
+        say(region, '', 'Two-step sign-in is on for this account. Enter the code your authenticator app shows.');
+        code.input.focus();
+      } else if (code && err.code === 'invalid_totp_code') {
+        say(region, '');
+        code.setError('This code is wrong or was already used. Wait for the next code, or use a recovery code.');
+        code.input.select();
+      } else {
+        showErrors(err, region, sets, labels);
+      }
     } finally {
       submit.disabled = false;
     }
@@ -128,7 +146,7 @@ function pageAccount() {
         h('dt', null, 'Role'), h('dd', null, u.role === 'admin' ? 'Administrator' : 'User'),
         h('dt', null, 'Member since'), h('dd', null, fmtDate(u.createdAt))),
       h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: signOut }, 'Sign out'))),
-    region, form);
+    region, form, secondFactorCard());
 }
 
 // refreshProfile reloads the signed-in user (and the CSRF token, which the
