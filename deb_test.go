@@ -262,103 +262,173 @@ func checkDebCopyright(t *testing.T, bin string) {
 	}
 }
 
-// checkDebInstall installs the package with dpkg into a throw-away root,
-// running its maintainer scripts outside a chroot (DPKG_ROOT set), then
-// checks what the unit needs against what landed.
-func checkDebInstall(t *testing.T, dpkg, deb string) {
-	root := t.TempDir()
+// debRoot is a throw-away root dpkg installs into, running the maintainer
+// scripts outside a chroot with DPKG_ROOT set (postinst keeps every path
+// under it).
+type debRoot struct {
+	dir, dpkg string
+}
+
+func newDebRoot(t *testing.T, dpkg string) *debRoot {
+	t.Helper()
+	r := &debRoot{dir: t.TempDir(), dpkg: dpkg}
 	for _, d := range []string{"var/lib/dpkg/info", "var/lib/dpkg/updates", "etc"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+		if err := os.MkdirAll(r.at(d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, f := range []string{"var/lib/dpkg/status", "var/lib/dpkg/available"} {
-		writeFile(t, filepath.Join(root, f), "", 0o644)
+		writeFile(t, r.at(f), "", 0o644)
 	}
-	run := func(args ...string) string {
-		t.Helper()
-		args = append([]string{"--root=" + root, "--force-script-chrootless", "--force-depends"}, args...)
-		out, err := exec.Command(dpkg, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("dpkg %s: %v\n%s", strings.Join(args, " "), err, out)
+	return r
+}
+
+// at is the path inside the root of an absolute or relative path p.
+func (r *debRoot) at(p string) string { return filepath.Join(r.dir, p) }
+
+// run runs dpkg on the root and returns its output.
+func (r *debRoot) run(t *testing.T, args ...string) string {
+	t.Helper()
+	args = append([]string{"--root=" + r.dir, "--force-script-chrootless", "--force-depends"}, args...)
+	out, err := exec.Command(r.dpkg, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dpkg %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// unitValues returns the values of key in the [Service] section of the
+// installed unit.
+func (r *debRoot) unitValues(t *testing.T, key string) []string {
+	t.Helper()
+	var vs []string
+	for _, s := range readUnit(t, r.at("usr/lib/systemd/system/searchsvc.service")) {
+		if s.section == "Service" && s.key == key {
+			vs = append(vs, s.value)
 		}
-		return string(out)
 	}
-	out := run("--install", deb)
+	return vs
+}
+
+// checkDebInstall installs the package into a throw-away root and checks
+// every path the installed unit names against what landed, then a second
+// install and a purge.
+func checkDebInstall(t *testing.T, dpkg, deb string) {
+	r := newDebRoot(t, dpkg)
+	out := r.run(t, "--install", deb)
 	for _, name := range []string{"session_secret", "credentials_key"} {
 		if want := "searchsvc: created /etc/searchsvc/credentials/" + name; !strings.Contains(out, want) {
 			t.Errorf("first install: output lacks %q:\n%s", want, out)
 		}
 	}
+	gid := debGroupID(t, r.at("etc/group"), "searchsvc")
+	exe := checkDebExecStart(t, r)
+	checkDebUser(t, r, gid)
+	env := checkDebEnvFile(t, r, gid)
+	secrets := checkDebSecrets(t, r)
 
-	at := func(p string) string { return filepath.Join(root, p) }
-	unit := readUnit(t, at("usr/lib/systemd/system/searchsvc.service"))
-	get := func(key string) []string {
-		var vs []string
-		for _, s := range unit {
-			if s.section == "Service" && s.key == key {
-				vs = append(vs, s.value)
-			}
-		}
-		return vs
+	// A second install keeps the secrets and the administrator's settings.
+	edited := append(bytes.Clone(env), "BASE_URL=https://search.example.org\n"...)
+	envPath := r.at("etc/searchsvc/searchsvc.env")
+	if err := os.WriteFile(envPath, edited, 0o640); err != nil {
+		t.Fatal(err)
 	}
-	gid := debGroupID(t, at("etc/group"), "searchsvc")
+	if out := r.run(t, "--install", deb); strings.Contains(out, "searchsvc: created") {
+		t.Errorf("second install: created a secret:\n%s", out)
+	}
+	debCheckSecretsKept(t, r, secrets, "second install")
+	if got, _ := os.ReadFile(envPath); !bytes.Equal(got, edited) {
+		t.Errorf("second install: searchsvc.env not kept as edited:\n%s", got)
+	}
+	debCheckFile(t, envPath, 0o640, gid)
 
-	// The binary ExecStart names, which runs.
-	exe, _, _ := strings.Cut(get("ExecStart")[0], " ")
+	// A purge takes the package and its configuration, not the secrets.
+	r.run(t, "--purge", "searchsvc")
+	for _, gone := range []string{exe, "/usr/lib/systemd/system/searchsvc.service", "/etc/searchsvc/searchsvc.env"} {
+		if _, err := os.Lstat(r.at(gone)); !os.IsNotExist(err) {
+			t.Errorf("after purge: %s: got %v, want it removed", gone, err)
+		}
+	}
+	debCheckSecretsKept(t, r, secrets, "after purge")
+}
+
+// checkDebExecStart checks the binary ExecStart names, and that it runs;
+// it returns its path.
+func checkDebExecStart(t *testing.T, r *debRoot) string {
+	t.Helper()
+	exe, _, _ := strings.Cut(r.unitValues(t, "ExecStart")[0], " ")
 	if exe != "/usr/bin/searchsvc" {
 		t.Errorf("ExecStart: got %s, want /usr/bin/searchsvc", exe)
 	}
-	debCheckFile(t, at(exe), 0o755, 0)
+	debCheckFile(t, r.at(exe), 0o755, 0)
 	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
-		got, err := exec.Command(at(exe), "version").Output()
+		got, err := exec.Command(r.at(exe), "version").Output()
 		if err != nil || !strings.HasPrefix(string(got), "searchsvc "+debBinVersion+" ") {
 			t.Errorf("%s version: got %q, %v; want searchsvc %s …", exe, got, err, debBinVersion)
 		}
 	}
+	return exe
+}
 
-	// The user the unit runs as, from sysusers.d.
-	users := get("User")
-	if len(users) != 1 || users[0] != "searchsvc" {
+// checkDebUser checks that the user the unit names exists, from
+// sysusers.d, with its own group gid, no home and no shell.
+func checkDebUser(t *testing.T, r *debRoot, gid int) {
+	t.Helper()
+	if users := r.unitValues(t, "User"); len(users) != 1 || users[0] != "searchsvc" {
 		t.Fatalf("User=: got %q, want searchsvc", users)
 	}
-	passwd, err := os.ReadFile(at("etc/passwd"))
+	debCheckFile(t, r.at("usr/lib/sysusers.d/searchsvc.conf"), 0o644, 0)
+	passwd, err := os.ReadFile(r.at("etc/passwd"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := ":" + strconv.Itoa(gid) + ":searchsvc service:/nonexistent:/usr/sbin/nologin\n"; !strings.Contains(string(passwd), "searchsvc:x:") ||
-		!strings.Contains(string(passwd), want) {
-		t.Errorf("etc/passwd: got\n%s\nwant a searchsvc line ending %q", passwd, want)
+	for _, line := range strings.Split(string(passwd), "\n") {
+		if f := strings.Split(line, ":"); len(f) == 7 && f[0] == "searchsvc" {
+			if want := strconv.Itoa(gid) + ":searchsvc service:/nonexistent:/usr/sbin/nologin"; strings.Join(f[3:], ":") != want {
+				t.Errorf("etc/passwd: got %q, want searchsvc:x:<uid>:%s", line, want)
+			}
+			return
+		}
 	}
+	t.Errorf("etc/passwd: no user searchsvc in\n%s", passwd)
+}
 
-	// The configuration, group-readable by the service user only.
-	envFiles := get("EnvironmentFile")
+// checkDebEnvFile checks the file EnvironmentFile= names: the example,
+// readable by root and the group searchsvc only. It returns its content.
+func checkDebEnvFile(t *testing.T, r *debRoot, gid int) []byte {
+	t.Helper()
+	envFiles := r.unitValues(t, "EnvironmentFile")
 	if len(envFiles) != 1 || envFiles[0] != "-/etc/searchsvc/searchsvc.env" {
-		t.Fatalf("EnvironmentFile=: got %q", envFiles)
+		t.Fatalf("EnvironmentFile=: got %q, want -/etc/searchsvc/searchsvc.env", envFiles)
 	}
-	env := at(strings.TrimPrefix(envFiles[0], "-"))
-	debCheckFile(t, env, 0o640, gid)
+	path := r.at(strings.TrimPrefix(envFiles[0], "-"))
+	debCheckFile(t, path, 0o640, gid)
 	example, err := os.ReadFile(envExampleFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(env); !bytes.Equal(got, example) {
-		t.Errorf("%s: not the example %s", env, envExampleFile)
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, example) {
+		t.Errorf("%s: not the example %s", path, envExampleFile)
 	}
+	return example
+}
 
-	// The secrets LoadCredential= reads, 0600 root in a 0700 directory, a
-	// valid production configuration as they are.
+// checkDebSecrets checks the files LoadCredential= reads: 0600 root in a
+// 0700 directory, base64 of 48 and 32 random bytes, a valid production
+// configuration as they are. It returns them by credential id.
+func checkDebSecrets(t *testing.T, r *debRoot) map[string][]byte {
+	t.Helper()
 	secrets := map[string][]byte{}
-	for _, lc := range get("LoadCredential") {
+	for _, lc := range r.unitValues(t, "LoadCredential") {
 		id, path, _ := strings.Cut(lc, ":")
-		debCheckFile(t, at(path), 0o600, 0)
-		b, err := os.ReadFile(at(path))
+		debCheckFile(t, r.at(path), 0o600, 0)
+		b, err := os.ReadFile(r.at(path))
 		if err != nil {
 			t.Fatal(err)
 		}
 		secrets[id] = b
 	}
-	credDir := at("etc/searchsvc/credentials")
+	credDir := r.at("etc/searchsvc/credentials")
 	if fi, err := os.Stat(credDir); err != nil || fi.Mode() != fs.ModeDir|0o700 {
 		t.Errorf("%s: got %v, %v; want a directory 0700", credDir, fi.Mode(), err)
 	}
@@ -373,37 +443,15 @@ func checkDebInstall(t *testing.T, dpkg, deb string) {
 	}); err != nil {
 		t.Errorf("loadConfig with the generated credentials: %v", err)
 	}
+	return secrets
+}
 
-	// A second install keeps the secrets and the administrator's settings.
-	edited := append(example, "BASE_URL=https://search.example.org\n"...)
-	if err := os.WriteFile(env, edited, 0o640); err != nil {
-		t.Fatal(err)
-	}
-	out = run("--install", deb)
-	if strings.Contains(out, "searchsvc: created") {
-		t.Errorf("second install: created a secret:\n%s", out)
-	}
+// debCheckSecretsKept checks that each secret is still there, unchanged.
+func debCheckSecretsKept(t *testing.T, r *debRoot, secrets map[string][]byte, when string) {
+	t.Helper()
 	for id, b := range secrets {
-		got, err := os.ReadFile(at("etc/searchsvc/credentials/" + id))
-		if err != nil || !bytes.Equal(got, b) {
-			t.Errorf("second install: %s changed (%v)", id, err)
-		}
-	}
-	if got, _ := os.ReadFile(env); !bytes.Equal(got, edited) {
-		t.Errorf("second install: searchsvc.env not kept as edited:\n%s", got)
-	}
-	debCheckFile(t, env, 0o640, gid)
-
-	// A purge takes the package and its configuration, not the secrets.
-	run("--purge", "searchsvc")
-	for _, gone := range []string{exe, "/usr/lib/systemd/system/searchsvc.service", "/etc/searchsvc/searchsvc.env"} {
-		if _, err := os.Lstat(at(gone)); !os.IsNotExist(err) {
-			t.Errorf("after purge: %s: got %v, want it removed", gone, err)
-		}
-	}
-	for id, b := range secrets {
-		if got, err := os.ReadFile(at("etc/searchsvc/credentials/" + id)); err != nil || !bytes.Equal(got, b) {
-			t.Errorf("after purge: %s: got %v, want it kept unchanged", id, err)
+		if got, err := os.ReadFile(r.at("etc/searchsvc/credentials/" + id)); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("%s: %s: got %v, changed %t; want it kept unchanged", when, id, err, !bytes.Equal(got, b))
 		}
 	}
 }
