@@ -14,7 +14,7 @@ FUZZTIME  ?= 20s
 # it installed.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all run test build dist bench crashtest fuzz clean install uninstall reproducible
+.PHONY: all run test build dist deb bench crashtest fuzz clean install uninstall reproducible
 
 all: build
 
@@ -44,6 +44,20 @@ dist:
 	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o dist/searchsvc-linux-armv7 .
 	GOOS=linux GOARCH=arm GOARM=6 $(BUILD) -o dist/searchsvc-linux-armv6 .
 	cd dist && sha256sum searchsvc-* > SHA256SUMS && cat SHA256SUMS
+
+## deb: Debian packages of the release binaries, built by .ci/debian/build
+## with dpkg-deb alone: dist/searchsvc_$(DEB_VERSION)_{amd64,arm64,armhf}.deb,
+## their checksums added to SHA256SUMS. armhf takes the armv6 binary, which
+## runs on every 32-bit Pi (Raspberry Pi OS's armhf is ARMv6). DEB_VERSION
+## comes from VERSION: tag v1.2.3 gives 1.2.3-1, an untagged commit
+## 0~<commit>-1; the files are dated SOURCE_DATE_EPOCH, the last commit's time.
+DEB_VERSION ?= $(shell echo '$(VERSION)' | sed -e 's/^v\([0-9]\)/\1/' -e '/^[0-9][0-9]*\./!s/^/0~/' -e 's/-/+/g')-1
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+deb: dist
+	@set -e; for a in amd64:amd64 arm64:arm64 armhf:armv6; do \
+		SOURCE_DATE_EPOCH='$(SOURCE_DATE_EPOCH)' .ci/debian/build dist/searchsvc-linux-$${a#*:} $${a%%:*} '$(DEB_VERSION)' dist; \
+	done
+	cd dist && sha256sum searchsvc_*.deb | tee -a SHA256SUMS
 
 ## bench: every benchmark, with allocations; the over-HTTP profile ratio
 ## with 50,000 requests a side, as fewer leave it at the mercy of the machine
