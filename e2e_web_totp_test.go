@@ -150,6 +150,47 @@ func TestBrowserTOTP(t *testing.T) {
 		}
 		return b.waitFor("the search page", `['/', '/search'].includes(location.pathname) && document.querySelector('nav a[href="/account"]')`)
 	})
+
+	// Tess registered first, so she administers the service: the reset an
+	// administrator gives someone who lost the app and the codes, here
+	// her own, ends her sessions and leaves the password alone to sign in.
+	w.step("totp: administrator's reset", func() error {
+		if err := b.navigate(srv.URL + "/admin"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the reset button", `[...document.querySelectorAll('tr[data-user] button')].some(x => x.textContent === 'Turn off two-step sign-in')`); err != nil {
+			return err
+		}
+		if err := b.click("tr[data-user] button", "Turn off two-step sign-in"); err != nil {
+			return err
+		}
+		if err := b.click("dialog button", "Turn off"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the sign-in page", `location.pathname === '/login' && document.querySelector('input[name=password]')`); err != nil {
+			return err
+		}
+		for sel, v := range map[string]string{"input[name=email]": email, "input[name=password]": password} {
+			if err := b.fill(sel, v); err != nil {
+				return err
+			}
+		}
+		if err := b.click("button[type=submit]", "Sign in"); err != nil {
+			return err
+		}
+		// The sign-in page returns to the page the session ended on.
+		if err := b.waitFor("the administration page", `location.pathname === '/admin' && document.querySelector('tr[data-user]')`); err != nil {
+			return err
+		}
+		var code bool
+		if err := b.eval(`!!document.querySelector('input[name=code]')`, &code); err != nil {
+			return err
+		}
+		if code {
+			return fmt.Errorf("the sign-in form still asked for a code after the reset")
+		}
+		return nil
+	})
 }
 
 // wrongCode is a six-digit code other than code.

@@ -138,6 +138,24 @@ function userRow(u, load, region, reload) {
       say(region, 'error', err.status === 409 ? 'You cannot delete your own account.' : explain(err).message);
     }
   });
+  const reset = u.totpEnabled && h('button', { type: 'button', class: 'secondary' }, 'Turn off two-step sign-in');
+  if (reset) {
+    reset.setAttribute('aria-label', plain('Turn off two-step sign-in for ' + u.name));
+    reset.addEventListener('click', async () => {
+      const ok = await confirmDialog(['Turn off two-step sign-in for ', u.name, '?'],
+        [u.email, ' is signed out everywhere and signs in with the password alone until they set it up again. Do this only for someone who lost both the app and the recovery codes.'],
+        'Turn off');
+      if (!ok) { reset.focus(); return; }
+      try {
+        await api('DELETE', '/v1/admin/users/' + encodeURIComponent(u.id) + '/totp');
+        if (me) return sessionEnded();
+        say(region, 'ok', 'Two-step sign-in is off for ', u.name, '.');
+        await reload();
+      } catch (err) {
+        if (err.status !== 401) say(region, 'error', explain(err).message);
+      }
+    });
+  }
   return h('tr', { 'data-user': u.id },
     h('td', null, u.name, me && h('span', { class: 'badge ok' }, 'you')),
     h('td', null, u.email),
@@ -145,5 +163,5 @@ function userRow(u, load, region, reload) {
     h('td', null, fmtDate(u.createdAt)),
     h('td', { class: 'items' }, load ? plural(load.items, 'item', 'items') : '–'),
     h('td', { class: 'connections' }, load ? connectionWords(load.connections) : '–'),
-    h('td', null, h('div', { class: 'actions' }, logout, del)));
+    h('td', null, h('div', { class: 'actions' }, logout, reset, del)));
 }
