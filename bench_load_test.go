@@ -2,10 +2,16 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,4 +154,192 @@ func trickle(addr string, from net.IP, head string, body []byte, stop <-chan str
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// Sizes of BenchmarkLoadSearchFairness's corpus: the flooding user's
+// feeds, each of fairEntries entries of fairWords words, and the other
+// user's one feed.
+const (
+	fairFeeds   = 20
+	fairEntries = 200 // feed.MaxNewEntries: all in one fetch
+	fairWords   = 150
+	fairFlood   = 32 // the flooding user's searches at once
+)
+
+// fairWord is word i of the corpus's vocabulary of 4,096 made-up words:
+// three syllables, so that prefixes expand to many.
+func fairWord(i int) string {
+	syl := []string{"ka", "ke", "ki", "ko", "ku", "ma", "me", "mi", "mo", "mu", "ta", "te", "ti", "to", "tu", "ra"}
+	return syl[i%16] + syl[i/16%16] + syl[i/256%16] + "n"
+}
+
+// fairFeed is feed f of the corpus: RSS with fairEntries entries whose
+// text is fairWords words of the vocabulary, in a fixed pseudo-random
+// order; the other user's feed (f < 0) also holds the word "lonelyword"
+// in one entry of forty.
+func fairFeed(f int) string {
+	var sb strings.Builder
+	sb.WriteString(`<?xml version="1.0"?><rss version="2.0"><channel><title>Corpus</title>`)
+	x := uint32(f*7919 + 12345)
+	for e := range fairEntries {
+		fmt.Fprintf(&sb, "<item><guid>f%de%d</guid><title>entry %d</title><pubDate>Mon, 02 Nov 2026 10:%02d:%02d GMT</pubDate><description>",
+			f, e, e, e/60%60, e%60)
+		for range fairWords {
+			x = x*1664525 + 1013904223
+			sb.WriteString(fairWord(int(x>>20) % 4096))
+			sb.WriteByte(' ')
+		}
+		if f < 0 && e%40 == 0 {
+			sb.WriteString("lonelyword")
+		}
+		sb.WriteString("</description></item>")
+	}
+	sb.WriteString("</channel></rss>")
+	return sb.String()
+}
+
+// BenchmarkLoadSearchFairness is issue 24's search fairness on the real
+// binary: one user (from 127.4.0.1) with 4,000 feed entries floods GET
+// /v1/search with fairFlood heavy queries at once (forty prefixes ORed,
+// 100 results with snippets), each retried as soon as it is answered
+// (after 100 ms when refused 429), while another user (127.4.0.2, 200
+// entries) runs a light query (one rare word) every 100 ms. It reports
+// the light query's median when idle (light-idle-p50-ms), its 95th
+// percentile during the flood (light-flood-p95-ms) and their ratio
+// (light-p95/idle-p50, the target 10 or less), the heavy query's median
+// alone (heavy-idle-p50-ms) and the flood's refused share
+// (heavy-429-%). It says NOT MET, without failing, when the ratio is
+// over 10. Traffic stays on loopback.
+func BenchmarkLoadSearchFairness(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc/PID/status")
+	}
+	bin := buildBinary(b)
+	feeds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/f/"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/rss+xml")
+		io.WriteString(w, fairFeed(f))
+	}))
+	defer feeds.Close()
+	env := piEnv(b.TempDir())
+	env["ALLOW_PRIVATE_TARGETS"] = "true" // the feeds are on loopback
+	_, addr := startBinary(b, bin, env)
+	base := "http://" + addr
+
+	heavy, light := clientFrom("127.4.0.1"), clientFrom("127.4.0.2")
+	signUp(b, heavy, base, "heavy@example.org")
+	signUp(b, light, base, "light@example.org")
+	var urls []string
+	for f := range fairFeeds {
+		urls = append(urls, fmt.Sprintf("%s/f/%d", feeds.URL, f))
+	}
+	connectFeeds(b, heavy, base, urls, fairFeeds*fairEntries)
+	connectFeeds(b, light, base, []string{feeds.URL + "/f/-1"}, fairEntries)
+
+	var terms []string
+	for i := range 40 {
+		terms = append(terms, fairWord(i)[:4]+"*")
+	}
+	heavyQ := base + "/v1/search?limit=100&q=" + url.QueryEscape(strings.Join(terms, " OR "))
+	lightQ := base + "/v1/search?q=lonelyword"
+	for _, q := range []string{heavyQ, lightQ} {
+		if s := status(heavy, "GET", q, ""); s != 200 {
+			b.Fatalf("GET %s: %d", q, s)
+		}
+	}
+	timed := func(c *http.Client, q string) (time.Duration, int) {
+		start := time.Now()
+		s := status(c, "GET", q, "")
+		return time.Since(start), s
+	}
+	b.ResetTimer()
+	for range b.N {
+		var heavyIdle, lightIdle, lightFlood []time.Duration
+		for range 10 {
+			d, _ := timed(heavy, heavyQ)
+			heavyIdle = append(heavyIdle, d)
+		}
+		for range 40 {
+			d, _ := timed(light, lightQ)
+			lightIdle = append(lightIdle, d)
+			time.Sleep(20 * time.Millisecond)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var sent, refused atomic.Int64
+		for range fairFlood {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					sent.Add(1)
+					if _, s := timed(heavy, heavyQ); s == http.StatusTooManyRequests {
+						refused.Add(1)
+						time.Sleep(100 * time.Millisecond)
+					}
+				}
+			})
+		}
+		time.Sleep(2 * time.Second) // the flood under way
+		for range 40 {
+			d, s := timed(light, lightQ)
+			if s != 200 {
+				b.Errorf("the light query during the flood: %d", s)
+			}
+			lightFlood = append(lightFlood, d)
+			time.Sleep(100 * time.Millisecond)
+		}
+		close(stop)
+		wg.Wait()
+		idle, flood := quantile(lightIdle, 0.5), quantile(lightFlood, 0.95)
+		ratio := float64(flood) / float64(idle)
+		b.ReportMetric(float64(idle)/1e6, "light-idle-p50-ms")
+		b.ReportMetric(float64(flood)/1e6, "light-flood-p95-ms")
+		b.ReportMetric(ratio, "light-p95/idle-p50")
+		b.ReportMetric(float64(quantile(heavyIdle, 0.5))/1e6, "heavy-idle-p50-ms")
+		b.ReportMetric(100*float64(refused.Load())/float64(max(sent.Load(), 1)), "heavy-429-%")
+		if ratio > 10 {
+			b.Logf("NOT MET: the light query's p95 during the flood is %.1f× its idle median, over 10×", ratio)
+		}
+	}
+}
+
+// connectFeeds connects the client's user to the feeds at urls and waits
+// until the search finds all n of their entries.
+func connectFeeds(b *testing.B, c *http.Client, base string, urls []string, n int) {
+	b.Helper()
+	body, _ := json.Marshal(map[string]any{"fields": map[string]string{"url": strings.Join(urls, "\n")}})
+	if s := status(c, "POST", base+"/v1/user-integrations/feed/credentials", string(body)); s != 201 {
+		b.Fatalf("connect feeds: %d", s)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		res, err := c.Get(base + "/v1/search?limit=1&q=entry")
+		if err == nil {
+			var m struct{ Total int }
+			json.NewDecoder(res.Body).Decode(&m)
+			res.Body.Close()
+			if m.Total >= n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the feeds' %d entries not all indexed after 2 minutes", n)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// quantile returns the q quantile of ds (nearest rank).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
