@@ -282,7 +282,7 @@ func BenchmarkLoadSearchFairness(b *testing.B) {
 					sent.Add(1)
 					if _, s := timed(heavy, heavyQ); s == http.StatusTooManyRequests {
 						refused.Add(1)
-						time.Sleep(100 * time.Millisecond)
+						time.Sleep(100 * time.Millisecond) // sooner than its Retry-After: a flood
 					}
 				}
 			})
@@ -299,6 +299,8 @@ func BenchmarkLoadSearchFairness(b *testing.B) {
 		close(stop)
 		wg.Wait()
 		idle, flood := quantile(lightIdle, 0.5), quantile(lightFlood, 0.95)
+		slices.Sort(lightFlood)
+		b.Logf("the light query during the flood, fastest to slowest: %v", lightFlood)
 		ratio := float64(flood) / float64(idle)
 		b.ReportMetric(float64(idle)/1e6, "light-idle-p50-ms")
 		b.ReportMetric(float64(flood)/1e6, "light-flood-p95-ms")
