@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"bytes"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -32,41 +33,121 @@ func Busy() *Error {
 //
 // A client is counted by AddrKeys (an IPv4 address; an IPv6 /64, /56 and
 // /48), each key held to AddrKeyLimit of perClient, so that walking
-// through the addresses of a /64 buys nothing. The last reserve bytes go
-// only to a client holding nothing yet: clients that fill their shares
-// of the rest still leave room for a newcomer, and no one prefix can take
-// more of the reserve than one body.
+// through the addresses of a /64 buys nothing.
+//
+// The last reserve bytes are kept so that a person signing in while
+// others fill the rest is still answered (docs/security.md, "Bodies").
+// Counting only what a client holds at this instant does not keep them:
+// an attacker trickling 1 MiB bodies from many addresses holds nothing
+// in the moment between one body and the next, so each of its
+// reconnections looked like a newcomer, and twenty addresses kept the
+// reserve full. Two rules keep it now:
+//
+//   - The reserve serves small bodies only, reservePiece bytes or fewer
+//     (a sixteenth of it: 128 KiB at the default 16 MiB): a login, a
+//     registration, a settings change. A body of a megabyte, which is
+//     what fills memory, waits for the shared part, however new its
+//     address is. So no number of fresh addresses fills the reserve
+//     with large bodies.
+//   - A client is a newcomer only if it holds nothing and its recent
+//     account is below newcomerBytes: every reservation is charged to
+//     the client's keys, and the charge halves every recentHalfLife.
+//     An address that sent a megabyte stays out of the reserve for
+//     about four minutes after; an attacker sending small bodies uses
+//     it once per address and is then kept out, while a person whose
+//     login body is a few hundred bytes stays a newcomer. The accounts
+//     are kept for at most maxAccounts keys; beyond that a key without
+//     one is not a newcomer (the reserve fails closed, the shared part
+//     still serves it).
+//
+// Two other ideas were weighed and left: a faster body deadline when the
+// budget is short cuts a slow but honest link as readily as an
+// attacker, who then sends a little faster; and a per-client bound on
+// concurrent bodies is what perClient already is in bytes.
 type bodyBudget struct {
 	total, perClient, reserve int64
+	now                       func() time.Time
 
-	mu   sync.Mutex
-	used int64
-	keys map[netip.Prefix]int64
+	mu       sync.Mutex
+	used     int64
+	keys     map[netip.Prefix]int64
+	accounts map[netip.Prefix]account
+	swept    time.Time // when accounts were last cleared of decayed ones
 }
 
-func newBodyBudget(total, perClient, reserve int64) *bodyBudget {
+// account is a client key's recent body bytes: bytes at at, halving every
+// recentHalfLife after.
+type account struct {
+	bytes float64
+	at    time.Time
+}
+
+func (a account) value(now time.Time) float64 {
+	dt := now.Sub(a.at)
+	if dt <= 0 {
+		return a.bytes
+	}
+	return a.bytes * math.Exp2(-float64(dt)/float64(recentHalfLife))
+}
+
+const (
+	// recentHalfLife is how fast a client's account of recent body bytes
+	// halves: 1 MiB falls under newcomerBytes in four of them.
+	recentHalfLife = time.Minute
+	// newcomerBytes is the account under which a client holding nothing
+	// may use the reserve: a few logins' worth.
+	newcomerBytes = 64 << 10
+	// maxAccounts bounds the accounts kept (about 80 bytes each). When
+	// they are full, those fallen under a byte are dropped, at most once
+	// per recentHalfLife, so that a full map does not make every request
+	// walk it.
+	maxAccounts = 1 << 16
+)
+
+func newBodyBudget(total, perClient, reserve int64, now func() time.Time) *bodyBudget {
 	if perClient <= 0 || perClient > total {
 		perClient = total
 	}
 	reserve = min(max(reserve, 0), total)
-	return &bodyBudget{total: total, perClient: perClient, reserve: reserve, keys: make(map[netip.Prefix]int64)}
+	return &bodyBudget{total: total, perClient: perClient, reserve: reserve, now: now,
+		keys: make(map[netip.Prefix]int64), accounts: make(map[netip.Prefix]account)}
 }
+
+// reservePiece is the largest body the reserve serves.
+func (b *bodyBudget) reservePiece() int64 { return b.reserve / 16 }
 
 // take reserves n bytes for client, or reports false when that would go
 // over a bound.
 func (b *bodyBudget) take(client netip.Addr, n int64) bool {
 	keys := AddrKeys(client)
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	limit := b.total
+	if len(b.accounts) >= maxAccounts && now.Sub(b.swept) >= recentHalfLife {
+		b.swept = now
+		for k, a := range b.accounts {
+			if a.value(now) < 1 {
+				delete(b.accounts, k)
+			}
+		}
+	}
+	newcomer := n <= b.reservePiece()
 	for _, k := range keys {
 		c := b.keys[k]
 		if c+n > AddrKeyLimit(k, b.perClient) {
 			return false
 		}
 		if c > 0 {
-			limit = b.total - b.reserve // not a newcomer
+			newcomer = false
+		} else if a, ok := b.accounts[k]; ok && a.value(now) >= newcomerBytes {
+			newcomer = false
+		} else if !ok && len(b.accounts) >= maxAccounts {
+			newcomer = false // no account can be kept: fail closed
 		}
+	}
+	limit := b.total - b.reserve
+	if newcomer {
+		limit = b.total
 	}
 	if b.used+n > limit {
 		return false
@@ -75,7 +156,20 @@ func (b *bodyBudget) take(client netip.Addr, n int64) bool {
 	for _, k := range keys {
 		b.keys[k] += n
 	}
+	b.charge(keys, n, now)
 	return true
+}
+
+// charge adds n bytes to the accounts of keys; a key without an account
+// gets none while the accounts are full.
+func (b *bodyBudget) charge(keys []netip.Prefix, n int64, now time.Time) {
+	for _, k := range keys {
+		a, ok := b.accounts[k]
+		if !ok && len(b.accounts) >= maxAccounts {
+			continue
+		}
+		b.accounts[k] = account{bytes: a.value(now) + float64(n), at: now}
+	}
 }
 
 func (b *bodyBudget) release(client netip.Addr, n int64) {

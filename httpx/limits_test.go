@@ -355,3 +355,60 @@ func TestLimitListenerPrefixes(t *testing.T) {
 }
 
 type nopListener struct{ net.Listener }
+
+// TestBodyBudgetReserveRecent: attackers trickling 1 MiB bodies from
+// twenty addresses, each holding nothing in the moment it reconnects,
+// cannot take the reserve: a body that large never comes from it, and an
+// address that sent one recently is no newcomer even with a small body.
+// A fresh address's login still fits, and an address's account decays
+// (on the budget's clock) until it is a newcomer again. The old budget
+// gave the reserve to any address holding nothing at that instant.
+func TestBodyBudgetReserveRecent(t *testing.T) {
+	const mib = 1 << 20
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	b := newBodyBudget(16*mib, 2*mib, 2*mib, func() time.Time { return now })
+	attacker := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{192, 0, 2, byte(i + 1)}) }
+	// Every attacker has sent a body before: taken and given back.
+	for i := range 20 {
+		if !b.take(attacker(i), mib) {
+			t.Fatalf("attacker %d's first body refused with %d in use", i, b.inUse())
+		}
+		b.release(attacker(i), mib)
+	}
+	// Seven fill the shared part, two bodies each.
+	for i := range 7 {
+		for range 2 {
+			if !b.take(attacker(i), mib) {
+				t.Fatalf("attacker %d refused with %d in use, want the shared part filled", i, b.inUse())
+			}
+		}
+	}
+	// The others reconnect holding nothing: not from the reserve.
+	for i := 7; i < 20; i++ {
+		if b.take(attacker(i), mib) {
+			t.Fatalf("attacker %d, holding nothing, took 1 MiB from the reserve", i)
+		}
+		if b.take(attacker(i), 1<<10) {
+			t.Fatalf("attacker %d, holding nothing but with 1 MiB sent a moment ago, took 1 KiB from the reserve", i)
+		}
+	}
+	if b.take(netip.MustParseAddr("198.51.100.9"), mib) {
+		t.Errorf("a fresh address took 1 MiB from the reserve, want only small bodies from it")
+	}
+	for i := range 25 {
+		if !b.take(netip.AddrFrom4([4]byte{198, 51, 100, byte(i + 1)}), 200) {
+			t.Fatalf("fresh address %d's login of 200 bytes refused, want it served from the reserve", i+1)
+		}
+	}
+	if got, want := b.inUse(), int64(14*mib+25*200); got != want {
+		t.Errorf("in use: got %d, want %d", got, want)
+	}
+	now = now.Add(3 * recentHalfLife)
+	if b.take(attacker(19), 1<<10) {
+		t.Errorf("after three half-lives (1 MiB decayed to 128 KiB): a small body taken from the reserve, want refused")
+	}
+	now = now.Add(2 * recentHalfLife)
+	if !b.take(attacker(19), 1<<10) {
+		t.Errorf("after five half-lives (1 MiB decayed to 32 KiB): a small body refused, want it served as a newcomer's")
+	}
+}

@@ -79,9 +79,11 @@ type Config struct {
 	// hold at once, BodyBytesPerClient those of one client (an IPv4
 	// address or IPv6 /64, twice that for a /56, four times for a /48;
 	// 0: an eighth of BodyBytesInFlight), and BodyBytesReserve is kept for
-	// clients holding none (0: an eighth; negative: none); a request
-	// with a body that does not fit is answered 503 with Retry-After,
-	// unread. 0: no bound.
+	// small bodies (a sixteenth of it or less) of clients holding none and
+	// with few body bytes in the last minutes (0: an eighth; negative:
+	// none); a request with a body that does not fit is answered 503 with
+	// Retry-After, unread. 0: no bound. Config.Now is the clock of the
+	// clients' recent bytes.
 	BodyBytesInFlight  int64
 	BodyBytesPerClient int64
 	BodyBytesReserve   int64
@@ -148,7 +150,7 @@ func Handler(mux *http.ServeMux, cfg Config) (*Stack, error) {
 	}
 	if cfg.BodyBytesInFlight > 0 {
 		s.bodies = newBodyBudget(cfg.BodyBytesInFlight, cmp.Or(cfg.BodyBytesPerClient, cfg.BodyBytesInFlight/8),
-			cmp.Or(cfg.BodyBytesReserve, cfg.BodyBytesInFlight/8))
+			cmp.Or(cfg.BodyBytesReserve, cfg.BodyBytesInFlight/8), cfg.Now)
 	}
 	return s, nil
 }

@@ -72,12 +72,18 @@ type Config struct {
 	UserID func(*http.Request) (string, bool)
 	// Logger receives the handlers' events; nil discards them.
 	Logger *slog.Logger
+	// SearchesPerUser is how many searches one user runs at once (0:
+	// DefaultSearchesPerUser), and SearchQueue how many more wait for
+	// their turn (0: DefaultSearchQueue; negative: none); beyond those a
+	// search is answered 429 too_many_searches.
+	SearchesPerUser, SearchQueue int
 }
 
 // Handlers serves the integration routes. It is safe for concurrent use.
 type Handlers struct {
-	cfg Config
-	log *slog.Logger
+	cfg  Config
+	log  *slog.Logger
+	gate *searchGate // each user's share of the search route
 }
 
 // New returns the handlers of cfg. Without Registry, Records or Sync it is
@@ -99,7 +105,13 @@ func New(cfg Config) (*Handlers, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{cfg: cfg, log: log}, nil
+	if cfg.SearchesPerUser <= 0 {
+		cfg.SearchesPerUser = DefaultSearchesPerUser()
+	}
+	if cfg.SearchQueue == 0 {
+		cfg.SearchQueue = DefaultSearchQueue
+	}
+	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue)}, nil
 }
 
 // Operation names of the envelope.

@@ -66,7 +66,9 @@ func fragments(fs []search.Fragment) []Fragment {
 // store no longer has (a removal the index has not caught up on), or whose
 // record is being disconnected, or whose metadata does not open, is left
 // out of the page and of total; a page can then hold fewer than limit
-// results while nextCursor says more follow.
+// results while nextCursor says more follow. A user runs a bounded share
+// of searches at once (Config.SearchesPerUser, with SearchQueue waiting);
+// one beyond it is 429 too_many_searches with Retry-After.
 func (h *Handlers) Search() http.Handler { return endpoint(opSearch, h.search) }
 
 func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
@@ -85,6 +87,12 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The whole search, snippets included, runs within the user's share.
+	leave, err := h.gate.enter(r.Context(), userID)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	res, err := h.cfg.Search.Search(userID, req)
 	switch {
 	case errors.Is(err, search.ErrBadCursor):
