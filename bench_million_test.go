@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -59,11 +60,28 @@ type millionBuilt struct {
 	Segments     int      `json:"segments"`
 }
 
-// millionDir returns the cached data directory of BenchmarkMillion under
-// os.TempDir, building it first if no complete one is there.
-func millionDir(b *testing.B) (string, millionBuilt) {
+// millionCount is how many items BenchmarkMillion builds: millionItems,
+// or BENCH_MILLION_ITEMS (a multiple of millionBatch × millionUsers) for
+// a quicker look at a smaller store.
+func millionCount(b *testing.B) int {
 	b.Helper()
-	name := "searchsvc-bench-million-" + millionVersion + "-" + strings.ReplaceAll(strings.TrimSpace(dataFormat), " ", "-")
+	v := os.Getenv("BENCH_MILLION_ITEMS")
+	if v == "" {
+		return millionItems
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 || n%(millionBatch*millionUsers) != 0 {
+		b.Fatalf("BENCH_MILLION_ITEMS=%q: want a positive multiple of %d", v, millionBatch*millionUsers)
+	}
+	return n
+}
+
+// millionDir returns the cached data directory of BenchmarkMillion's n
+// items under os.TempDir, building it first if no complete one is there.
+func millionDir(b *testing.B, n int) (string, millionBuilt) {
+	b.Helper()
+	name := fmt.Sprintf("searchsvc-bench-million-%s-%d-%s", millionVersion, n,
+		strings.ReplaceAll(strings.TrimSpace(dataFormat), " ", "-"))
 	dir := filepath.Join(os.TempDir(), name)
 	var built millionBuilt
 	if raw, err := os.ReadFile(dir + ".json"); err == nil && json.Unmarshal(raw, &built) == nil {
@@ -75,7 +93,7 @@ func millionDir(b *testing.B) (string, millionBuilt) {
 	os.RemoveAll(tmp)
 	os.RemoveAll(dir)
 	start := time.Now()
-	built = buildMillion(b, tmp)
+	built = buildMillion(b, tmp, n)
 	built.Seconds = time.Since(start).Seconds()
 	if err := os.Rename(tmp, dir); err != nil {
 		b.Fatal(err)
@@ -107,14 +125,14 @@ func parsedCorpus(b *testing.B) []corpusItem {
 	return out
 }
 
-// buildMillion writes millionItems items of millionUsers users into dir
+// buildMillion writes n items of millionUsers users into dir
 // through the packages, as a sync stores them (sealed metadata, sealed
 // content files, the record's progress, the search index through its
 // indexer), the users and one session each; the corpus's mails repeated
 // with fresh ids, a minute apart.
-func buildMillion(b *testing.B, dir string) millionBuilt {
+func buildMillion(b *testing.B, dir string, n int) millionBuilt {
 	b.Helper()
-	b.Logf("building %d items of %d users in %s (once; later runs reuse it)", millionItems, millionUsers, dir)
+	b.Logf("building %d items of %d users in %s (once; later runs reuse it)", n, millionUsers, dir)
 	corpus := parsedCorpus(b)
 	env := piEnv(dir)
 	getenv := func(k string) string { return env[k] }
@@ -147,7 +165,7 @@ func buildMillion(b *testing.B, dir string) millionBuilt {
 	for u := range millionUsers {
 		wg.Go(func() {
 			owner := items.Owner{UserID: users[u], RecordID: recs[u], Integration: gmail.Domain}
-			for batch := 0; batch*millionBatch*millionUsers < millionItems; batch++ {
+			for batch := 0; batch*millionBatch*millionUsers < n; batch++ {
 				if errs[u] = millionBatchOf(s, x, owner, corpus, batch, u, epoch, now); errs[u] != nil {
 					return
 				}
@@ -265,7 +283,7 @@ func settleMerges(b *testing.B, x *index.Indexer) {
 }
 
 // BenchmarkMillion starts the real binary on a data directory of
-// 1,000,000 items of 10 users with their search index (built once through
+// 1,000,000 items of 10 users (BENCH_MILLION_ITEMS for fewer) with their search index (built once through
 // the packages and cached under os.TempDir; see millionDir) and reports:
 //
 //   - start-s: from exec to the first 200 of /healthz; start-rss-MB and
@@ -291,7 +309,8 @@ func BenchmarkMillion(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc/PID/status")
 	}
-	dir, built := millionDir(b)
+	n := millionCount(b)
+	dir, built := millionDir(b, n)
 	bin := buildBinary(b)
 	env := piEnv(dir)
 	env["POLL_INTERVAL"] = "86400" // the records are synced: no sync runs while measuring
@@ -379,6 +398,7 @@ func BenchmarkMillion(b *testing.B) {
 		b.ReportMetric(float64(built.IndexWritten)/float64(built.IndexBytes), "index-written-per-byte")
 		b.ReportMetric(float64(built.Segments), "index-segments")
 		b.ReportMetric(built.Seconds, "build-s")
+		b.ReportMetric(float64(n), "items")
 		b.Logf("queries (mean ms): %s", queryTimes(means))
 		if settled > 160e6 {
 			b.Logf("NOT MET: settled RSS %.1f MB, over 160 MB", mb(settled))
