@@ -323,54 +323,8 @@ func BenchmarkMillion(b *testing.B) {
 		startS := time.Since(t0).Seconds()
 		hwm, rss := procMemory(b, cmd.Process.Pid)
 
-		get := func(user int, path string) []byte {
-			req, _ := http.NewRequest("GET", base+path, nil)
-			req.AddCookie(&http.Cookie{Name: "svc_session", Value: built.Sessions[user]})
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if res.StatusCode != 200 {
-				b.Fatalf("GET %s: %d %s", path, res.StatusCode, body)
-			}
-			return body
-		}
-		timed := func(user int, path string) (time.Duration, []byte) {
-			t := time.Now()
-			body := get(user, path)
-			return time.Since(t), body
-		}
-
-		// Pages: 20 pages deep for each user, then the items of the pages.
-		var pages, gets []time.Duration
-		type userItem struct {
-			user int
-			id   string
-		}
-		var ids []userItem
-		for u := range millionUsers {
-			cursor := ""
-			for range 20 {
-				d, body := timed(u, "/v1/items?limit=20"+cursor)
-				pages = append(pages, d)
-				var page struct {
-					Results    []struct{ ID string } `json:"results"`
-					NextCursor string                `json:"nextCursor"`
-				}
-				if err := json.Unmarshal(body, &page); err != nil || len(page.Results) != 20 {
-					b.Fatalf("page: %v, %d results", err, len(page.Results))
-				}
-				ids = append(ids, userItem{u, page.Results[len(page.Results)/2].ID})
-				cursor = "&cursor=" + url.QueryEscape(page.NextCursor)
-			}
-		}
-		for _, x := range ids {
-			d, _ := timed(x.user, "/v1/items/"+x.id)
-			gets = append(gets, d)
-		}
-
+		timed := millionClient(b, base, built.Sessions)
+		pages, gets := millionReads(b, timed)
 		// Searches: a warm-up round, then 10 rounds; each query's mean.
 		means := make([]time.Duration, len(millionQueries))
 		for round := range 11 {
@@ -409,6 +363,60 @@ func BenchmarkMillion(b *testing.B) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}
+}
+
+// millionClient returns a function that GETs a path of base as a user
+// (an index into sessions), fails the benchmark on anything but a 200, and
+// returns the time it took and the body.
+func millionClient(b *testing.B, base string, sessions []string) func(user int, path string) (time.Duration, []byte) {
+	return func(user int, path string) (time.Duration, []byte) {
+		t := time.Now()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.AddCookie(&http.Cookie{Name: "svc_session", Value: sessions[user]})
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		d := time.Since(t)
+		if res.StatusCode != 200 {
+			b.Fatalf("GET %s: %d %s", path, res.StatusCode, body)
+		}
+		return d, body
+	}
+}
+
+// millionReads times pages 20 deep for each user through the cursor, then
+// GET /v1/items/{id} of an item of each page.
+func millionReads(b *testing.B, timed func(user int, path string) (time.Duration, []byte)) (pages, gets []time.Duration) {
+	b.Helper()
+	type userItem struct {
+		user int
+		id   string
+	}
+	var ids []userItem
+	for u := range millionUsers {
+		cursor := ""
+		for range 20 {
+			d, body := timed(u, "/v1/items?limit=20"+cursor)
+			pages = append(pages, d)
+			var page struct {
+				Results    []struct{ ID string } `json:"results"`
+				NextCursor string                `json:"nextCursor"`
+			}
+			if err := json.Unmarshal(body, &page); err != nil || len(page.Results) != 20 {
+				b.Fatalf("page: %v, %d results", err, len(page.Results))
+			}
+			ids = append(ids, userItem{u, page.Results[len(page.Results)/2].ID})
+			cursor = "&cursor=" + url.QueryEscape(page.NextCursor)
+		}
+	}
+	for _, x := range ids {
+		d, _ := timed(x.user, "/v1/items/"+x.id)
+		gets = append(gets, d)
+	}
+	return pages, gets
 }
 
 func queryTimes(means []time.Duration) string {
