@@ -144,10 +144,11 @@ func TestSyncGmailResumesAndSyncsOnce(t *testing.T) {
 	if g.syncer.Pending(rec.ID) == 0 {
 		t.Fatal("nothing left to do after the interrupted run")
 	}
-	// Downloads are queued, and a listing of the next page behind them:
-	// the sync shows its downloads, counted against every message listed.
+	// A page's downloads are queued as one task, and a listing of the
+	// next page behind it: the sync shows its downloads, counted against
+	// every message listed.
 	cur, _ := g.records.ByID(rec.ID)
-	if a := g.syncer.Activity(rec.ID); a.State != syncer.ActivityDownloading || a.ItemsLeft == 0 || a.Pending != a.ItemsLeft+1 ||
+	if a := g.syncer.Activity(rec.ID); a.State != syncer.ActivityDownloading || a.ItemsLeft != gmail.PageSize || a.Pending != 2 ||
 		int64(a.ItemsTotal) != int64(a.ItemsLeft)+cur.ItemsSynced {
 		t.Errorf("activity of the interrupted sync: got %+v with %d synced, want downloading, with the downloads queued left of all listed", a, cur.ItemsSynced)
 	}

@@ -53,7 +53,7 @@ func BenchmarkSearchRouteSnippets(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		st, err := f.items().Stage(&it, m.Text, nil)
+		st, err := f.items().Stage(&it, m.Text)
 		if err != nil {
 			b.Fatal(err)
 		}

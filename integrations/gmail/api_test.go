@@ -150,7 +150,7 @@ func TestBadListAnswers(t *testing.T) {
 	}
 	// Ids that cannot be Gmail's are skipped, repeated ones listed once.
 	res, err := list(`{"messages":[{"id":"../x"},{"id":"ok1"},{"id":""},{"id":"ok1"}],"resultSizeEstimate":4}`)
-	if err != nil || len(res.Tasks) != 1 || res.Tasks[0].Payload["emailId"] != "ok1" {
+	if err != nil || len(res.Tasks) != 1 || res.Tasks[0].Payload["emailIds"] != "ok1" {
 		t.Errorf("got %+v, %v; want one download of ok1", res, err)
 	}
 	// An empty page that says there is more: go on.

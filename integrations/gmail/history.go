@@ -187,11 +187,13 @@ func (m *mailbox) historyChanges(body []byte) (integrations.TaskResult, historyP
 			res.Removed = append(res.Removed, id)
 		}
 	}
+	var fetch []string
 	for _, id := range order {
 		if added[id] && (m.known == nil || !m.known(id)) {
-			res.Tasks = append(res.Tasks, downloadTask(id))
+			fetch = append(fetch, id)
 		}
 	}
+	res.Tasks = appendDownloads(res.Tasks, fetch)
 	return res, page, nil
 }
 

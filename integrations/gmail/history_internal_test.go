@@ -1,9 +1,8 @@
 package gmail
 
 import (
+	"strings"
 	"testing"
-
-	"searchsvc/integrations"
 )
 
 // FuzzHistoryPage feeds history.list answers to the page reader: it never
@@ -28,11 +27,16 @@ func FuzzHistoryPage(f *testing.F) {
 		}
 		seen := make(map[string]bool)
 		for _, task := range res.Tasks {
-			id := task.Payload[payloadEmailID]
-			if task.Type != integrations.TaskDownloadEmail || !validID(id) || seen[id] || id == "known" {
+			ids := strings.Split(task.Payload[payloadEmailIDs], ",")
+			if task.Type != TaskDownloadEmails || task.Items != len(ids) || len(ids) > maxBatchIDs {
 				t.Fatalf("task %+v", task)
 			}
-			seen[id] = true
+			for _, id := range ids {
+				if !validID(id) || seen[id] || id == "known" {
+					t.Fatalf("task %+v", task)
+				}
+				seen[id] = true
+			}
 		}
 		for _, id := range res.Removed {
 			if !validID(id) {

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"searchsvc/integrations"
@@ -34,7 +36,27 @@ const (
 const (
 	payloadPageToken      = "pageToken"
 	payloadEmailID        = "emailId"
+	payloadEmailIDs       = "emailIds"
 	payloadStartHistoryID = "startHistoryId"
+)
+
+// TaskDownloadEmails downloads the new messages of one listed page or one
+// history page, whose ids its payload holds (emailIds, comma-separated).
+// One task a page rather than one a message (integrations.TaskDownloadEmail,
+// still run for the tasks an earlier build queued) leaves one finished
+// task in the main store's log per page, not one per mail, and commits the
+// page's messages in one batch.
+const TaskDownloadEmails = "downloadEmails"
+
+// Bounds of a downloadEmails task.
+const (
+	// maxBatchIDs is the most ids one task carries: a history page's
+	// worth (HistoryPageSize).
+	maxBatchIDs = HistoryPageSize
+	// maxBatchBytes bounds the raw mail one run holds before it returns:
+	// what is left becomes a task of its own, so a page of large mail
+	// never sits in memory at once.
+	maxBatchBytes = 8 << 20
 )
 
 // WebURL, followed by a message id, opens the message in Gmail's web
@@ -75,13 +97,15 @@ const (
 //     listing stopped at; after a finished listing, it runs the first
 //     page of users.history.list from the stored historyId (see
 //     history.go);
-//   - getEmailList lists one page of message ids and gives a
-//     downloadEmail task for each id Env.Known does not report, and a
+//   - getEmailList lists one page of message ids and gives one
+//     downloadEmails task for the ids Env.Known does not report, and a
 //     getEmailList task for the next page, if any; every page is listed,
 //     so mail whose date puts it among stored mail is found too; the
 //     sync state keeps the next page, and the last page ends the listing;
 //   - getHistory runs a further page of users.history.list;
-//   - downloadEmail fetches one message and outputs it as an Item.
+//   - downloadEmails fetches the messages of its ids, one after another,
+//     and outputs them as Items (see downloadMany); downloadEmail, of
+//     earlier builds, fetches one.
 //
 // A later sync thus costs one history request plus a download per new
 // message, and reports the messages deleted in Gmail (TaskResult.Removed).
@@ -93,6 +117,8 @@ func (m *mailbox) RunTask(ctx context.Context, task integrations.Task) (integrat
 		return m.list(ctx, task.Payload[payloadPageToken])
 	case TaskGetHistory:
 		return m.history(ctx, task.Payload[payloadStartHistoryID], task.Payload[payloadPageToken])
+	case TaskDownloadEmails:
+		return m.downloadMany(ctx, task.Payload[payloadEmailIDs])
 	case integrations.TaskDownloadEmail:
 		return m.download(ctx, task.Payload[payloadEmailID])
 	}
@@ -173,6 +199,7 @@ func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.Task
 	var res integrations.TaskResult
 	seen := make(map[string]bool, len(page.Messages))
 	ids := make([]string, 0, len(page.Messages))
+	var fetch []string
 	for _, msg := range page.Messages {
 		// An id that cannot be Gmail's is skipped rather than failing the
 		// page: the rest of the mailbox stays reachable.
@@ -184,8 +211,9 @@ func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.Task
 		if m.known != nil && m.known(msg.ID) {
 			continue
 		}
-		res.Tasks = append(res.Tasks, downloadTask(msg.ID))
+		fetch = append(fetch, msg.ID)
 	}
+	res.Tasks = appendDownloads(res.Tasks, fetch)
 	if page.NextPageToken != "" {
 		res.Tasks = append(res.Tasks, listTask(page.NextPageToken))
 	} else if res.Removed, err = m.unlisted(st, ids); err != nil {
@@ -197,6 +225,60 @@ func (m *mailbox) list(ctx context.Context, pageToken string) (integrations.Task
 
 func downloadTask(id string) integrations.Task {
 	return integrations.Task{Type: integrations.TaskDownloadEmail, Payload: map[string]string{payloadEmailID: id}}
+}
+
+// appendDownloads appends the downloadEmails tasks of ids (valid, and at
+// most a page's) to ts: none for no id.
+func appendDownloads(ts []integrations.Task, ids []string) []integrations.Task {
+	for len(ids) > 0 {
+		n := min(len(ids), maxBatchIDs)
+		ts = append(ts, integrations.Task{Type: TaskDownloadEmails,
+			Payload: map[string]string{payloadEmailIDs: strings.Join(ids[:n], ",")}, Items: n})
+		ids = ids[n:]
+	}
+	return ts
+}
+
+// downloadMany runs downloadEmails: it downloads its messages in order
+// and outputs them. Work done is never thrown away for a message that
+// fails: a failure after the first message returns the messages so far,
+// with the rest as a downloadEmails task of its own; a failure at the
+// first (unless the service is stopping) returns it as a downloadEmail
+// task, which fails with the retries and the words of a single message,
+// then the rest, which waits behind it. So one bad message costs the page
+// one more task, not its other messages, and a listing never loses mail
+// to a message it cannot read. After maxBatchBytes of raw mail the run
+// stops likewise and the rest follows.
+func (m *mailbox) downloadMany(ctx context.Context, list string) (integrations.TaskResult, error) {
+	ids := strings.Split(list, ",")
+	if len(ids) > maxBatchIDs || slices.ContainsFunc(ids, func(id string) bool { return !validID(id) }) {
+		return integrations.TaskResult{}, fmt.Errorf("gmail downloadEmails: emailIds: %w", ErrInvalidPayload)
+	}
+	var res integrations.TaskResult
+	var held int64
+	for i, id := range ids {
+		if held >= maxBatchBytes {
+			res.Tasks = appendDownloads(nil, ids[i:])
+			break
+		}
+		one, err := m.download(ctx, id)
+		switch {
+		case err == nil:
+			res.Output = append(res.Output, one.Output...)
+			for _, it := range one.Output {
+				held += int64(len(it.Raw))
+			}
+			continue
+		case i > 0:
+			res.Tasks = appendDownloads(nil, ids[i:])
+		case len(ids) == 1 || ctx.Err() != nil:
+			return integrations.TaskResult{}, err
+		default:
+			res.Tasks = appendDownloads([]integrations.Task{downloadTask(id)}, ids[1:])
+		}
+		break
+	}
+	return res, nil
 }
 
 // fullMessage is messages.get's answer with format=raw.

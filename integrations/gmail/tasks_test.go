@@ -196,14 +196,19 @@ func TestListSkipsKnownAndListsEveryPage(t *testing.T) {
 	var next string
 	for _, task := range res.Tasks {
 		switch task.Type {
-		case integrations.TaskDownloadEmail:
-			downloads = append(downloads, task.Payload["emailId"])
+		case gmail.TaskDownloadEmails:
+			ids := strings.Split(task.Payload["emailIds"], ",")
+			if task.Items != len(ids) {
+				t.Errorf("downloadEmails of %d ids: Items %d", len(ids), task.Items)
+			}
+			downloads = append(downloads, ids...)
 		case integrations.TaskGetEmailList:
 			next = task.Payload["pageToken"]
 		}
 	}
-	if len(downloads) != 50 || next == "" || res.Tasks[len(res.Tasks)-1].Type != integrations.TaskGetEmailList {
-		t.Errorf("half known: got %d downloads and next page %q; want 50 and a follow-up list last", len(downloads), next)
+	if len(res.Tasks) != 2 || len(downloads) != 50 || next == "" || res.Tasks[len(res.Tasks)-1].Type != integrations.TaskGetEmailList {
+		t.Errorf("half known: got %d tasks, %d downloads and next page %q; want one download task of 50 and a follow-up list last",
+			len(res.Tasks), len(downloads), next)
 	}
 	if slices.ContainsFunc(downloads, st.known) || downloads[0] != gmailtest.ID(250-1) {
 		t.Errorf("downloads %v: want the unknown ids, newest first", downloads[:3])
@@ -227,8 +232,8 @@ func TestListSkipsKnownAndListsEveryPage(t *testing.T) {
 	// The last page has no next page token and ends the listing.
 	res, err = fx.instance(t, now, nil).RunTask(ctx, integrations.Task{
 		Type: integrations.TaskGetEmailList, Payload: map[string]string{"pageToken": "50"}})
-	if err != nil || len(res.Tasks) != 50 || res.Tasks[49].Type != integrations.TaskDownloadEmail || res.State["mailbox"] != `{}` {
-		t.Errorf("last page: got %d tasks, %v, state %s; want 50 downloads, no follow-up, the listing ended", len(res.Tasks), err, res.State["mailbox"])
+	if err != nil || len(res.Tasks) != 1 || res.Tasks[0].Type != gmail.TaskDownloadEmails || res.Tasks[0].Items != 50 || res.State["mailbox"] != `{}` {
+		t.Errorf("last page: got %+v, %v, state %s; want one task of 50 downloads, no follow-up, the listing ended", res.Tasks, err, res.State["mailbox"])
 	}
 
 	// An empty mailbox.

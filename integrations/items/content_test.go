@@ -2,7 +2,10 @@ package items
 
 import (
 	"bytes"
+	"compress/flate"
+	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -20,24 +23,48 @@ func testVault(t testing.TB, fill byte) *vault.Vault {
 	return v
 }
 
+// contentV1Plaintext builds a content plaintext as builds before contentV2
+// wrote it: the text's length, the text and the raw original, deflated.
+func contentV1Plaintext(text, raw string) []byte {
+	var buf bytes.Buffer
+	buf.WriteByte(contentV1)
+	zw, _ := flate.NewWriter(&buf, flate.BestSpeed)
+	zw.Write(binary.AppendUvarint(nil, uint64(len(text))))
+	io.WriteString(zw, text)
+	io.WriteString(zw, raw)
+	zw.Close()
+	return buf.Bytes()
+}
+
 func TestContentEncoding(t *testing.T) {
-	for _, tc := range []struct{ text, raw string }{
-		{"", ""},
-		{"hello", ""},
-		{"", "raw only"},
-		{strings.Repeat("text ", 10000), strings.Repeat("Subject: x\r\n\r\nbody ", 5000)},
-	} {
-		p := encodeContent(tc.text, []byte(tc.raw))
-		text, raw, err := decodeContent(p, true)
-		if err != nil || text != tc.text || string(raw) != tc.raw {
-			t.Errorf("round trip of %d+%d bytes: got %d+%d bytes, %v", len(tc.text), len(tc.raw), len(text), len(raw), err)
+	for _, text := range []string{"", "hello", strings.Repeat("text ", 10000)} {
+		p := encodeContent(text)
+		if p[0] != contentV2 {
+			t.Errorf("version byte: got %d, want %d", p[0], contentV2)
 		}
-		text, raw, err = decodeContent(p, false)
-		if err != nil || text != tc.text || raw != nil {
-			t.Errorf("text only: got %d bytes and raw %v, %v", len(text), raw != nil, err)
+		got, err := decodeContent(p)
+		if err != nil || got != text {
+			t.Errorf("round trip of %d bytes: got %d bytes, %v", len(text), len(got), err)
+		}
+		// Nothing follows the text: the raw original is not kept.
+		zr := flate.NewReader(bytes.NewReader(p[1:]))
+		all, err := io.ReadAll(zr)
+		if want := len(binary.AppendUvarint(nil, uint64(len(text)))) + len(text); err != nil || len(all) != want {
+			t.Errorf("plaintext of %d bytes of text: %d bytes deflated, %v; want %d", len(text), len(all), err, want)
 		}
 	}
-	if _, _, err := decodeContent([]byte{9, 1, 2}, false); err == nil {
+	// A file of an earlier build, with the raw original after the text,
+	// still gives its text.
+	for _, tc := range []struct{ text, raw string }{
+		{"", ""}, {"hello", ""}, {"", "raw only"},
+		{strings.Repeat("text ", 10000), strings.Repeat("Subject: x\r\n\r\nbody ", 5000)},
+	} {
+		got, err := decodeContent(contentV1Plaintext(tc.text, tc.raw))
+		if err != nil || got != tc.text {
+			t.Errorf("version 1 of %d+%d bytes: got %d bytes, %v", len(tc.text), len(tc.raw), len(got), err)
+		}
+	}
+	if _, err := decodeContent([]byte{9, 1, 2}); err == nil {
 		t.Error("an unknown version decoded")
 	}
 }
@@ -52,7 +79,7 @@ func TestContentFiles(t *testing.T) {
 	const secret = "the secret text of a private message"
 	var files []Staged
 	for _, it := range []*ItemRecord{a, b} {
-		s, err := c.stage(it, secret, []byte("raw "+secret))
+		s, err := c.stage(it, secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,10 +103,10 @@ func TestContentFiles(t *testing.T) {
 	}
 	// The file is the vault's sealed bytes as they are: no text encoding
 	// on top, so its size is the plaintext's and the seal's overhead.
-	if want := len(encodeContent(secret, []byte("raw "+secret))) + vault.Overhead; len(sealed) != want {
+	if want := len(encodeContent(secret)) + vault.Overhead; len(sealed) != want {
 		t.Errorf("content file: %d bytes, want %d (the sealed bytes, no base64)", len(sealed), want)
 	}
-	if got, err := v.Open(contentAAD(a), sealed); err != nil || !bytes.Equal(got, encodeContent(secret, []byte("raw "+secret))) {
+	if got, err := v.Open(contentAAD(a), sealed); err != nil || !bytes.Equal(got, encodeContent(secret)) {
 		t.Errorf("content file opened as sealed bytes: %v", err)
 	}
 

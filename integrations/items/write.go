@@ -15,10 +15,11 @@ import (
 // produced or removed the items, the record's progress), and removes the
 // content files once that line is durable.
 
-// Stage seals an item's text and raw original into a content file under a
-// temporary name in its record's directory.
-func (s *Store) Stage(it *ItemRecord, text string, raw []byte) (Staged, error) {
-	return s.content.stage(it, text, raw)
+// Stage seals an item's extracted text into a content file under a
+// temporary name in its record's directory. The raw original is not kept
+// (see content.go).
+func (s *Store) Stage(it *ItemRecord, text string) (Staged, error) {
+	return s.content.stage(it, text)
 }
 
 // Publish makes Staged files durable and puts them in place (fsync of the
@@ -141,12 +142,6 @@ func (s *Store) Sweep() (removed, missing int, err error) {
 
 // Len returns the number of items, live or not.
 func (s *Store) Len() int { return s.t.Len() }
-
-// Content returns the item's extracted text and raw original, from its
-// sealed content file; ErrContentMissing if the file is gone.
-func (s *Store) Content(it *ItemRecord) (text string, raw []byte, err error) {
-	return s.content.read(it, true)
-}
 
 // Path is the item's content file.
 func (s *Store) Path(it *ItemRecord) string { return s.content.path(it) }

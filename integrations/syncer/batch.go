@@ -57,7 +57,7 @@ func (r *run) stage(t QueuedTask, res integrations.TaskResult) ([]QueuedTask, er
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errStoreContent, err)
 		}
-		f, err := r.s.items.Stage(&it, out.Text, out.Raw)
+		f, err := r.s.items.Stage(&it, out.Text)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errStoreContent, err)
 		}
