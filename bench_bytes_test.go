@@ -86,7 +86,7 @@ func BenchmarkBytesPerMail(b *testing.B) {
 		parts := map[string][2]int64{}
 		var total, blocks int64
 		for _, name := range []string{mainStoreDir, itemsDir, searchDir} {
-			n, bl := dirBytes(b, filepath.Join(dir, name))
+			n, bl := dirSizes(b, filepath.Join(dir, name))
 			parts[name] = [2]int64{n, bl}
 			total += n
 			blocks += bl
@@ -108,9 +108,9 @@ func BenchmarkBytesPerMail(b *testing.B) {
 	}
 }
 
-// dirBytes returns the bytes of the files under dir and the bytes of the
+// dirSizes returns the bytes of the files under dir and the bytes of the
 // blocks they take.
-func dirBytes(b *testing.B, dir string) (size, blocks int64) {
+func dirSizes(b *testing.B, dir string) (size, blocks int64) {
 	b.Helper()
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
