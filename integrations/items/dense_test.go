@@ -2,6 +2,7 @@ package items
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -131,5 +132,48 @@ func TestInsertRefusesWhatMemoryCannotKeep(t *testing.T) {
 	}
 	if n := s.Len(); n != 1 {
 		t.Errorf("items: got %d, want 1", n)
+	}
+}
+
+// TestFastFields: the fields a start reads without encoding/json are
+// those encoding/json reads, for live and deleted items; a value not in
+// json.Marshal's layout (an escape, another order) is left to it.
+func TestFastFields(t *testing.T) {
+	at := time.Date(2026, 11, 1, 2, 3, 4, 5, time.UTC)
+	live := ItemRecord{ID: "0000000a-0000-4000-8000-000000000000", UserID: "u1", RecordID: "r1", Integration: "gmail",
+		Key: itemKey("r1", "p"), Meta: []byte("sealed meta"), Date: at, Size: 12, CreatedAt: at}
+	gone := live
+	scrub(&gone, at.Add(time.Hour))
+	odd := live
+	odd.UserID = `u"1`
+	for _, tc := range []struct {
+		name string
+		it   ItemRecord
+		fast bool
+	}{{"live", live, true}, {"deleted", gone, true}, {"escaped", odd, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := json.Marshal(&tc.it)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got coldFields
+			if err := json.Unmarshal(raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			if ok := fastFields(raw, &got); ok != tc.fast {
+				t.Fatalf("fast path: got %v, want %v", ok, tc.fast)
+			}
+			if !tc.fast {
+				return
+			}
+			if got.ID != want.ID || got.UserID != want.UserID || got.RecordID != want.RecordID || got.Integ != want.Integ ||
+				got.Key != want.Key || string(got.Meta) != string(want.Meta) || !got.Date.Equal(want.Date) ||
+				(got.DeletedAt == nil) != (want.DeletedAt == nil) || got.DeletedAt != nil && !got.DeletedAt.Equal(*want.DeletedAt) {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+	if ok := fastFields([]byte(`{"userId":"u1","id":"x"}`), new(coldFields)); ok {
+		t.Error("fields in another order: fast path taken, want encoding/json")
 	}
 }
