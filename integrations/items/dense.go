@@ -17,8 +17,8 @@ import (
 
 // The items are a storage.ColdTable: memory keeps, per item, only what
 // finding an item and ordering a page need, in fixed-size form (an entry
-// of 64 bytes, in one slice, plus about 14 bytes of hash tables and page
-// order); the rest (the sealed Meta, the size, the creation time) stays in
+// of 64 bytes, in chunks of 4,096, plus about 14 bytes of hash tables and
+// page order); the rest (the sealed Meta, the size, the creation time) stays in
 // the log, read back with one checked pread when an item is shown. A
 // mailbox of 100,000 mails costs a few megabytes, not a hundred, and a
 // start reads the log once, keeping an entry per item as it goes.
@@ -50,6 +50,31 @@ const (
 func (e *entry) live() bool { return e.flags&(flagLive|flagGone) == flagLive }
 func (e *entry) gone() bool { return e.flags&flagGone != 0 }
 
+// entries holds the entries in chunks of entryChunk, so that growing
+// copies none (a start adding 100,000 would otherwise hold the old and the
+// new slice at once, and keep up to a quarter of it unused), and a slot
+// is an index: entry s is chunks[s/entryChunk][s%entryChunk].
+type entries struct {
+	chunks [][]entry
+	n      int // slots in use
+}
+
+// entryChunk is the entries of a chunk: 256 KiB.
+const entryChunk = 4096
+
+func (es *entries) at(s uint32) *entry { return &es.chunks[s/entryChunk][s%entryChunk] }
+
+// add appends e and returns its slot.
+func (es *entries) add(e entry) uint32 {
+	if es.n == len(es.chunks)*entryChunk {
+		es.chunks = append(es.chunks, make([]entry, entryChunk))
+	}
+	s := uint32(es.n)
+	*es.at(s) = e
+	es.n++
+	return s
+}
+
 // newerEntry is newer for entries: by date, then by id, descending.
 func newerEntry(a, b *entry) bool {
 	if a.date != b.date {
@@ -63,7 +88,7 @@ const maxUsers = 1 << 16
 
 // dense is the in-memory part of the items table.
 type dense struct {
-	ents  []entry
+	ents  entries
 	n     int      // entries not gone
 	ids   hashSlot // id → slot, every entry not gone
 	keys  hashSlot // key → slot, live entries with a key
@@ -89,7 +114,7 @@ func newDense() *dense {
 // record is what memory holds of the item at slot s, without what only
 // the log holds (the sealed metadata, the size, the creation time).
 func (d *dense) record(s uint32) ItemRecord {
-	e := &d.ents[s]
+	e := d.ents.at(s)
 	it := ItemRecord{ID: formatID(e.id), UserID: d.users[e.user], RecordID: d.records[e.record],
 		Integration: d.integ[e.record], Date: time.Unix(0, e.date).UTC()}
 	if e.key != ([16]byte{}) {
@@ -334,8 +359,8 @@ func (d *dense) slot(id string) (uint32, bool) {
 	return d.ids.find(b, d.idAt)
 }
 
-func (d *dense) idAt(s uint32) [16]byte  { return d.ents[s].id }
-func (d *dense) keyAt(s uint32) [16]byte { return d.ents[s].key }
+func (d *dense) idAt(s uint32) [16]byte  { return d.ents.at(s).id }
+func (d *dense) keyAt(s uint32) [16]byte { return d.ents.at(s).key }
 
 // check is the ColdConfig.Check of the items table: what apply would
 // refuse (an id that is not a UUID, a bad key) fails the commit instead.
@@ -368,12 +393,11 @@ func (d *dense) apply(puts []storage.ColdPut, dels []string, replaying bool) err
 		}
 		s, had := d.ids.find(e.id, d.idAt)
 		if !had {
-			s = uint32(len(d.ents))
-			d.ents = append(d.ents, e)
+			s = d.ents.add(e)
 			d.n++
 			d.ids.insert(e.id, s, d.idAt)
 		} else if d.ready {
-			old := d.ents[s]
+			old := *d.ents.at(s)
 			if old.live() && old.key != ([16]byte{}) {
 				d.keys.remove(old.key, d.keyAt)
 			}
@@ -381,7 +405,7 @@ func (d *dense) apply(puts []storage.ColdPut, dels []string, replaying bool) err
 				change(old.user).out[s] = true
 			}
 		}
-		d.ents[s] = e
+		*d.ents.at(s) = e
 		if !d.ready {
 			continue
 		}
@@ -398,7 +422,7 @@ func (d *dense) apply(puts []storage.ColdPut, dels []string, replaying bool) err
 		if !ok {
 			continue
 		}
-		e := &d.ents[s]
+		e := d.ents.at(s)
 		if d.ready && e.live() {
 			if e.key != ([16]byte{}) {
 				d.keys.remove(e.key, d.keyAt)
@@ -434,7 +458,7 @@ func (d *dense) mergePage(order []uint32, c *pageChange) []uint32 {
 		return order
 	}
 	less := func(a, b uint32) int {
-		if newerEntry(&d.ents[a], &d.ents[b]) {
+		if newerEntry(d.ents.at(a), d.ents.at(b)) {
 			return -1
 		}
 		return 1
@@ -462,8 +486,8 @@ func expired(e *entry, now time.Time) bool {
 
 // open is the ColdConfig.Opened of the items table.
 func (d *dense) open(now time.Time) {
-	for i := range d.ents {
-		if e := &d.ents[i]; expired(e, now) {
+	for i := range d.ents.n {
+		if e := d.ents.at(uint32(i)); expired(e, now) {
 			e.flags |= flagGone
 			d.n--
 		}
@@ -472,24 +496,28 @@ func (d *dense) open(now time.Time) {
 	d.ready = true
 }
 
-// rebuild drops the slots of gone entries, into a slice of the exact size,
-// and builds the hash tables and page orders anew.
+// rebuild drops the slots of gone entries, if any, and builds the hash
+// tables and page orders anew.
 func (d *dense) rebuild() {
-	ents := make([]entry, 0, d.n)
-	for i := range d.ents {
-		if !d.ents[i].gone() {
-			ents = append(ents, d.ents[i])
+	if d.n < d.ents.n { // slots of gone entries to drop
+		var ents entries
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); !e.gone() {
+				ents.add(*e)
+			}
 		}
+		d.ents = ents
 	}
-	d.ents = ents
-	d.ids.reset(len(ents))
+	ents := &d.ents
+	d.ids.reset(ents.n)
 	nkeys := 0
 	byUser := make(map[uint16]int)
-	for i := range ents {
-		d.ids.insert(ents[i].id, uint32(i), d.idAt)
-		if ents[i].live() {
-			byUser[ents[i].user]++
-			if ents[i].key != ([16]byte{}) {
+	for i := range ents.n {
+		e := ents.at(uint32(i))
+		d.ids.insert(e.id, uint32(i), d.idAt)
+		if e.live() {
+			byUser[e.user]++
+			if e.key != ([16]byte{}) {
 				nkeys++
 			}
 		}
@@ -499,8 +527,8 @@ func (d *dense) rebuild() {
 	for u, n := range byUser {
 		pages[u] = make([]uint32, 0, n)
 	}
-	for i := range ents {
-		e := &ents[i]
+	for i := range ents.n {
+		e := ents.at(uint32(i))
 		if !e.live() {
 			continue
 		}
@@ -511,7 +539,7 @@ func (d *dense) rebuild() {
 	}
 	for _, order := range pages {
 		slices.SortFunc(order, func(a, b uint32) int {
-			if newerEntry(&ents[a], &ents[b]) {
+			if newerEntry(ents.at(a), ents.at(b)) {
 				return -1
 			}
 			return 1
@@ -522,8 +550,8 @@ func (d *dense) rebuild() {
 
 // keep is the ColdConfig.Keep of the items table.
 func (d *dense) keep(now time.Time, fn func(id string, ref storage.ColdRef)) {
-	for i := range d.ents {
-		if e := &d.ents[i]; !e.gone() && !expired(e, now) {
+	for i := range d.ents.n {
+		if e := d.ents.at(uint32(i)); !e.gone() && !expired(e, now) {
 			fn(formatID(e.id), e.ref)
 		}
 	}
@@ -532,15 +560,15 @@ func (d *dense) keep(now time.Time, fn func(id string, ref storage.ColdRef)) {
 // moved is the ColdConfig.Moved of the items table: every entry not named
 // expired.
 func (d *dense) moved(refs []storage.ColdPut) {
-	kept := make([]bool, len(d.ents))
+	kept := make([]bool, d.ents.n)
 	for _, r := range refs {
 		if s, ok := d.slot(r.ID); ok {
-			d.ents[s].ref = r.Ref
+			d.ents.at(s).ref = r.Ref
 			kept[s] = true
 		}
 	}
-	for i := range d.ents {
-		if e := &d.ents[i]; !e.gone() && !kept[i] {
+	for i := range d.ents.n {
+		if e := d.ents.at(uint32(i)); !e.gone() && !kept[i] {
 			e.flags |= flagGone
 			d.n--
 		}
@@ -553,7 +581,7 @@ func (d *dense) ref(id string) (storage.ColdRef, bool) {
 	if !ok {
 		return storage.ColdRef{}, false
 	}
-	return d.ents[s].ref, true
+	return d.ents.at(s).ref, true
 }
 
 func (d *dense) owner(key string) string {
@@ -565,7 +593,7 @@ func (d *dense) owner(key string) string {
 	if !ok {
 		return ""
 	}
-	return formatID(d.ents[s].id)
+	return formatID(d.ents.at(s).id)
 }
 
 func (d *dense) len() int { return d.n }

@@ -130,7 +130,7 @@ func New(st *storage.Store, v *vault.Vault, dir string) *Store {
 func (s *Store) view(fn func(d *dense, load func(slot uint32) ([]byte, error))) {
 	s.t.View(func(load func(string, storage.ColdRef) ([]byte, error)) {
 		fn(s.d, func(slot uint32) ([]byte, error) {
-			e := &s.d.ents[slot]
+			e := s.d.ents.at(slot)
 			return load(formatID(e.id), e.ref)
 		})
 	})
@@ -328,7 +328,7 @@ var ErrNotFound = errors.New("item not found")
 func (s *Store) Get(userID, id string) (ItemRecord, error) {
 	its, err := s.read(func(d *dense) []uint32 {
 		sl, ok := d.slot(id)
-		if !ok || !d.ents[sl].live() || d.users[d.ents[sl].user] != userID {
+		if !ok || !d.ents.at(sl).live() || d.users[d.ents.at(sl).user] != userID {
 			return nil
 		}
 		return []uint32{sl}

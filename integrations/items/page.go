@@ -100,7 +100,7 @@ func (s *Store) Page(q Query) (page []ItemRecord, more bool, err error) {
 		}
 		slots := make([]uint32, 0, limit+1)
 		s.pageSource(d, u, from, func(sl uint32) bool {
-			if keeps(&d.ents[sl]) {
+			if keeps(d.ents.at(sl)) {
 				slots = append(slots, sl)
 			}
 			return len(slots) <= limit
@@ -176,12 +176,12 @@ func (c *Cursor) before(e *entry) bool {
 func pageOf(d *dense, ids idFilter, keeps func(*entry) bool, limit int) []uint32 {
 	var slots []uint32
 	for id := range ids.in {
-		if sl, ok := d.ids.find(id, d.idAt); ok && keeps(&d.ents[sl]) {
+		if sl, ok := d.ids.find(id, d.idAt); ok && keeps(d.ents.at(sl)) {
 			slots = append(slots, sl)
 		}
 	}
 	slices.SortFunc(slots, func(a, b uint32) int {
-		if newerEntry(&d.ents[a], &d.ents[b]) {
+		if newerEntry(d.ents.at(a), d.ents.at(b)) {
 			return -1
 		}
 		return 1
@@ -197,7 +197,7 @@ func ascendUser(d *dense, u uint16, from func(*entry) bool, fn func(uint32) bool
 	i := 0
 	if from != nil {
 		i, _ = slices.BinarySearchFunc(order, true, func(sl uint32, _ bool) int {
-			if from(&d.ents[sl]) {
+			if from(d.ents.at(sl)) {
 				return 1
 			}
 			return -1
@@ -221,7 +221,7 @@ func (s *Store) LiveIDs(userID string) []string {
 		}
 		out = make([]string, 0, len(d.pages[u]))
 		for _, sl := range d.pages[u] {
-			out = append(out, formatID(d.ents[sl].id))
+			out = append(out, formatID(d.ents.at(sl).id))
 		}
 	})
 	return out

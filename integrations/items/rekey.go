@@ -51,7 +51,7 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 		toKey, _ := parseKey(to)
 		found, err := s.read(func(d *dense) []uint32 {
 			sl, ok := d.keys.find(fromKey, d.keyAt)
-			if _, dup := d.keys.find(toKey, d.keyAt); !ok || dup || !d.ents[sl].live() {
+			if _, dup := d.keys.find(toKey, d.keyAt); !ok || dup || !d.ents.at(sl).live() {
 				return nil
 			}
 			return []uint32{sl}

@@ -33,8 +33,8 @@ func (s *Store) RotateKeys() (int, error) {
 	// stops the rotation too.
 	items, err := s.read(func(d *dense) []uint32 {
 		var slots []uint32
-		for i := range d.ents {
-			if d.ents[i].live() {
+		for i := range d.ents.n {
+			if d.ents.at(uint32(i)).live() {
 				slots = append(slots, uint32(i))
 			}
 		}

@@ -51,8 +51,8 @@ func (s *Store) RemoveRecordOps(recordID string, now time.Time) ([]storage.Op, [
 		if !ok {
 			return
 		}
-		for i := range d.ents {
-			if e := &d.ents[i]; e.record == r && e.live() {
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); e.record == r && e.live() {
 				ids = append(ids, formatID(e.id))
 			}
 		}
@@ -73,7 +73,7 @@ func (s *Store) RemoveProviderOps(recordID string, providerIDs []string, now tim
 		var slots []uint32
 		for _, pid := range providerIDs {
 			k, _ := parseKey(itemKey(recordID, pid))
-			if sl, ok := d.keys.find(k, d.keyAt); ok && d.ents[sl].live() {
+			if sl, ok := d.keys.find(k, d.keyAt); ok && d.ents.at(sl).live() {
 				slots = append(slots, sl)
 			}
 		}
@@ -133,8 +133,8 @@ func (s *Store) ForRecord(recordID string) []ItemRecord {
 			return nil
 		}
 		var slots []uint32
-		for i := range d.ents {
-			if e := &d.ents[i]; e.record == r && !e.gone() {
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); e.record == r && !e.gone() {
 				slots = append(slots, uint32(i))
 			}
 		}
@@ -148,8 +148,8 @@ func (s *Store) ForRecord(recordID string) []ItemRecord {
 func (s *Store) Scan(fn func(ItemRecord) bool) {
 	its := s.readAll(func(d *dense) []uint32 {
 		slots := make([]uint32, 0, d.n)
-		for i := range d.ents {
-			if !d.ents[i].gone() {
+		for i := range d.ents.n {
+			if !d.ents.at(uint32(i)).gone() {
 				slots = append(slots, uint32(i))
 			}
 		}
@@ -169,8 +169,8 @@ func (s *Store) Scan(fn func(ItemRecord) bool) {
 func (s *Store) MetaHeaders(fn func(head []byte, n int)) {
 	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
 		n := make([]int, len(d.heads))
-		for i := range d.ents {
-			if e := &d.ents[i]; e.live() {
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); e.live() {
 				n[e.meta]++
 			}
 		}
@@ -203,14 +203,14 @@ func (s *Store) Sweep() (removed, missing int, err error) {
 			have := make(map[uint32]bool, len(files))
 			for _, name := range files {
 				sl, ok := d.slot(name)
-				if !known || !ok || !d.ents[sl].live() || d.ents[sl].record != r {
+				if !known || !ok || !d.ents.at(sl).live() || d.ents.at(sl).record != r {
 					orphans = append(orphans, name)
 					continue
 				}
 				have[sl] = true
 			}
-			for i := range d.ents {
-				if e := &d.ents[i]; known && e.record == r && e.live() && !have[uint32(i)] {
+			for i := range d.ents.n {
+				if e := d.ents.at(uint32(i)); known && e.record == r && e.live() && !have[uint32(i)] {
 					missing++
 				}
 			}
