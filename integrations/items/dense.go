@@ -266,8 +266,16 @@ func fastFields(v []byte, f *coldFields) bool {
 	return true
 }
 
-// entryOf decodes the entry of a logged item.
+// entryOf decodes the entry of a logged item, noting its user, record and
+// metadata header if new: only apply, under the store's lock, calls it.
 func (d *dense) entryOf(id string, v []byte, ref storage.ColdRef) (entry, error) {
+	return d.decode(id, v, ref, true)
+}
+
+// decode is entryOf; with note false it changes nothing of d (for check,
+// which runs beside readers) and leaves the entry's user, record and
+// header unset.
+func (d *dense) decode(id string, v []byte, ref storage.ColdRef, note bool) (entry, error) {
 	var f coldFields
 	if !fastFields(v, &f) {
 		f = coldFields{}
@@ -291,6 +299,12 @@ func (d *dense) entryOf(id string, v []byte, ref storage.ColdRef) (entry, error)
 		e.flags = flagLive
 	} else {
 		e.date = f.DeletedAt.UnixNano()
+	}
+	if !note {
+		if _, known := d.userIdx[f.UserID]; !known && len(d.users) == maxUsers {
+			return entry{}, errors.New("more than 65,536 users with items")
+		}
+		return e, nil
 	}
 	u, err := d.userOf(f.UserID)
 	if err != nil {
@@ -365,7 +379,7 @@ func (d *dense) keyAt(s uint32) [16]byte { return d.ents.at(s).key }
 // check is the ColdConfig.Check of the items table: what apply would
 // refuse (an id that is not a UUID, a bad key) fails the commit instead.
 func (d *dense) check(id string, v []byte) error {
-	_, err := d.entryOf(id, v, storage.ColdRef{})
+	_, err := d.decode(id, v, storage.ColdRef{}, false)
 	return err
 }
 

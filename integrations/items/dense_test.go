@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -175,5 +177,45 @@ func TestFastFields(t *testing.T) {
 	}
 	if ok := fastFields([]byte(`{"userId":"u1","id":"x"}`), new(coldFields)); ok {
 		t.Error("fields in another order: fast path taken, want encoding/json")
+	}
+}
+
+// TestReadersBesideCommits: pages, lookups and lists read while commits
+// of new users' items are checked and applied (run with -race: the
+// writer's check must change nothing readers read).
+func TestReadersBesideCommits(t *testing.T) {
+	st, s := pageStore(t, t.TempDir())
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for _, u := range s.Users() {
+					if _, _, err := s.Page(Query{UserID: u, Records: map[string]bool{"r-" + u: true}, Limit: 5}); err != nil {
+						t.Error(err)
+						return
+					}
+					s.LiveIDs(u)
+				}
+				s.Known("r-u1", "p")
+			}
+		})
+	}
+	for i := range 200 {
+		u := fmt.Sprintf("u%d", i)
+		it := testItem(fmt.Sprintf("%08x-0000-4000-8000-000000000000", i), u, "r-"+u, i)
+		if err := st.Commit(s.InsertOp(it)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	readers.Wait()
+	if n := len(s.Users()); n != 200 {
+		t.Errorf("users with items: got %d, want 200", n)
 	}
 }
