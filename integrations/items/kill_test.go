@@ -147,6 +147,10 @@ func runItemsKillChild(t *testing.T, dir, tag string, rng *rand.Rand) []string {
 		t.Fatal(err)
 	}
 	ready := make(chan struct{})
+	// Killed after a random number of acknowledgements, not a random
+	// time: however slow the machine (-race), cycles write enough for
+	// compactions to run.
+	target, enough := 1+rng.IntN(400), make(chan struct{})
 	var ids, problems []string
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -162,6 +166,9 @@ func runItemsKillChild(t *testing.T, dir, tag string, rng *rand.Rand) []string {
 				close(ready)
 			case strings.HasPrefix(line, "ack "):
 				ids = append(ids, strings.TrimPrefix(line, "ack "))
+				if len(ids) == target {
+					close(enough)
+				}
 			default:
 				problems = append(problems, line)
 			}
@@ -175,7 +182,11 @@ func runItemsKillChild(t *testing.T, dir, tag string, rng *rand.Rand) []string {
 		case <-time.After(time.Minute):
 			t.Errorf("child never got ready")
 		}
-		time.Sleep(time.Duration(20_000+rng.IntN(100_000)) * time.Microsecond)
+		select {
+		case <-enough:
+		case <-time.After(time.Minute):
+		}
+		time.Sleep(time.Duration(rng.IntN(5_000)) * time.Microsecond)
 	}
 	cmd.Process.Kill()
 	wg.Wait()

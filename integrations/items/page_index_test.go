@@ -41,7 +41,18 @@ func referencePage(s *Store, q Query) ([]ItemRecord, bool) {
 		limit = DefaultLimit
 	}
 	var all []ItemRecord
-	s.Scan(func(it ItemRecord) bool {
+	// What memory holds of each item (ids, date, deletion) is all a page
+	// is chosen and ordered by: reading every item back for each of the
+	// many reference pages would take minutes under -race.
+	var mem []ItemRecord
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
+		for i := range d.ents.n {
+			if !d.ents.at(uint32(i)).gone() {
+				mem = append(mem, d.record(uint32(i)))
+			}
+		}
+	})
+	slices.Values(mem)(func(it ItemRecord) bool {
 		if it.DeletedAt != nil || it.UserID != q.UserID || !q.Records[it.RecordID] || !matches(q, it.ID) {
 			return true
 		}
