@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"searchsvc/httpx/monitor"
 	"searchsvc/integrations"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
-	"searchsvc/httpx/monitor"
 )
 
 // dashboardApp builds the app as serve does, its log's errors noted for

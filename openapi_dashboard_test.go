@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"searchsvc/integrations/api"
 	"searchsvc/httpx/monitor"
+	"searchsvc/integrations/api"
 )
 
 // TestOpenAPIDashboardAndSearchResult holds the schemas of GET

@@ -152,10 +152,18 @@ func (s *Store) path() string { return filepath.Join(s.dir, logName(s.gen)) }
 // from the active log in file order (one sequential read, not one seek per
 // record), each checked against its CRC, and notes their new positions.
 func (t *Table[T]) writeCold(cold []movedRef, emit func(table, id string, v []byte) (int64, error)) error {
+	return t.s.copyCold(t.name, cold, emit, func(id string, ref ColdRef) {
+		t.moved = append(t.moved, movedRef{id: id, ref: ref})
+	})
+}
+
+// copyCold emits the records of table name at the positions cold, read
+// from the active log in file order, each checked against its CRC, and
+// tells moved where emit put each.
+func (s *Store) copyCold(name string, cold []movedRef, emit func(table, id string, v []byte) (int64, error), moved func(id string, ref ColdRef)) error {
 	if len(cold) == 0 {
 		return nil
 	}
-	s := t.s
 	slices.SortFunc(cold, func(a, b movedRef) int { return cmp.Compare(a.ref.off, b.ref.off) })
 	br := bufio.NewReaderSize(io.NewSectionReader(s.file, 0, s.stats.FileBytes), 256<<10)
 	var pos int64
@@ -170,13 +178,13 @@ func (t *Table[T]) writeCold(cold []movedRef, emit func(table, id string, v []by
 		}
 		pos = c.ref.off + int64(c.ref.n)
 		if got := crc32.Checksum(raw, castagnoli); got != c.ref.crc {
-			return s.valueCorrupt(c.ref, fmt.Sprintf("%s record %q read back: checksum %08x, want %08x", t.name, c.id, got, c.ref.crc))
+			return s.valueCorrupt(c.ref, fmt.Sprintf("%s record %q read back: checksum %08x, want %08x", name, c.id, got, c.ref.crc))
 		}
-		at, err := emit(t.name, c.id, raw)
+		at, err := emit(name, c.id, raw)
 		if err != nil {
 			return err
 		}
-		t.moved = append(t.moved, movedRef{id: c.id, ref: ColdRef{off: at, n: c.ref.n, crc: c.ref.crc}})
+		moved(c.id, ColdRef{off: at, n: c.ref.n, crc: c.ref.crc})
 	}
 	return nil
 }

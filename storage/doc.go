@@ -21,7 +21,7 @@
 //
 // # Commits and durability
 //
-// Records live in memory as typed values; the log is read whole only at
+// Records live in memory as typed values; the log is read through only at
 // Open (and, for cold tables, a record at a time; see below). One writer goroutine owns the log. It takes the first waiting Commit,
 // gathers the others (waiting up to CommitWindow only if the last batch had
 // several), checks each against the current state plus the commits ahead
@@ -47,9 +47,11 @@
 //
 // # Recovery
 //
-// At Open the newest log is read whole, with no line-length cap; only the
-// last version of each record is decoded, on every CPU, and the indexes are
-// built once at the end. At the first
+// At Open the newest log is read in chunks, with no line-length cap; a
+// Table copies the last version of each record and decodes only those, on
+// every CPU, building the indexes once at the end, and a ColdTable hands
+// each op to its caller as it is read, so a start's memory is about what
+// the store then holds, not the size of its log. At the first
 // bad line (no newline, bad frame, checksum or sequence) the reader looks
 // for any valid frame after it, starting anywhere, not only after a newline.
 // If there is none, the bad bytes are the torn, unsynced tail: they are cut
@@ -84,6 +86,12 @@
 // that Load holds, so a Load reads one log or the other. A record whose
 // position the replay cannot tell (a line not in the writer's own layout)
 // stays whole in memory until the next compaction.
+//
+// A ColdTable (RegisterCold) goes further: the store keeps none of its
+// records, only the batch being written; its caller keeps what lookups
+// need, in its own fixed-size form, through ColdConfig funcs called under
+// the store's lock, with each record's position, and reads values back
+// with Load or View, checked the same way. The synced items are one.
 //
 // # Soft deletion and indexes
 //

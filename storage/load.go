@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,14 +24,14 @@ type staged struct {
 	voff int64
 }
 
-// replayPut stages a record. raw is a slice of the whole log, which stays
-// in memory until the replay ends.
+// replayPut stages a record. raw aliases the replay's read buffer: it is
+// copied, into the staged copy's own bytes when they are large enough.
 func (t *Table[T]) replayPut(id, raw []byte, off, voff int64) {
 	if e := t.stage[string(id)]; e != nil {
-		e.raw, e.off, e.voff = raw, off, voff
+		e.raw, e.off, e.voff = append(e.raw[:0], raw...), off, voff
 		return
 	}
-	t.stage[string(id)] = &staged{raw: raw, off: off, voff: voff}
+	t.stage[string(id)] = &staged{raw: bytes.Clone(raw), off: off, voff: voff}
 }
 
 func (t *Table[T]) replayDelete(id []byte) { delete(t.stage, string(id)) }

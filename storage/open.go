@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,7 +79,16 @@ func (s *Store) open() error {
 		}
 	}
 	if len(gens) == 0 {
-		return s.createLog(created)
+		if err := s.createLog(created); err != nil {
+			return err
+		}
+		// Nothing to replay: the tables start empty, their indexes built.
+		for _, t := range s.tables {
+			if err := t.finishReplay(s.path(), s.now()); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	s.gen = gens[len(gens)-1]
 	path := filepath.Join(s.dir, logName(s.gen))
@@ -160,22 +168,18 @@ func (s *Store) createLog(created []string) error {
 
 // replay applies the log in f to the tables, then drops expired records and
 // builds the indexes. It holds mu throughout, so reads wait for it.
+//
+// The log is read in chunks, not whole: a table keeps a copy of the last
+// value of each of its records until the replay ends, and a cold table's
+// caller keeps what it needs of each as it is read, so the memory a start
+// takes is about what the store then holds, not the size of its log (of
+// which dead records may be half).
 func (s *Store) replay(f File, path string) (scanResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ops []rawOp
-	// The whole file is read at once: the records kept until the end of
-	// the replay are slices of it, not copies. After a compaction it is
-	// little more than those records anyway.
-	fi, err := f.Stat()
-	if err != nil {
-		return scanResult{}, fmt.Errorf("storage: stat %s: %w", path, err)
-	}
-	buf := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return scanResult{}, fmt.Errorf("storage: read %s: %w", path, err)
-	}
-	res, err := scanLines(newBytesLineReader(buf), path, func(off int64, _ uint64, data []byte) error {
+	lr := newLineReader(f)
+	res, err := scanLines(lr, path, func(off int64, _ uint64, data []byte) error {
 		var err error
 		ops, err = decodeOps(data, ops)
 		if err != nil {
@@ -183,7 +187,7 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 		}
 		// Where data starts in the file is where a cold table finds its
 		// records' values.
-		dataOff := offsetIn(buf, data)
+		dataOff := lr.fileOffset(off, data)
 		for _, o := range ops {
 			t := s.byName[string(o.T)]
 			if t == nil {
@@ -201,6 +205,10 @@ func (s *Store) replay(f File, path string) (scanResult, error) {
 					voff = dataOff + int64(o.At)
 				}
 				t.replayPut(o.ID, o.V, off, voff)
+			}
+			if err := s.replayErr; err != nil {
+				err.File = path
+				return err
 			}
 		}
 		s.fileOps += int64(len(ops))

@@ -69,6 +69,18 @@ func (lr *lineReader) next() (line []byte, off int64, complete, ok bool, err err
 	}
 }
 
+// fileOffset returns where part, a slice of the line that next last
+// returned (at file offset off), starts in the file, or -1 if it is not
+// such a slice.
+func (lr *lineReader) fileOffset(off int64, part []byte) int64 {
+	start := lr.pos - int(lr.off-off) // the line's index in buf
+	i := cap(lr.buf) - cap(part)
+	if len(part) == 0 || start < 0 || i < start || i >= lr.end || &lr.buf[:cap(lr.buf)][i] != &part[0] {
+		return -1
+	}
+	return off + int64(i-start)
+}
+
 // scanResult describes what scanLog read.
 type scanResult struct {
 	Lines   int    // valid lines passed to the callback

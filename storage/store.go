@@ -136,6 +136,10 @@ type Store struct {
 	fileOps int64  // ops in it
 	b       batch
 
+	// replayErr is the first record a cold table's caller refused during
+	// the replay; Open fails with it.
+	replayErr *CorruptError
+
 	lastProbe time.Time // owned by the writer: when probeSpace last wrote
 	lastLone  time.Time // owned by the writer: when the last lone commit was taken
 	fullSeen  bool      // owned by the writer: full may be set

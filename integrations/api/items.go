@@ -70,7 +70,10 @@ func (h *Handlers) listItems(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	q.Records = live
-	page, more := store.Page(q)
+	page, more, err := store.Page(q)
+	if err != nil {
+		return httpx.Internal(err)
+	}
 	views := make([]items.View, len(page))
 	for i := range page {
 		if views[i], err = store.View(&page[i]); err != nil {

@@ -93,33 +93,12 @@ const (
 // compaction (or the next start) drops it.
 const TombstoneTTL = 30 * 24 * time.Hour
 
-// Index names of the items table.
-const (
-	indexRecord = "record" // every item of a record
-	indexKey    = "key"    // live items by Key
-	// indexPage holds each user's live items in page order (newer), so
-	// that a page seeks to its cursor and reads its own items only. A
-	// soft delete takes the item out, at O(log n) each, so a disconnect
-	// of tens of thousands of items is not quadratic.
-	indexPage = "page"
-)
-
-func register(st *storage.Store) *storage.Table[ItemRecord] {
-	return storage.Register(st, "items", storage.TableConfig[ItemRecord]{
-		ID:   func(it *ItemRecord) string { return it.ID },
-		Live: (*ItemRecord).Live,
-		Expired: func(it *ItemRecord, now time.Time) bool {
-			return it.DeletedAt != nil && now.Sub(*it.DeletedAt) > TombstoneTTL
-		},
-		Unique: map[string]func(*ItemRecord) string{
-			indexKey: func(it *ItemRecord) string { return it.Key },
-		},
-		Index: map[string]func(*ItemRecord) string{
-			indexRecord: func(it *ItemRecord) string { return it.RecordID },
-		},
-		Ordered: map[string]storage.Ordered[ItemRecord]{
-			indexPage: {Key: func(it *ItemRecord) string { return it.UserID }, Less: newer},
-		},
+// register registers the "items" table on st: a storage.ColdTable whose
+// records memory keeps in d (see dense.go).
+func register(st *storage.Store, d *dense) *storage.ColdTable {
+	return storage.RegisterCold(st, "items", storage.ColdConfig{
+		Apply: d.apply, Opened: d.open, Keep: d.keep, Moved: d.moved,
+		Ref: d.ref, Owner: d.owner, Len: d.len, Check: d.check,
 	})
 }
 
@@ -127,21 +106,82 @@ func register(st *storage.Store) *storage.Table[ItemRecord] {
 // safe for concurrent use.
 type Store struct {
 	st      *storage.Store
-	t       *storage.Table[ItemRecord]
+	t       *storage.ColdTable
+	d       *dense // read under t.View only
 	vault   *vault.Vault
 	content *contentStore
-	// pageSource gives Page the user's live items in page order from
-	// the first for which from reports true: ascendUser, which tests wrap
-	// to count what a page reads.
-	pageSource func(userID string, from func(*ItemRecord) bool, fn func(ItemRecord) bool)
+	// pageSource gives Page the slots of the user's live items in page
+	// order, from the first for which from reports true: ascendUser,
+	// which tests wrap to count what a page reads.
+	pageSource func(d *dense, user uint16, from func(*entry) bool, fn func(slot uint32) bool)
 }
 
 // New registers the "items" table on st, which must not be open yet, with
 // content files under dir (DATA_DIR/items).
 func New(st *storage.Store, v *vault.Vault, dir string) *Store {
-	s := &Store{st: st, t: register(st), vault: v, content: newContentStore(dir, v)}
-	s.pageSource = s.ascendUser
+	d := newDense()
+	s := &Store{st: st, t: register(st, d), d: d, vault: v, content: newContentStore(dir, v)}
+	s.pageSource = ascendUser
 	return s
+}
+
+// view calls fn with the items as committed, and load, which reads the
+// record at a slot back whole from the log.
+func (s *Store) view(fn func(d *dense, load func(slot uint32) ([]byte, error))) {
+	s.t.View(func(load func(string, storage.ColdRef) ([]byte, error)) {
+		fn(s.d, func(slot uint32) ([]byte, error) {
+			e := s.d.ents.at(slot)
+			return load(formatID(e.id), e.ref)
+		})
+	})
+}
+
+// read returns the records at the slots pick chooses, read back whole.
+func (s *Store) read(pick func(d *dense) []uint32) ([]ItemRecord, error) {
+	var raws [][]byte
+	var err error
+	s.view(func(d *dense, load func(uint32) ([]byte, error)) {
+		slots := pick(d)
+		raws = make([][]byte, len(slots))
+		for i, sl := range slots {
+			if raws[i], err = load(sl); err != nil {
+				return
+			}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read item back: %w", err)
+	}
+	out := make([]ItemRecord, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return nil, fmt.Errorf("decode item read back: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// readAll is read for the callers that take no error (ForRecord, Scan,
+// RemoveProviderOps): a record that does not read back whole (damage in
+// the log, which the store reports as a *CorruptError) is given as memory
+// holds it, without its sealed metadata, so that opening it fails where
+// it is used, rather than the item going missing.
+func (s *Store) readAll(pick func(d *dense) []uint32) []ItemRecord {
+	var out []ItemRecord
+	s.view(func(d *dense, load func(uint32) ([]byte, error)) {
+		slots := pick(d)
+		out = make([]ItemRecord, len(slots))
+		for i, sl := range slots {
+			raw, err := load(sl)
+			if err == nil {
+				err = json.Unmarshal(raw, &out[i])
+			}
+			if err != nil {
+				out[i] = d.record(sl)
+			}
+		}
+	})
+	return out
 }
 
 // Dir is the directory of the content files, one directory per record.
@@ -172,7 +212,9 @@ func metaAAD(it *ItemRecord) []byte {
 
 // Known reports whether the record holds a live item with providerID.
 func (s *Store) Known(recordID, providerID string) bool {
-	_, ok := s.t.Lookup(indexKey, itemKey(recordID, providerID))
+	k, _ := parseKey(itemKey(recordID, providerID))
+	var ok bool
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) { _, ok = d.keys.find(k, d.keyAt) })
 	return ok
 }
 
@@ -281,12 +323,21 @@ type Detail struct {
 // user's item.
 var ErrNotFound = errors.New("item not found")
 
-// Get returns the user's live item with id. An unknown id, a deleted item
-// and another user's item are all ErrNotFound.
+// Get returns the user's live item with id, read back from the log. An
+// unknown id, a deleted item and another user's item are all ErrNotFound.
 func (s *Store) Get(userID, id string) (ItemRecord, error) {
-	it, ok := s.t.Get(id)
-	if !ok || !it.Live() || it.UserID != userID {
+	its, err := s.read(func(d *dense) []uint32 {
+		sl, ok := d.slot(id)
+		if !ok || !d.ents.at(sl).live() || d.users[d.ents.at(sl).user] != userID {
+			return nil
+		}
+		return []uint32{sl}
+	})
+	if err != nil {
+		return ItemRecord{}, err
+	}
+	if len(its) == 0 {
 		return ItemRecord{}, ErrNotFound
 	}
-	return it, nil
+	return its[0], nil
 }

@@ -36,14 +36,6 @@ type Cursor struct {
 	ID   string
 }
 
-// before reports whether it comes after c in the newest-first order.
-func (c *Cursor) before(it *ItemRecord) bool {
-	if !it.Date.Equal(c.Date) {
-		return it.Date.Before(c.Date)
-	}
-	return it.ID < c.ID
-}
-
 // maxCursor bounds an encoded cursor: a date and a UUID fit in 100 bytes.
 const maxCursor = 200
 
@@ -75,68 +67,77 @@ func ParseCursor(s string) (Cursor, error) {
 	return Cursor{Date: t.UTC(), ID: id}, nil
 }
 
-// newer orders items newest first: by Date, then by id, descending. It is
-// the order of the index by user (indexPage), a strict total order as ids
-// are unique.
-func newer(a, b *ItemRecord) bool {
-	if !a.Date.Equal(b.Date) {
-		return a.Date.After(b.Date)
-	}
-	return a.ID > b.ID
-}
-
 // Page returns a page of the user's live items of the records q.Records
-// names, and whether more follow it. It seeks, in the index of the user's
-// live items in page order, to the first item after q.After and reads
-// from there until limit+1 items passed the filters: a page costs its own
-// items and those the filters skip, however many items the user or others
-// hold. With InIDs it looks those ids up instead: the HTTP layer allows
-// at most 100 of them.
-func (s *Store) Page(q Query) (page []ItemRecord, more bool) {
+// names, and whether more follow it. It seeks, in the user's live items in
+// page order, to the first item after q.After and reads from there until
+// limit+1 items passed the filters: a page costs its own items and those
+// the filters skip, however many items the user or others hold, and reads
+// back from the log only the items it returns. With InIDs it looks those
+// ids up instead: the HTTP layer allows at most 100 of them. An error is a
+// record that did not read back (damage).
+func (s *Store) Page(q Query) (page []ItemRecord, more bool, err error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
 	if len(q.Records) == 0 {
-		return nil, false
+		return nil, false, nil
 	}
 	ids := newIDFilter(q.InIDs, q.NinIDs)
-	if ids.in != nil {
-		return s.pageOf(q, ids, limit)
-	}
-	var from func(*ItemRecord) bool
-	if q.After != nil {
-		from = q.After.before
-	}
-	page = make([]ItemRecord, 0, limit+1)
-	s.pageSource(q.UserID, from, func(it ItemRecord) bool {
-		if q.keeps(&it, ids) {
-			page = append(page, it)
+	page, err = s.read(func(d *dense) []uint32 {
+		u, ok := d.userIdx[q.UserID]
+		if !ok {
+			return nil
 		}
-		return len(page) <= limit
+		keeps := func(e *entry) bool { return q.keeps(d, e, u, ids) }
+		if ids.in != nil {
+			return pageOf(d, ids, keeps, limit)
+		}
+		var from func(*entry) bool
+		if q.After != nil {
+			from = q.After.before
+		}
+		slots := make([]uint32, 0, limit+1)
+		s.pageSource(d, u, from, func(sl uint32) bool {
+			if keeps(d.ents.at(sl)) {
+				slots = append(slots, sl)
+			}
+			return len(slots) <= limit
+		})
+		return slots
 	})
-	return cut(page, limit)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(page) > limit {
+		return page[:limit], true, nil
+	}
+	return page, false, nil
 }
 
 // idFilter is a Query's InIDs and NinIDs as sets: nil in lets every id
-// through.
+// through. An id that is not a UUID names no item.
 type idFilter struct {
-	in, nin map[string]struct{}
+	in, nin map[[16]byte]struct{}
 }
 
 func newIDFilter(in, nin []string) idFilter {
 	var f idFilter
 	if len(in) > 0 {
-		f.in = make(map[string]struct{}, len(in))
+		f.in = make(map[[16]byte]struct{}, len(in))
 		for _, id := range in {
-			f.in[id] = struct{}{}
+			if b, ok := parseID(id); ok {
+				f.in[b] = struct{}{}
+			}
 		}
 	}
 	if len(nin) > 0 {
-		f.nin = make(map[string]struct{}, len(nin))
+		f.nin = make(map[[16]byte]struct{}, len(nin))
 		for _, id := range nin {
-			f.nin[id] = struct{}{}
+			if b, ok := parseID(id); ok {
+				f.nin[b] = struct{}{}
+			}
 		}
 	}
 	return f
@@ -144,7 +145,7 @@ func newIDFilter(in, nin []string) idFilter {
 
 // match reports whether id is in the in set, when there is one, and not
 // in the nin set.
-func (f idFilter) match(id string) bool {
+func (f idFilter) match(id [16]byte) bool {
 	if f.in != nil {
 		if _, ok := f.in[id]; !ok {
 			return false
@@ -154,67 +155,87 @@ func (f idFilter) match(id string) bool {
 	return !excluded
 }
 
-// keeps reports whether it belongs in a page of q, wherever it comes from;
-// ids holds q's InIDs and NinIDs.
-func (q *Query) keeps(it *ItemRecord, ids idFilter) bool {
-	return it.Live() && it.UserID == q.UserID && q.Records[it.RecordID] && ids.match(it.ID) &&
-		(q.After == nil || q.After.before(it))
+// keeps reports whether e, an entry of d, belongs in a page of q, wherever
+// it comes from; u is q's user, ids holds q's InIDs and NinIDs.
+func (q *Query) keeps(d *dense, e *entry, u uint16, ids idFilter) bool {
+	return e.live() && e.user == u && q.Records[d.records[e.record]] && ids.match(e.id) &&
+		(q.After == nil || q.After.before(e))
 }
 
-// pageOf is the page of q among the items whose ids ids.in holds.
-func (s *Store) pageOf(q Query, ids idFilter, limit int) ([]ItemRecord, bool) {
-	var page []ItemRecord
+// before reports whether e comes after c in the newest-first order.
+func (c *Cursor) before(e *entry) bool {
+	if at := c.Date.UnixNano(); e.date != at {
+		return e.date < at
+	}
+	b := idText(e.id)
+	return string(b[:]) < c.ID
+}
+
+// pageOf is the page among the items whose ids ids.in holds, limit+1 at
+// most.
+func pageOf(d *dense, ids idFilter, keeps func(*entry) bool, limit int) []uint32 {
+	var slots []uint32
 	for id := range ids.in {
-		if it, ok := s.t.Get(id); ok && q.keeps(&it, ids) {
-			page = append(page, it)
+		if sl, ok := d.ids.find(id, d.idAt); ok && keeps(d.ents.at(sl)) {
+			slots = append(slots, sl)
 		}
 	}
-	slices.SortFunc(page, func(a, b ItemRecord) int {
-		if newer(&a, &b) {
+	slices.SortFunc(slots, func(a, b uint32) int {
+		if newerEntry(d.ents.at(a), d.ents.at(b)) {
 			return -1
 		}
 		return 1
 	})
-	return cut(page, limit)
+	return slots[:min(len(slots), limit+1)]
 }
 
-// cut returns the first limit items of page, and whether there were more.
-func cut(page []ItemRecord, limit int) ([]ItemRecord, bool) {
-	if len(page) > limit {
-		return page[:limit], true
+// ascendUser calls fn for the slots of the user's live items in page
+// order, from the first for which from reports true (nil: the newest): a
+// binary search, as from is false then true along the order.
+func ascendUser(d *dense, u uint16, from func(*entry) bool, fn func(uint32) bool) {
+	order := d.pages[u]
+	i := 0
+	if from != nil {
+		i, _ = slices.BinarySearchFunc(order, true, func(sl uint32, _ bool) int {
+			if from(d.ents.at(sl)) {
+				return 1
+			}
+			return -1
+		})
 	}
-	return page, false
-}
-
-// ascendUser calls fn for the user's live items in page order, from the
-// first for which from reports true (nil: the newest).
-func (s *Store) ascendUser(userID string, from func(*ItemRecord) bool, fn func(ItemRecord) bool) {
-	s.t.Ascend(indexPage, userID, from, fn)
+	for _, sl := range order[i:] {
+		if !fn(sl) {
+			return
+		}
+	}
 }
 
 // LiveIDs returns the ids of the user's live items, newest first: what
 // an index of the user's items must hold.
 func (s *Store) LiveIDs(userID string) []string {
 	var out []string
-	s.ascendUser(userID, nil, func(it ItemRecord) bool {
-		out = append(out, it.ID)
-		return true
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
+		u, ok := d.userIdx[userID]
+		if !ok {
+			return
+		}
+		out = make([]string, 0, len(d.pages[u]))
+		for _, sl := range d.pages[u] {
+			out = append(out, formatID(d.ents.at(sl).id))
+		}
 	})
 	return out
 }
 
 // Users returns the ids of the users that have live items, in no order.
 func (s *Store) Users() []string {
-	seen := make(map[string]struct{})
-	s.t.Scan(func(it ItemRecord) bool {
-		if it.Live() {
-			seen[it.UserID] = struct{}{}
+	var out []string
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
+		for u, order := range d.pages {
+			if len(order) > 0 {
+				out = append(out, d.users[u])
+			}
 		}
-		return true
 	})
-	out := make([]string, 0, len(seen))
-	for u := range seen {
-		out = append(out, u)
-	}
 	return out
 }

@@ -1,7 +1,6 @@
 package items
 
 import (
-	"container/heap"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -51,44 +50,9 @@ func fillUsers(tb testing.TB, users, perUser int) (*Store, []Owner) {
 }
 
 // scanPage is a page the way GET /v1/items read it before any index: a
-// scan of every item of every user, keeping the best limit+1 in a heap.
-// It is the reference the benchmark compares with.
-func (s *Store) scanPage(q Query) ([]ItemRecord, bool) {
-	limit := q.Limit
-	h := make(pageHeap, 0, limit+1)
-	ids := newIDFilter(q.InIDs, q.NinIDs)
-	s.t.Scan(func(it ItemRecord) bool {
-		if !q.keeps(&it, ids) {
-			return true
-		}
-		if len(h) <= limit {
-			heap.Push(&h, it)
-		} else if newer(&it, &h[0]) {
-			h[0] = it
-			heap.Fix(&h, 0)
-		}
-		return true
-	})
-	page := make([]ItemRecord, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		page[i] = heap.Pop(&h).(ItemRecord)
-	}
-	return cut(page, limit)
-}
-
-// pageHeap keeps the best items seen so far, the worst at the root.
-type pageHeap []ItemRecord
-
-func (h pageHeap) Len() int           { return len(h) }
-func (h pageHeap) Less(i, j int) bool { return newer(&h[j], &h[i]) }
-func (h pageHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *pageHeap) Push(x any)        { *h = append(*h, x.(ItemRecord)) }
-func (h *pageHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
+// scan of every item of every user (referencePage). It is the reference
+// the benchmark compares with.
+func (s *Store) scanPage(q Query) ([]ItemRecord, bool) { return referencePage(s, q) }
 
 // BenchmarkPage10Users50000Items pages 50 items of one user among 10 users
 // of 50,000 items each, alternately the newest and a page from a cursor
@@ -115,8 +79,8 @@ func BenchmarkPage10Users50000Items(b *testing.B) {
 	qs, smallQs := queries(s, owners[3], perUser), queries(small, smallOwners[3], fewPerUser)
 	read := 0
 	source := s.pageSource
-	s.pageSource = func(userID string, from func(*ItemRecord) bool, fn func(ItemRecord) bool) {
-		source(userID, from, func(it ItemRecord) bool { read++; return fn(it) })
+	s.pageSource = func(d *dense, u uint16, from func(*entry) bool, fn func(uint32) bool) {
+		source(d, u, from, func(sl uint32) bool { read++; return fn(sl) })
 	}
 	runtime.GC() // the fills' garbage is not the page's cost
 	b.ReportAllocs()
@@ -126,7 +90,7 @@ func BenchmarkPage10Users50000Items(b *testing.B) {
 	for ; b.Loop(); i++ {
 		q := qs[i%2]
 		start := time.Now()
-		page, _ := s.Page(q)
+		page, _, _ := s.Page(q)
 		indexed += time.Since(start)
 		b.StopTimer()
 		if len(page) != DefaultLimit {

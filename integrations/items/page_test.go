@@ -32,3 +32,13 @@ func FuzzParseCursor(f *testing.F) {
 		}
 	})
 }
+
+// mustPage is s.Page for tests: an error fails t.
+func mustPage(t testing.TB, s *Store, q Query) ([]ItemRecord, bool) {
+	t.Helper()
+	page, more, err := s.Page(q)
+	if err != nil {
+		t.Fatalf("page: %v", err)
+	}
+	return page, more
+}

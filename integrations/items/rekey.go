@@ -19,7 +19,7 @@ import (
 // microseconds an item.
 func (s *Store) ProviderIDs(recordID string) ([]string, error) {
 	var out []string
-	for _, it := range s.t.Find(indexRecord, recordID) {
+	for _, it := range s.ForRecord(recordID) {
 		if !it.Live() {
 			continue
 		}
@@ -47,13 +47,22 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 			continue
 		}
 		from, to := itemKey(recordID, rk.From), itemKey(recordID, rk.To)
-		it, ok := s.t.Lookup(indexKey, from)
-		if !ok || !it.Live() || it.RecordID != recordID || taken[to] {
+		fromKey, _ := parseKey(from)
+		toKey, _ := parseKey(to)
+		found, err := s.read(func(d *dense) []uint32 {
+			sl, ok := d.keys.find(fromKey, d.keyAt)
+			if _, dup := d.keys.find(toKey, d.keyAt); !ok || dup || !d.ents.at(sl).live() {
+				return nil
+			}
+			return []uint32{sl}
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(found) == 0 || found[0].RecordID != recordID || taken[to] {
 			continue
 		}
-		if _, dup := s.t.Lookup(indexKey, to); dup {
-			continue
-		}
+		it := found[0]
 		m, err := s.OpenMeta(&it)
 		if err != nil {
 			return nil, 0, fmt.Errorf("item %s: %w", it.ID, err)
@@ -65,12 +74,18 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 		}
 		sealed := s.vault.Seal(metaAAD(&it), b)
 		taken[to] = true
-		ops = append(ops, s.t.Update(it.ID, func(cur *ItemRecord) error {
-			// The item changed since (deleted, re-keyed): leave it.
-			if cur.Live() && cur.Key == from {
-				cur.Key, cur.Meta = to, sealed
+		ops = append(ops, s.t.UpdateIfExists(it.ID, func(raw []byte) ([]byte, string, error) {
+			var cur ItemRecord
+			if err := json.Unmarshal(raw, &cur); err != nil {
+				return nil, "", err
 			}
-			return nil
+			// The item changed since (deleted, re-keyed): leave it.
+			if !cur.Live() || cur.Key != from {
+				return nil, "", nil
+			}
+			cur.Key, cur.Meta = to, sealed
+			b, err := json.Marshal(&cur)
+			return b, to, err
 		}))
 	}
 	return ops, len(ops), nil

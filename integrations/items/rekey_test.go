@@ -88,8 +88,8 @@ func TestRekeyOps(t *testing.T) {
 			}
 			// Same item, same content, same title: only the id moved.
 			for pid, before := range byPID {
-				it, ok := s.t.Get(before.ID)
-				if !ok || !it.Live() {
+				it, err := s.Get(before.UserID, before.ID)
+				if err != nil {
 					t.Fatalf("item %s (%s) gone after a re-key", before.ID, pid)
 				}
 				m, err := s.OpenMeta(&it)

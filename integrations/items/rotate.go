@@ -2,6 +2,7 @@ package items
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,13 +29,20 @@ func (s *Store) RotateKeys() (int, error) {
 		return err
 	}
 
-	var items []ItemRecord
-	s.t.Scan(func(it ItemRecord) bool {
-		if it.Live() {
-			items = append(items, it)
+	// Read back with errors, not Scan: a record that does not read back
+	// stops the rotation too.
+	items, err := s.read(func(d *dense) []uint32 {
+		var slots []uint32
+		for i := range d.ents.n {
+			if d.ents.at(uint32(i)).live() {
+				slots = append(slots, uint32(i))
+			}
 		}
-		return true
+		return slots
 	})
+	if err != nil {
+		return 0, err
+	}
 	for _, it := range items {
 		if err := s.rotateContent(&it); err != nil {
 			return n, fmt.Errorf("item %s: %w", it.ID, err)
@@ -47,11 +55,17 @@ func (s *Store) RotateKeys() (int, error) {
 			return n, fmt.Errorf("item %s: %w", it.ID, err)
 		}
 		old := it.Meta
-		ops = append(ops, s.t.Update(it.ID, func(cur *ItemRecord) error {
-			if bytes.Equal(cur.Meta, old) {
-				cur.Meta = sealed
+		ops = append(ops, s.t.UpdateIfExists(it.ID, func(raw []byte) ([]byte, string, error) {
+			var cur ItemRecord
+			if err := json.Unmarshal(raw, &cur); err != nil {
+				return nil, "", err
 			}
-			return nil
+			if !bytes.Equal(cur.Meta, old) {
+				return nil, "", nil
+			}
+			cur.Meta = sealed
+			b, err := json.Marshal(&cur)
+			return b, cur.Key, err
 		}))
 		n++
 		if len(ops) == rotateBatch {

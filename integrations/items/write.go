@@ -1,6 +1,7 @@
 package items
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -32,20 +33,34 @@ func (s *Store) Discard(files []Staged) { s.content.remove(files) }
 
 // InsertOp returns the op that stores it, whose content file is
 // published.
-func (s *Store) InsertOp(it ItemRecord) storage.Op { return s.t.Insert(it) }
+func (s *Store) InsertOp(it ItemRecord) storage.Op {
+	b, err := json.Marshal(&it)
+	if err != nil {
+		b = nil // the commit fails: not JSON
+	}
+	return s.t.Insert(it.ID, b, it.Key)
+}
 
 // RemoveRecordOps returns the ops that soft-delete the record's live items
 // (their personal fields cleared), and the ids of those items. The
 // record's content directory goes afterwards (RemoveRecordFiles).
 func (s *Store) RemoveRecordOps(recordID string, now time.Time) ([]storage.Op, []string) {
 	now = now.UTC()
-	var ops []storage.Op
 	var ids []string
-	for _, it := range s.t.Find(indexRecord, recordID) {
-		if it.Live() {
-			ops = append(ops, s.scrubOp(it.ID, now))
-			ids = append(ids, it.ID)
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
+		r, ok := d.recordIdx[recordID]
+		if !ok {
+			return
 		}
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); e.record == r && e.live() {
+				ids = append(ids, formatID(e.id))
+			}
+		}
+	})
+	ops := make([]storage.Op, len(ids))
+	for i, id := range ids {
+		ops[i] = s.scrubOp(id, now)
 	}
 	return ops, ids
 }
@@ -55,23 +70,34 @@ func (s *Store) RemoveRecordOps(recordID string, now time.Time) ([]storage.Op, [
 // and the removed items. Their content files go afterwards (RemoveFiles).
 func (s *Store) RemoveProviderOps(recordID string, providerIDs []string, now time.Time) ([]storage.Op, []ItemRecord) {
 	now = now.UTC()
-	var ops []storage.Op
-	var gone []ItemRecord
-	for _, pid := range providerIDs {
-		it, ok := s.t.Lookup(indexKey, itemKey(recordID, pid))
-		if !ok || !it.Live() {
-			continue
+	gone := s.readAll(func(d *dense) []uint32 {
+		var slots []uint32
+		for _, pid := range providerIDs {
+			k, _ := parseKey(itemKey(recordID, pid))
+			if sl, ok := d.keys.find(k, d.keyAt); ok && d.ents.at(sl).live() {
+				slots = append(slots, sl)
+			}
 		}
-		ops = append(ops, s.scrubOp(it.ID, now))
-		gone = append(gone, it)
+		return slots
+	})
+	ops := make([]storage.Op, len(gone))
+	for i := range gone {
+		ops[i] = s.scrubOp(gone[i].ID, now)
 	}
 	return ops, gone
 }
 
+// scrubOp soft-deletes the item with id, if it is still there when the
+// op is committed.
 func (s *Store) scrubOp(id string, now time.Time) storage.Op {
-	return s.t.Update(id, func(it *ItemRecord) error {
-		scrub(it, now)
-		return nil
+	return s.t.UpdateIfExists(id, func(cur []byte) ([]byte, string, error) {
+		var it ItemRecord
+		if err := json.Unmarshal(cur, &it); err != nil {
+			return nil, "", err
+		}
+		scrub(&it, now)
+		b, err := json.Marshal(&it)
+		return b, "", err
 	})
 }
 
@@ -99,12 +125,63 @@ func (s *Store) RecordDirs() ([]string, error) { return listDir(s.content.dir) }
 // file; ErrContentMissing if the file is gone.
 func (s *Store) Text(it *ItemRecord) (string, error) { return s.content.readText(it) }
 
-// ForRecord returns every item of the record, live or not.
-func (s *Store) ForRecord(recordID string) []ItemRecord { return s.t.Find(indexRecord, recordID) }
+// ForRecord returns every item of the record, live or not, read back
+// from the log (see readAll).
+func (s *Store) ForRecord(recordID string) []ItemRecord {
+	return s.readAll(func(d *dense) []uint32 {
+		r, ok := d.recordIdx[recordID]
+		if !ok {
+			return nil
+		}
+		var slots []uint32
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); e.record == r && !e.gone() {
+				slots = append(slots, uint32(i))
+			}
+		}
+		return slots
+	})
+}
 
-// Scan calls fn for every item, live or not, until fn returns false. fn
-// must not call the store.
-func (s *Store) Scan(fn func(ItemRecord) bool) { s.t.Scan(fn) }
+// Scan calls fn for every item, live or not, read back from the log,
+// until fn returns false. fn must not call the store. It is for commands
+// (rotate-key) and tests: it reads every record (see readAll).
+func (s *Store) Scan(fn func(ItemRecord) bool) {
+	its := s.readAll(func(d *dense) []uint32 {
+		slots := make([]uint32, 0, d.n)
+		for i := range d.ents.n {
+			if !d.ents.at(uint32(i)).gone() {
+				slots = append(slots, uint32(i))
+			}
+		}
+		return slots
+	})
+	for _, it := range its {
+		if !fn(it) {
+			break
+		}
+	}
+}
+
+// MetaHeaders calls fn with the header of the sealed metadata of the live
+// items (what names the key that sealed it, as vault.Holds reads it) and
+// how many items have it: what start-up checks CREDENTIALS_KEY against,
+// without reading the items back.
+func (s *Store) MetaHeaders(fn func(head []byte, n int)) {
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
+		n := make([]int, len(d.heads))
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); e.live() {
+				n[e.meta]++
+			}
+		}
+		for i := 1; i < len(d.heads); i++ {
+			if n[i] > 0 {
+				fn(d.heads[i], n[i])
+			}
+		}
+	})
+}
 
 // Sweep removes content files that no live item names (a crash between
 // writing them and committing their metadata, or between a soft delete
@@ -121,27 +198,38 @@ func (s *Store) Sweep() (removed, missing int, err error) {
 			errs = append(errs, fmt.Errorf("record %s: %w", recID, err))
 			continue
 		}
-		have := make(map[string]bool, len(files))
-		for _, name := range files {
-			it, ok := s.t.Get(name)
-			if !ok || !it.Live() || it.RecordID != recID {
-				os.Remove(filepath.Join(s.content.recordDir(recID), name))
-				removed++
-				continue
+		var orphans []string
+		s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
+			r, known := d.recordIdx[recID]
+			have := make(map[uint32]bool, len(files))
+			for _, name := range files {
+				sl, ok := d.slot(name)
+				if !known || !ok || !d.ents.at(sl).live() || d.ents.at(sl).record != r {
+					orphans = append(orphans, name)
+					continue
+				}
+				have[sl] = true
 			}
-			have[name] = true
-		}
-		for _, it := range s.t.Find(indexRecord, recID) {
-			if it.Live() && !have[it.ID] {
-				missing++
+			for i := range d.ents.n {
+				if e := d.ents.at(uint32(i)); known && e.record == r && e.live() && !have[uint32(i)] {
+					missing++
+				}
 			}
+		})
+		for _, name := range orphans {
+			os.Remove(filepath.Join(s.content.recordDir(recID), name))
+			removed++
 		}
 	}
 	return removed, missing, errors.Join(errs...)
 }
 
 // Len returns the number of items, live or not.
-func (s *Store) Len() int { return s.t.Len() }
+func (s *Store) Len() int {
+	var n int
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) { n = d.n })
+	return n
+}
 
 // Path is the item's content file.
 func (s *Store) Path(it *ItemRecord) string { return s.content.path(it) }

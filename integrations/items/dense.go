@@ -1,0 +1,714 @@
+package items
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	"searchsvc/storage"
+)
+
+// The items are a storage.ColdTable: memory keeps, per item, only what
+// finding an item and ordering a page need, in fixed-size form (an entry
+// of 64 bytes, in chunks of 4,096, plus about 14 bytes of hash tables and
+// page order); the rest (the sealed Meta, the size, the creation time) stays in
+// the log, read back with one checked pread when an item is shown. A
+// mailbox of 100,000 mails costs a few megabytes, not a hundred, and a
+// start reads the log once, keeping an entry per item as it goes.
+//
+// Every change to it happens in the storage's ColdConfig funcs, under the
+// store's lock held for writing; every read holds it for reading
+// (ColdTable.View), so it needs no lock of its own.
+
+// entry is what memory keeps of one item.
+type entry struct {
+	id  [16]byte // the UUID
+	key [16]byte // ItemRecord.Key decoded; zero when it has none (deleted)
+	// date is ItemRecord.Date in Unix nanoseconds, or for a deleted item
+	// when it was deleted (DeletedAt), which its expiry needs.
+	date   int64
+	ref    storage.ColdRef // where the whole record lies in the log
+	user   uint16          // index in dense.users
+	meta   uint8           // index in dense.heads of the sealed Meta's header; 0: no Meta
+	flags  uint8
+	record uint32 // index in dense.records
+}
+
+// Entry flags.
+const (
+	flagLive = 1 << iota // not deleted
+	flagGone             // removed for good; the slot waits for the next rebuild
+)
+
+func (e *entry) live() bool { return e.flags&(flagLive|flagGone) == flagLive }
+func (e *entry) gone() bool { return e.flags&flagGone != 0 }
+
+// entries holds the entries in chunks of entryChunk, so that growing
+// copies none (a start adding 100,000 would otherwise hold the old and the
+// new slice at once, and keep up to a quarter of it unused), and a slot
+// is an index: entry s is chunks[s/entryChunk][s%entryChunk].
+type entries struct {
+	chunks [][]entry
+	n      int // slots in use
+}
+
+// entryChunk is the entries of a chunk: 256 KiB.
+const entryChunk = 4096
+
+func (es *entries) at(s uint32) *entry { return &es.chunks[s/entryChunk][s%entryChunk] }
+
+// add appends e and returns its slot.
+func (es *entries) add(e entry) uint32 {
+	if es.n == len(es.chunks)*entryChunk {
+		es.chunks = append(es.chunks, make([]entry, entryChunk))
+	}
+	s := uint32(es.n)
+	*es.at(s) = e
+	es.n++
+	return s
+}
+
+// newerEntry is newer for entries: by date, then by id, descending.
+func newerEntry(a, b *entry) bool {
+	if a.date != b.date {
+		return a.date > b.date
+	}
+	return string(a.id[:]) > string(b.id[:])
+}
+
+// maxUsers bounds the users with items (entry.user is 16 bits).
+const maxUsers = 1 << 16
+
+// dense is the in-memory part of the items table.
+type dense struct {
+	ents  entries
+	n     int      // entries not gone
+	ids   hashSlot // id → slot, every entry not gone
+	keys  hashSlot // key → slot, live entries with a key
+	pages map[uint16][]uint32
+	// pages holds each user's live entries in page order (newest first);
+	// built at Open, kept by merges per batch.
+
+	users     []string
+	userIdx   map[string]uint16
+	records   []string // record ids
+	integ     []string // each record's integration
+	recordIdx map[string]uint32
+	heads     [][]byte // distinct sealed-Meta headers; heads[0] is none
+
+	ready bool
+}
+
+func newDense() *dense {
+	return &dense{pages: make(map[uint16][]uint32), userIdx: make(map[string]uint16),
+		recordIdx: make(map[string]uint32), heads: [][]byte{nil}}
+}
+
+// record is what memory holds of the item at slot s, without what only
+// the log holds (the sealed metadata, the size, the creation time).
+func (d *dense) record(s uint32) ItemRecord {
+	e := d.ents.at(s)
+	it := ItemRecord{ID: formatID(e.id), UserID: d.users[e.user], RecordID: d.records[e.record],
+		Integration: d.integ[e.record], Date: time.Unix(0, e.date).UTC()}
+	if e.key != ([16]byte{}) {
+		it.Key = base64.RawURLEncoding.EncodeToString(e.key[:])
+	}
+	if !e.live() {
+		at := it.Date
+		it.DeletedAt, it.Date = &at, time.Time{}
+	}
+	return it
+}
+
+// parseID decodes a UUID in its canonical text form.
+func parseID(s string) ([16]byte, bool) {
+	var id [16]byte
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return id, false
+	}
+	var h [32]byte
+	copy(h[0:], s[0:8])
+	copy(h[8:], s[9:13])
+	copy(h[12:], s[14:18])
+	copy(h[16:], s[19:23])
+	copy(h[20:], s[24:36])
+	if _, err := hex.Decode(id[:], h[:]); err != nil {
+		return id, false
+	}
+	return id, formatID(id) == s // lower case only: it must read back as it was
+}
+
+func formatID(id [16]byte) string {
+	b := idText(id)
+	return string(b[:])
+}
+
+// idText is the canonical text of id, without allocating.
+func idText(id [16]byte) [36]byte {
+	var b [36]byte
+	hex.Encode(b[0:8], id[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], id[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], id[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], id[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], id[10:16])
+	return b
+}
+
+// parseKey decodes ItemRecord.Key; "" is the zero key.
+func parseKey(s string) ([16]byte, bool) {
+	var k [16]byte
+	if s == "" {
+		return k, true
+	}
+	if base64.RawURLEncoding.DecodedLen(len(s)) != 16 {
+		return k, false
+	}
+	n, err := base64.RawURLEncoding.Decode(k[:], []byte(s))
+	return k, err == nil && n == 16 && base64.RawURLEncoding.EncodeToString(k[:]) == s
+}
+
+// coldFields are the fields of a logged item that memory keeps.
+type coldFields struct {
+	ID        string          `json:"id"`
+	UserID    string          `json:"userId"`
+	RecordID  string          `json:"recordId"`
+	Integ     string          `json:"integration"`
+	Key       string          `json:"key"`
+	Meta      json.RawMessage `json:"meta"`
+	Date      time.Time       `json:"date"`
+	DeletedAt *time.Time      `json:"deletedAt"`
+}
+
+// metaHeadLen is how much of a sealed Meta names its key (vault's header).
+const metaHeadLen = 5
+
+// fastFields reads the fields memory keeps from an item as json.Marshal
+// writes it (the fields in their order, strings without escapes), without
+// encoding/json's reflection and its two passes over the sealed metadata:
+// most of a start's time. It reports false for anything else, which
+// encoding/json then reads.
+func fastFields(v []byte, f *coldFields) bool {
+	p := 0
+	str := func(key string, optional bool) ([]byte, bool) {
+		if !bytes.HasPrefix(v[p:], []byte(key)) {
+			return nil, optional
+		}
+		start := p + len(key) - 1 // the opening quote
+		n := bytes.IndexByte(v[start+1:], '"')
+		if n < 0 || bytes.IndexByte(v[start+1:start+1+n], '\\') >= 0 {
+			return nil, false
+		}
+		p = start + n + 2
+		return v[start:p], true // quoted
+	}
+	var ok bool
+	var id, user, rec, integ, key, date, deleted []byte
+	if id, ok = str(`{"id":"`, false); !ok || id == nil {
+		return false
+	}
+	if user, ok = str(`,"userId":"`, false); !ok || user == nil {
+		return false
+	}
+	if rec, ok = str(`,"recordId":"`, false); !ok || rec == nil {
+		return false
+	}
+	if integ, ok = str(`,"integration":"`, false); !ok || integ == nil {
+		return false
+	}
+	if key, ok = str(`,"key":"`, true); !ok {
+		return false
+	}
+	if f.Meta, ok = str(`,"meta":"`, true); !ok {
+		return false
+	}
+	if date, ok = str(`,"date":"`, false); !ok || date == nil {
+		return false
+	}
+	if !bytes.HasPrefix(v[p:], []byte(`,"size":`)) {
+		return false
+	}
+	n := bytes.IndexByte(v[p+1:], ',')
+	if n < 0 {
+		return false
+	}
+	p += 1 + n
+	if c, ok := str(`,"createdAt":"`, false); !ok || c == nil {
+		return false
+	}
+	if deleted, ok = str(`,"deletedAt":"`, true); !ok || string(v[p:]) != "}" {
+		return false
+	}
+	unq := func(b []byte) string { return string(b[1 : len(b)-1]) }
+	f.ID, f.UserID, f.RecordID, f.Integ = unq(id), unq(user), unq(rec), unq(integ)
+	if key != nil {
+		f.Key = unq(key)
+	}
+	if f.Date.UnmarshalJSON(date) != nil {
+		return false
+	}
+	if deleted != nil {
+		f.DeletedAt = new(time.Time)
+		if f.DeletedAt.UnmarshalJSON(deleted) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// entryOf decodes the entry of a logged item, noting its user, record and
+// metadata header if new: only apply, under the store's lock, calls it.
+func (d *dense) entryOf(id string, v []byte, ref storage.ColdRef) (entry, error) {
+	return d.decode(id, v, ref, true)
+}
+
+// decode is entryOf; with note false it changes nothing of d (for check,
+// which runs beside readers) and leaves the entry's user, record and
+// header unset.
+func (d *dense) decode(id string, v []byte, ref storage.ColdRef, note bool) (entry, error) {
+	var f coldFields
+	if !fastFields(v, &f) {
+		f = coldFields{}
+		if err := json.Unmarshal(v, &f); err != nil {
+			return entry{}, err
+		}
+	}
+	if f.ID != id {
+		return entry{}, fmt.Errorf("item logged as %q has id %q", id, f.ID)
+	}
+	e := entry{ref: ref}
+	var ok bool
+	if e.id, ok = parseID(id); !ok {
+		return entry{}, fmt.Errorf("item id %q is not a UUID", id)
+	}
+	if e.key, ok = parseKey(f.Key); !ok {
+		return entry{}, fmt.Errorf("item %q: bad key", id)
+	}
+	e.date = f.Date.UnixNano()
+	if f.DeletedAt == nil {
+		e.flags = flagLive
+	} else {
+		e.date = f.DeletedAt.UnixNano()
+	}
+	if !note {
+		if _, known := d.userIdx[f.UserID]; !known && len(d.users) == maxUsers {
+			return entry{}, errors.New("more than 65,536 users with items")
+		}
+		return e, nil
+	}
+	u, err := d.userOf(f.UserID)
+	if err != nil {
+		return entry{}, err
+	}
+	e.user = u
+	e.record = d.recordOf(f.RecordID, f.Integ)
+	if len(f.Meta) > 2 && f.Meta[0] == '"' {
+		// The header is the first 5 bytes: 8 base64 characters hold 6.
+		var head [6]byte
+		if n, err := base64.StdEncoding.Decode(head[:], f.Meta[1:min(9, len(f.Meta)-1)]); err == nil && n >= metaHeadLen {
+			e.meta = d.headOf(head[:metaHeadLen])
+		} else {
+			e.meta = d.headOf([]byte{0}) // names no key: "unreadable" to CheckKeys
+		}
+	}
+	return e, nil
+}
+
+func (d *dense) userOf(s string) (uint16, error) {
+	if i, ok := d.userIdx[s]; ok {
+		return i, nil
+	}
+	if len(d.users) == maxUsers {
+		return 0, errors.New("more than 65,536 users with items")
+	}
+	i := uint16(len(d.users))
+	d.users = append(d.users, s)
+	d.userIdx[s] = i
+	return i, nil
+}
+
+func (d *dense) recordOf(id, integ string) uint32 {
+	if i, ok := d.recordIdx[id]; ok {
+		return i
+	}
+	i := uint32(len(d.records))
+	d.records = append(d.records, id)
+	d.integ = append(d.integ, integ)
+	d.recordIdx[id] = i
+	return i
+}
+
+// headOf returns the index of a sealed Meta's header, noting it if new.
+// The headers are few: one per key the vault ever sealed with (255 at
+// most; more share the last, which CheckKeys then reads whole).
+func (d *dense) headOf(h []byte) uint8 {
+	for i, o := range d.heads {
+		if i > 0 && string(o) == string(h) {
+			return uint8(i)
+		}
+	}
+	if len(d.heads) == 256 {
+		return 255
+	}
+	d.heads = append(d.heads, []byte(string(h)))
+	return uint8(len(d.heads) - 1)
+}
+
+// slot returns the slot of the entry with id, not gone.
+func (d *dense) slot(id string) (uint32, bool) {
+	b, ok := parseID(id)
+	if !ok {
+		return 0, false
+	}
+	return d.ids.find(b, d.idAt)
+}
+
+func (d *dense) idAt(s uint32) [16]byte  { return d.ents.at(s).id }
+func (d *dense) keyAt(s uint32) [16]byte { return d.ents.at(s).key }
+
+// check is the ColdConfig.Check of the items table: what apply would
+// refuse (an id that is not a UUID, a bad key) fails the commit instead.
+func (d *dense) check(id string, v []byte) error {
+	_, err := d.decode(id, v, storage.ColdRef{}, false)
+	return err
+}
+
+// apply is the ColdConfig.Apply of the items table.
+func (d *dense) apply(puts []storage.ColdPut, dels []string, replaying bool) error {
+	var moved map[uint16]*pageChange
+	change := func(u uint16) *pageChange {
+		if moved == nil {
+			moved = make(map[uint16]*pageChange)
+		}
+		c := moved[u]
+		if c == nil {
+			c = &pageChange{out: make(map[uint32]bool)}
+			moved[u] = c
+		}
+		return c
+	}
+	for _, p := range puts {
+		e, err := d.entryOf(p.ID, p.V, p.Ref)
+		if err != nil {
+			if replaying {
+				return err
+			}
+			continue // checked when the op was made: cannot happen
+		}
+		s, had := d.ids.find(e.id, d.idAt)
+		if !had {
+			s = d.ents.add(e)
+			d.n++
+			d.ids.insert(e.id, s, d.idAt)
+		} else if d.ready {
+			old := *d.ents.at(s)
+			if old.live() && old.key != ([16]byte{}) {
+				d.keys.remove(old.key, d.keyAt)
+			}
+			if old.live() {
+				change(old.user).out[s] = true
+			}
+		}
+		*d.ents.at(s) = e
+		if !d.ready {
+			continue
+		}
+		if e.live() {
+			if e.key != ([16]byte{}) {
+				d.keys.insert(e.key, s, d.keyAt)
+			}
+			c := change(e.user)
+			c.in = append(c.in, s)
+		}
+	}
+	for _, id := range dels {
+		s, ok := d.slot(id)
+		if !ok {
+			continue
+		}
+		e := d.ents.at(s)
+		if d.ready && e.live() {
+			if e.key != ([16]byte{}) {
+				d.keys.remove(e.key, d.keyAt)
+			}
+			change(e.user).out[s] = true
+		}
+		d.ids.remove(e.id, d.idAt)
+		e.flags |= flagGone
+		d.n--
+	}
+	for u, c := range moved {
+		d.pages[u] = d.mergePage(d.pages[u], c)
+		if len(d.pages[u]) == 0 {
+			delete(d.pages, u)
+		}
+	}
+	return nil
+}
+
+// pageChange is what a batch does to one user's page order.
+type pageChange struct {
+	out map[uint32]bool // slots that leave it (or move in it)
+	in  []uint32        // slots that enter it
+}
+
+// mergePage applies c to a user's page order in one pass: a batch of many
+// items (a sync's, a disconnect's) costs the length of the order once.
+func (d *dense) mergePage(order []uint32, c *pageChange) []uint32 {
+	if len(c.out) > 0 {
+		order = slices.DeleteFunc(order, func(s uint32) bool { return c.out[s] })
+	}
+	if len(c.in) == 0 {
+		return order
+	}
+	less := func(a, b uint32) int {
+		if newerEntry(d.ents.at(a), d.ents.at(b)) {
+			return -1
+		}
+		return 1
+	}
+	slices.SortFunc(c.in, less)
+	out := make([]uint32, 0, len(order)+len(c.in))
+	i, j := 0, 0
+	for i < len(order) && j < len(c.in) {
+		if less(order[i], c.in[j]) < 0 {
+			out = append(out, order[i])
+			i++
+		} else {
+			out = append(out, c.in[j])
+			j++
+		}
+	}
+	out = append(out, order[i:]...)
+	return append(out, c.in[j:]...)
+}
+
+// expired reports whether e is a tombstone older than TombstoneTTL.
+func expired(e *entry, now time.Time) bool {
+	return !e.live() && !e.gone() && now.UnixNano()-e.date > int64(TombstoneTTL)
+}
+
+// open is the ColdConfig.Opened of the items table.
+func (d *dense) open(now time.Time) {
+	for i := range d.ents.n {
+		if e := d.ents.at(uint32(i)); expired(e, now) {
+			e.flags |= flagGone
+			d.n--
+		}
+	}
+	d.rebuild()
+	d.ready = true
+}
+
+// rebuild drops the slots of gone entries, if any, and builds the hash
+// tables and page orders anew.
+func (d *dense) rebuild() {
+	if d.n < d.ents.n { // slots of gone entries to drop
+		var ents entries
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); !e.gone() {
+				ents.add(*e)
+			}
+		}
+		d.ents = ents
+	}
+	ents := &d.ents
+	d.ids.reset(ents.n)
+	nkeys := 0
+	byUser := make(map[uint16]int)
+	for i := range ents.n {
+		e := ents.at(uint32(i))
+		d.ids.insert(e.id, uint32(i), d.idAt)
+		if e.live() {
+			byUser[e.user]++
+			if e.key != ([16]byte{}) {
+				nkeys++
+			}
+		}
+	}
+	d.keys.reset(nkeys)
+	pages := make(map[uint16][]uint32, len(byUser))
+	for u, n := range byUser {
+		pages[u] = make([]uint32, 0, n)
+	}
+	for i := range ents.n {
+		e := ents.at(uint32(i))
+		if !e.live() {
+			continue
+		}
+		if e.key != ([16]byte{}) {
+			d.keys.insert(e.key, uint32(i), d.keyAt)
+		}
+		pages[e.user] = append(pages[e.user], uint32(i))
+	}
+	for _, order := range pages {
+		slices.SortFunc(order, func(a, b uint32) int {
+			if newerEntry(ents.at(a), ents.at(b)) {
+				return -1
+			}
+			return 1
+		})
+	}
+	d.pages = pages
+}
+
+// keep is the ColdConfig.Keep of the items table.
+func (d *dense) keep(now time.Time, fn func(id string, ref storage.ColdRef)) {
+	for i := range d.ents.n {
+		if e := d.ents.at(uint32(i)); !e.gone() && !expired(e, now) {
+			fn(formatID(e.id), e.ref)
+		}
+	}
+}
+
+// moved is the ColdConfig.Moved of the items table: every entry not named
+// expired.
+func (d *dense) moved(refs []storage.ColdPut) {
+	kept := make([]bool, d.ents.n)
+	for _, r := range refs {
+		if s, ok := d.slot(r.ID); ok {
+			d.ents.at(s).ref = r.Ref
+			kept[s] = true
+		}
+	}
+	for i := range d.ents.n {
+		if e := d.ents.at(uint32(i)); !e.gone() && !kept[i] {
+			e.flags |= flagGone
+			d.n--
+		}
+	}
+	d.rebuild()
+}
+
+func (d *dense) ref(id string) (storage.ColdRef, bool) {
+	s, ok := d.slot(id)
+	if !ok {
+		return storage.ColdRef{}, false
+	}
+	return d.ents.at(s).ref, true
+}
+
+func (d *dense) owner(key string) string {
+	k, ok := parseKey(key)
+	if !ok || key == "" {
+		return ""
+	}
+	s, ok := d.keys.find(k, d.keyAt)
+	if !ok {
+		return ""
+	}
+	return formatID(d.ents.at(s).id)
+}
+
+func (d *dense) len() int { return d.n }
+
+// hashSlot maps 16 random bytes (an id, a key) to a slot of dense.ents:
+// open addressing with linear probing, 4 bytes a cell (slot+1; 0 empty),
+// kept at most 7/8 full and sized to about 10/7 of its entries when it
+// grows, so it costs about 6 bytes an entry.
+type hashSlot struct {
+	cells []uint32
+	n     int
+}
+
+func (h *hashSlot) home(k [16]byte) int {
+	x := binary.LittleEndian.Uint64(k[:8]) ^ binary.LittleEndian.Uint64(k[8:])
+	hi, _ := bits.Mul64(x*0x9E3779B97F4A7C15, uint64(len(h.cells)))
+	return int(hi)
+}
+
+// reset empties h, sized for n entries.
+func (h *hashSlot) reset(n int) {
+	h.cells = make([]uint32, max(16, n*10/7+1))
+	h.n = 0
+}
+
+func (h *hashSlot) find(k [16]byte, at func(uint32) [16]byte) (uint32, bool) {
+	if len(h.cells) == 0 {
+		return 0, false
+	}
+	for i := h.home(k); ; i++ {
+		if i == len(h.cells) {
+			i = 0
+		}
+		c := h.cells[i]
+		if c == 0 {
+			return 0, false
+		}
+		if at(c-1) == k {
+			return c - 1, true
+		}
+	}
+}
+
+// insert adds k at slot s; k must not be in h.
+func (h *hashSlot) insert(k [16]byte, s uint32, at func(uint32) [16]byte) {
+	if (h.n+1)*8 > len(h.cells)*7 {
+		old := h.cells
+		h.reset(h.n + 1)
+		for _, c := range old {
+			if c != 0 {
+				h.put(at(c-1), c)
+			}
+		}
+	}
+	h.put(k, s+1)
+}
+
+func (h *hashSlot) put(k [16]byte, c uint32) {
+	i := h.home(k)
+	for h.cells[i] != 0 {
+		if i++; i == len(h.cells) {
+			i = 0
+		}
+	}
+	h.cells[i] = c
+	h.n++
+}
+
+// remove takes k out, moving back the cells after it that it displaced.
+func (h *hashSlot) remove(k [16]byte, at func(uint32) [16]byte) {
+	if len(h.cells) == 0 {
+		return
+	}
+	i := h.home(k)
+	for {
+		c := h.cells[i]
+		if c == 0 {
+			return
+		}
+		if at(c-1) == k {
+			break
+		}
+		if i++; i == len(h.cells) {
+			i = 0
+		}
+	}
+	h.cells[i] = 0
+	h.n--
+	for j := i; ; {
+		if j++; j == len(h.cells) {
+			j = 0
+		}
+		c := h.cells[j]
+		if c == 0 {
+			return
+		}
+		home := h.home(at(c - 1))
+		// c may move to i if its home is not in (i, j] cyclically.
+		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+			h.cells[i], h.cells[j] = c, 0
+			i = j
+		}
+	}
+}
