@@ -169,7 +169,7 @@ func explain(ctx context.Context, err error) error {
 	case errors.As(err, &ae):
 		v.Message = fmt.Sprintf("the server answered %d %s", ae.Status, http.StatusText(ae.Status))
 	case errors.Is(err, netguard.ErrPrivateAddress):
-		v.Message = "this address is not on the public internet"
+		v.Message = "this address is not on the public internet; " + netguard.Advice
 	case errors.Is(err, ErrTooLarge):
 		v.Message = "the feed is larger than 5 MiB"
 	case errors.Is(err, ErrNotFeed):

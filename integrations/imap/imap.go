@@ -231,7 +231,7 @@ func explain(ctx context.Context, a Account, err error) error {
 			v.Message += " (" + se.Text + ")"
 		}
 	case errors.Is(err, netguard.ErrPrivateAddress):
-		v.Message = "this host is not on the public internet"
+		v.Message = "this host is not on the public internet; " + netguard.Advice
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		v.Message = "the server did not answer in time"
 	case errors.As(err, &dnsErr):

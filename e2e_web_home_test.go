@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"testing"
+)
+
+// TestBrowserHome: what the connections page shows of sources at home,
+// on a server that keeps manual targets on the public internet
+// (ALLOW_PRIVATE_TARGETS off, PRIVATE_TARGETS set): a feed on the
+// server's own loopback is refused under its field, in the sentence that
+// names the setting. It needs Chromium, as TestBrowser does; it fails
+// without it in CI.
+func TestBrowserHome(t *testing.T) {
+	bin := chromeBin()
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Chromium is missing; .ci/run installs it")
+		}
+		t.Skip("browser test skipped: no Chromium found (set CHROME_BIN or put chromium on PATH)")
+	}
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	env := testEnv(t.TempDir())
+	env["PRIVATE_TARGETS"] = "192.168.1.0/24"
+	srv := startRun(t, env)
+	b := startBrowser(t, bin, 1100, 760)
+	w := &webTest{t: t, b: b, base: srv.URL, shots: os.Getenv("WEB_SHOTS")}
+	w.step("register", func() error {
+		if err := b.navigate(srv.URL + "/register"); err != nil {
+			return err
+		}
+		if err := b.waitFor("the register form", `document.querySelector('input[name=name]')`); err != nil {
+			return err
+		}
+		for sel, v := range map[string]string{"input[name=email]": "ann@example.org", "input[name=name]": "Ann", "input[name=password]": "a long enough passphrase"} {
+			if err := b.fill(sel, v); err != nil {
+				return err
+			}
+		}
+		if err := b.click("button[type=submit]", "Create account"); err != nil {
+			return err
+		}
+		return b.waitFor("the search page", `['/', '/search'].includes(location.pathname) && document.querySelector('nav a[href="/integrations"]')`)
+	})
+	w.step("a feed on the server's loopback is refused under its field", func() error {
+		if err := b.navigate(srv.URL + "/integrations"); err != nil {
+			return err
+		}
+		form := "form[data-integration=feed]"
+		if err := b.waitFor("the feed form", `document.querySelector('`+form+`')`); err != nil {
+			return err
+		}
+		if err := b.click("summary", "Connect RSS or Atom feed"); err != nil {
+			return err
+		}
+		if err := b.fill(form+" textarea[name=url]", "http://127.0.0.1:9/feed.xml"); err != nil {
+			return err
+		}
+		if err := b.click(form+" button[type=submit]", "Connect"); err != nil {
+			return err
+		}
+		return w.waitValue("the field's error", `(e => e ? e.textContent : '')(document.querySelector('`+form+` textarea[name=url]').closest('div').querySelector('.field-error'))`,
+			"This address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true.")
+	})
+}
