@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -63,5 +65,29 @@ func TestBrowserHome(t *testing.T) {
 		}
 		return w.waitValue("the field's error", `(e => e ? e.textContent : '')(document.querySelector('`+form+` textarea[name=url]').closest('div').querySelector('.field-error'))`,
 			"This address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true.")
+	})
+	w.step("a feed record's card shows each feed's title and last status", func() error {
+		var got []string
+		err := b.eval(`(() => {
+			const li = connectionCard({id: 'r1', integration: 'feed', status: 'error', connectedAt: '2026-05-06T07:00:00Z', itemsSynced: 3,
+				sources: ['https://blog.example/feed.xml', 'https://gone.example/feed.xml', 'https://new.example/feed.xml'],
+				sourceDetails: [{source: 'https://blog.example/feed.xml', title: 'Example blog', status: 'ok'},
+					{source: 'https://gone.example/feed.xml', status: 'the server answered 410 Gone'},
+					{source: 'https://new.example/feed.xml'}]}, liveRegion(), async () => []);
+			return [...li.querySelectorAll('ul.sources > li')].map(e => [...e.children].map(c => c.textContent).join(' | ') +
+				(e.querySelector('.source-status.error') ? ' (error)' : ''));
+		})()`, &got)
+		if err != nil {
+			return err
+		}
+		want := []string{
+			"Example blog | https://blog.example/feed.xml | Last fetch: OK.",
+			"https://gone.example/feed.xml | Last fetch failed: The server answered 410 Gone. (error)",
+			"https://new.example/feed.xml | Not fetched yet.",
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			return fmt.Errorf("sources: got %q, want %q", got, want)
+		}
+		return nil
 	})
 }

@@ -42,6 +42,9 @@ type RecordView struct {
 	// PausedReason says why a paused sync waits: disk_full or not_saved.
 	PausedReason string   `json:"pausedReason,omitempty"`
 	Sources      []string `json:"sources,omitempty"`
+	// SourceDetails says of each source what the last sync learnt of it
+	// (a feed's own title and last status).
+	SourceDetails []integrations.SourceDetail `json:"sourceDetails,omitempty"`
 }
 
 // view is what clients see of rec.
@@ -58,9 +61,24 @@ func (h *Handlers) view(rec records.Record) RecordView {
 			h.log.Warn("record view: credentials do not open; sources not shown", "record_id", rec.ID, "err", err)
 		} else {
 			v.Sources = def.Sources(creds)
+			v.SourceDetails = h.details(def, rec, creds)
 		}
 	}
 	return v
+}
+
+// details is def.Details of rec, over the values the record keeps; nil
+// when they do not open (the view goes on without them).
+func (h *Handlers) details(def integrations.Definition, rec records.Record, creds integrations.Credentials) []integrations.SourceDetail {
+	if def.Details == nil {
+		return nil
+	}
+	kept, err := h.cfg.Sync.KeptState(rec)
+	if err != nil {
+		h.log.Warn("record view: sync state does not open; source details not shown", "record_id", rec.ID, "err", err)
+		return nil
+	}
+	return def.Details(creds, func(k string) string { return kept[k] })
 }
 
 // Catalogue serves GET /v1/integrations: every manifest with its

@@ -23,6 +23,13 @@ import (
 
 // fail records a task's failure and reports whether the session must stop.
 func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
+	return r.failKeeping(hard, t, err, nil)
+}
+
+// failKeeping is fail that also stores the values the failed task kept
+// (TaskResult.State: a feed's last status, the time its server said to
+// ask again), in the same log line as the failure.
+func (r *run) failKeeping(hard context.Context, t QueuedTask, err error, state map[string]string) (stop bool) {
 	f := classify(err, r.s.displayName(r.rec.Integration), hard.Err() != nil)
 	f.msg = explained(err, f.msg)
 	now := r.s.now().UTC()
@@ -91,12 +98,30 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		ops = append(ops, setStatus(records.StatusError, f.msg))
 		r.failed = true
 	}
+	var kept map[string]string
+	if len(state) > 0 {
+		r.stageState(state)
+		stateOps, next, serr := r.stateOps(now)
+		if serr != nil {
+			r.log.Error("seal sync state", "err", serr)
+		} else {
+			ops, kept = append(ops, stateOps...), next
+		}
+		r.mu.Lock()
+		r.b.state = nil // the batch was flushed before the failure: only this
+		r.mu.Unlock()
+	}
 	if err := r.s.commitFor(r.rec.ID, ops...); err != nil {
 		r.breakOn(err)
 		if !errors.Is(err, records.ErrNotFound) && !errors.Is(err, records.ErrCredentialsChanged) && !errors.Is(err, storage.ErrNotFound) {
 			r.log.Error("record sync failure", "err", err)
 		}
 		return true
+	}
+	if kept != nil {
+		r.mu.Lock()
+		r.kept = kept
+		r.mu.Unlock()
 	}
 	return stop
 }

@@ -123,9 +123,23 @@ function connectionCard(r, region, refresh) {
       h('dt', null, 'Connected'), h('dd', null, fmtDate(r.connectedAt)),
       r.lastError && [h('dt', null, 'Last error'), h('dd', { class: 'error' }, r.lastError)],
       r.sources && r.sources.length > 0 && [h('dt', null, 'Sources'),
-        h('dd', null, h('ul', { class: 'sources' }, r.sources.map(s => h('li', null, s))))]),
+        h('dd', null, h('ul', { class: 'sources' }, sourceItems(r)))]),
     cardRegion,
     h('div', { class: 'actions' }, r.status !== 'needs_reauth' && sync, reconnect, disconnect));
+}
+
+// sourceItems lists what a record follows: each source with its own
+// title and how its last sync went, when the record says (sourceDetails),
+// else its bare name.
+function sourceItems(r) {
+  const details = new Map((r.sourceDetails || []).map(d => [d.source, d]));
+  return r.sources.map(s => {
+    const d = details.get(s);
+    if (!d) return h('li', null, s);
+    const status = !d.status ? 'Not fetched yet.' : d.status === 'ok' ? 'Last fetch: OK.' : 'Last fetch failed: ' + sentence(d.status);
+    return h('li', null, d.title && h('span', { class: 'source-title' }, d.title), h('span', { class: 'source-name' }, s),
+      h('span', { class: 'source-status' + (d.status && d.status !== 'ok' ? ' error' : '') }, status));
+  });
 }
 
 // syncProgress is a bar of the items a downloading sync has fetched of
