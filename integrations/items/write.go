@@ -101,6 +101,19 @@ func (s *Store) Text(it *ItemRecord) (string, error) { return s.content.readText
 // ForRecord returns every item of the record, live or not.
 func (s *Store) ForRecord(recordID string) []ItemRecord { return s.t.Find(indexRecord, recordID) }
 
+// LiveCounts returns how many live items each record holds, reading
+// every item once (none is opened).
+func (s *Store) LiveCounts() map[string]int64 {
+	n := map[string]int64{}
+	s.t.Scan(func(it ItemRecord) bool {
+		if it.Live() {
+			n[it.RecordID]++
+		}
+		return true
+	})
+	return n
+}
+
 // Scan calls fn for every item, live or not, until fn returns false. fn
 // must not call the store.
 func (s *Store) Scan(fn func(ItemRecord) bool) { s.t.Scan(fn) }
