@@ -90,4 +90,36 @@ func TestBrowserHome(t *testing.T) {
 		}
 		return nil
 	})
+	w.step("a mailbox's card shows its label and source, and its Reconnect updates that one", func() error {
+		var got struct {
+			Heading, Source string
+			Body            string
+		}
+		err := b.eval(`(async () => {
+			const li = connectionCard({id: 'r7', integration: 'imap', status: 'needs_reauth', connectedAt: '2026-05-06T07:00:00Z', itemsSynced: 3,
+				label: 'Work mail', source: 'ann@example.org on imap.example.org'}, liveRegion(), async () => []);
+			document.querySelector('main').append(li);
+			const form = li.querySelector('form[data-integration=imap]');
+			for (const [n, v] of [['host', 'imap.example.org'], ['username', 'ann@example.org'], ['password', 'pw']]) form.querySelector('[name=' + n + ']').value = v;
+			const sent = [];
+			const real = api;
+			api = async (method, path, body) => { sent.push(body); return {httpStatus: 200}; };
+			try {
+				form.requestSubmit();
+				for (let i = 0; i < 50 && !sent.length; i++) await new Promise(r => setTimeout(r, 10));
+			} finally { api = real; }
+			const h3 = li.querySelector('h3');
+			const out = {heading: [...h3.children].map(c => c.textContent).join(' | '), source: li.querySelector('dd.record-source').textContent,
+				body: JSON.stringify({recordId: sent[0] && sent[0].recordId, label: sent[0] && sent[0].fields.label || null})};
+			li.remove();
+			return out;
+		})()`, &got)
+		if err != nil {
+			return err
+		}
+		if got.Heading != "IMAP mailbox | Work mail | Needs you to sign in again" || got.Source != "ann@example.org on imap.example.org" || got.Body != `{"recordId":"r7","label":null}` {
+			return fmt.Errorf("card: got %+v", got)
+		}
+		return nil
+	})
 }

@@ -29,6 +29,11 @@ type Definition struct {
 	// credentials, for the record's view (a feed record's addresses).
 	// Nil: nothing is shown. It must return no secret.
 	Sources func(c Credentials) []string
+	// Describe names a record from its credentials, without a secret: the
+	// name it goes by without a label (its host, its folder) and its
+	// source (the IMAP user and host, the folder's path). Nil: neither is
+	// shown.
+	Describe func(c Credentials) (name, source string)
 	// Details says of each thing a record follows what the last sync
 	// learnt of it (a feed's own title, its last fetch's status), from
 	// the record's credentials and the values it keeps (Env.State), for

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"searchsvc/httpx"
 	"searchsvc/integrations"
@@ -42,6 +46,12 @@ type RecordView struct {
 	// PausedReason says why a paused sync waits: disk_full or not_saved.
 	PausedReason string   `json:"pausedReason,omitempty"`
 	Sources      []string `json:"sources,omitempty"`
+	// Label names the record among the user's connections: the label
+	// given in its form, else what it connects to (its host, its folder);
+	// Source says what it reads (the IMAP user and host), never a secret.
+	// Both are absent for integrations that do not describe their records.
+	Label  string `json:"label,omitempty"`
+	Source string `json:"source,omitempty"`
 	// SourceDetails says of each source what the last sync learnt of it
 	// (a feed's own title and last status).
 	SourceDetails []integrations.SourceDetail `json:"sourceDetails,omitempty"`
@@ -55,13 +65,23 @@ func (h *Handlers) view(rec records.Record) RecordView {
 	if !a.RetryAt.IsZero() {
 		v.RetryAt = &a.RetryAt
 	}
-	if def, ok := h.cfg.Registry.Get(rec.Integration); ok && def.Sources != nil {
-		creds, err := h.cfg.Records.Credentials(rec)
-		if err != nil {
-			h.log.Warn("record view: credentials do not open; sources not shown", "record_id", rec.ID, "err", err)
-		} else {
-			v.Sources = def.Sources(creds)
-			v.SourceDetails = h.details(def, rec, creds)
+	def, ok := h.cfg.Registry.Get(rec.Integration)
+	if !ok || (def.Sources == nil && def.Describe == nil) {
+		return v
+	}
+	creds, err := h.cfg.Records.Credentials(rec)
+	if err != nil {
+		h.log.Warn("record view: credentials do not open; sources not shown", "record_id", rec.ID, "err", err)
+		return v
+	}
+	if def.Sources != nil {
+		v.Sources = def.Sources(creds)
+		v.SourceDetails = h.details(def, rec, creds)
+	}
+	if def.Describe != nil {
+		v.Label, v.Source = def.Describe(creds)
+		if l := creds.Fields[integrations.FieldLabel]; l != "" {
+			v.Label = l
 		}
 	}
 	return v
@@ -222,6 +242,10 @@ func (h *Handlers) revoke(ctx context.Context, rec records.Record, creds integra
 // credentialsBody is the manual form's request body.
 type credentialsBody struct {
 	Fields map[string]json.RawMessage `json:"fields"`
+	// RecordID names the connection the form updates (Reconnect); absent,
+	// the form makes a new connection of an integration that allows
+	// several (Manifest.MaxConnections), or updates the user's one.
+	RecordID string `json:"recordId"`
 }
 
 // SubmitCredentials serves POST /v1/user-integrations/{integration}/credentials:
@@ -252,6 +276,20 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) err
 	if errs != nil {
 		return invalid(errs...)
 	}
+	label, ok := fields[integrations.FieldLabel]
+	if ok {
+		if n := utf8.RuneCountInString(label); n > integrations.MaxLabelLen || strings.ContainsFunc(label, unicode.IsControl) {
+			return invalid(&integrations.ValidationError{Field: integrations.FieldLabel,
+				Message: "must be at most 64 characters, on one line"})
+		}
+		delete(fields, integrations.FieldLabel) // the provider's check never sees it
+	}
+	var target records.Record
+	if body.RecordID != "" {
+		if target, err = h.cfg.Records.Get(userID, body.RecordID); err != nil || target.Integration != domain {
+			return errRecordNotFound()
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), manualTimeout)
 	creds, err := def.ValidateManual(ctx, fields, h.cfg.ManualClient)
 	cancel()
@@ -266,8 +304,31 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) err
 		return &httpx.Error{Status: http.StatusBadGateway, Code: "integration_unreachable",
 			Message: "could not check the credentials with " + domain + "; try again later"}
 	}
-	_, existed := h.cfg.Records.Find(userID, domain)
-	rec, err := h.cfg.Records.Connect(userID, domain, creds)
+	if label != "" {
+		creds.Fields = maps.Clone(creds.Fields)
+		if creds.Fields == nil {
+			creds.Fields = map[string]string{}
+		}
+		creds.Fields[integrations.FieldLabel] = label
+	}
+	var rec records.Record
+	existed := target.ID != ""
+	switch max := def.Manifest.MaxConnections; {
+	case existed:
+		rec, err = h.cfg.Records.Reconnect(userID, domain, target.ID, creds)
+		if errors.Is(err, records.ErrNotFound) {
+			return errRecordNotFound()
+		}
+	case max > 1:
+		rec, err = h.cfg.Records.ConnectAnother(userID, domain, creds, max)
+		if errors.Is(err, records.ErrTooMany) {
+			return httpx.NewError(http.StatusConflict, "too_many_connections",
+				fmt.Sprintf("at most %d connections of %s; disconnect one first", max, def.Manifest.DisplayName))
+		}
+	default:
+		_, existed = h.cfg.Records.Find(userID, domain)
+		rec, err = h.cfg.Records.Connect(userID, domain, creds)
+	}
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ function connectionCard(r, region, refresh) {
   const disconnect = h('button', { type: 'button', class: 'danger' }, 'Disconnect');
   disconnect.addEventListener('click', async () => {
     const n = Number(r.itemsSynced) || 0;
-    const ok = await confirmDialog('Disconnect ' + m.displayName + '?',
+    const ok = await confirmDialog('Disconnect ' + m.displayName + (r.label ? ' (' + r.label + ')' : '') + '?',
       'Its ' + plural(n, 'synced item', 'synced items') + ' will be deleted from this server too, and no longer found by search. ' +
       'The service itself keeps your data.', 'Disconnect and delete items');
     if (!ok) { disconnect.focus(); return; }
@@ -112,11 +112,12 @@ function connectionCard(r, region, refresh) {
   if (r.status === 'needs_reauth') {
     reconnect = m.authType === 'oauth'
       ? h('a', { class: 'button', href: authorizeURL(m.domain), 'data-external': '' }, 'Reconnect')
-      : h('details', null, h('summary', null, 'Reconnect'), manualForm(m, region, refresh));
+      : h('details', null, h('summary', null, 'Reconnect'), manualForm(m, region, refresh, r.id));
   }
   return h('li', { class: 'card', 'data-record': r.id },
-    h('h3', null, m.displayName, h('span', { class: 'badge ' + cls }, word)),
+    h('h3', null, m.displayName, r.label && h('span', { class: 'record-label' }, r.label), h('span', { class: 'badge ' + cls }, word)),
     h('dl', { class: 'facts' },
+      r.source && [h('dt', null, 'Source'), h('dd', { class: 'record-source' }, r.source)],
       h('dt', null, 'Last sync'), h('dd', null, r.lastSyncAt ? fmtDate(r.lastSyncAt) + ' (' + ago(r.lastSyncAt) + ')' : 'Never'),
       activityText(r) && [h('dt', null, 'Now'), h('dd', { class: 'activity' }, activityText(r), syncProgress(r))],
       h('dt', null, 'Items synced'), h('dd', { class: 'items-synced' }, plural(Number(r.itemsSynced) || 0, 'item', 'items')),
@@ -199,8 +200,9 @@ function fieldHelp(f) {
 
 // manualForm is the form a manual integration's manifest describes. The
 // server checks it with the provider before storing it; its answer's
-// details say which field is wrong.
-function manualForm(m, region, refresh) {
+// details say which field is wrong. recordId, for a Reconnect, is the
+// connection it updates.
+function manualForm(m, region, refresh, recordId) {
   const formRegion = liveRegion();
   const inputs = {}, sets = {}, labels = {};
   const types = { text: 'text', password: 'password', number: 'number', url: 'url', bool: 'checkbox', multiline: 'multiline' };
@@ -227,7 +229,10 @@ function manualForm(m, region, refresh) {
     submit.disabled = true;
     say(formRegion, '', 'Checking with ' + m.displayName + '…');
     try {
-      const res = await api('POST', '/v1/user-integrations/' + encodeURIComponent(m.domain) + '/credentials', { fields });
+      // A Reconnect names its record: one of several connections of the
+      // integration is updated, not a new one made.
+      const res = await api('POST', '/v1/user-integrations/' + encodeURIComponent(m.domain) + '/credentials',
+        recordId ? { fields, recordId } : { fields });
       form.reset();
       for (const s of Object.values(sets)) s('');
       say(formRegion, '');
