@@ -63,3 +63,38 @@ func TestPrivateTargetsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchResultSource: a feed entry found by search names its feed
+// by the feed's own title (source), not only its integration, and the
+// feed record says that title and its last status.
+func TestSearchResultSource(t *testing.T) {
+	feedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, testFeed)
+	}))
+	defer feedSrv.Close()
+	env := testEnv(t.TempDir())
+	env["ALLOW_PRIVATE_TARGETS"] = "true"
+	srv := startRun(t, env)
+	c := newClient(t, srv.URL)
+	c.do("POST", "/v1/auth/register", map[string]string{"email": "a@example.org", "password": "a long enough password", "name": "A"})
+	status, body, _ := c.do("POST", "/v1/user-integrations/feed/credentials", map[string]any{"fields": map[string]string{"url": feedSrv.URL}})
+	if status != 201 {
+		t.Fatalf("connect feed: %d %v", status, body)
+	}
+	id := body["result"].(map[string]any)["id"].(string)
+	waitItems(t, c, 2)
+	waitFor(t, "the entries found", func() bool { got, _ := searchIDs(t, c, "q=headline"); return len(got) == 2 })
+	status, body, _ = c.do("GET", "/v1/search?q=second", nil)
+	results, _ := body["results"].([]any)
+	if status != 200 || len(results) != 1 {
+		t.Fatalf("search: got %d %v, want one result", status, body)
+	}
+	if r := results[0].(map[string]any); r["source"] != "News" || r["integration"] != "feed" || r["recordId"] != id {
+		t.Errorf("result: got %v, want source News of feed record %s", r, id)
+	}
+	status, body, _ = c.do("GET", "/v1/user-integrations/"+id, nil)
+	want := `[{"source":"` + feedSrv.URL + `","status":"ok","title":"News"}]`
+	if got := jsonString(body["result"].(map[string]any)["sourceDetails"]); status != 200 || got != want {
+		t.Errorf("record: got %d sourceDetails %s, want %s", status, got, want)
+	}
+}

@@ -122,4 +122,19 @@ func TestBrowserHome(t *testing.T) {
 		}
 		return nil
 	})
+	w.step("a result names its connection", func() error {
+		var got []string
+		err := b.eval(`[{id: 'i1', integration: 'feed', kind: 'entry', title: 'Second headline', source: 'News', date: '2026-11-03T10:00:00Z'},
+			{id: 'i2', integration: 'imap', kind: 'email', title: 'Hello', from: 'Bob', source: 'Work mail', date: '2026-11-03T10:00:00Z'},
+			{id: 'i3', integration: 'feed', kind: 'entry', title: 'Old entry', date: '2026-11-03T10:00:00Z'}]
+			.map(r => resultItem(r).querySelector('.meta').textContent.split(' · ').slice(0, 2).join(' · '))`, &got)
+		if err != nil {
+			return err
+		}
+		want := []string{"RSS or Atom feed (News) · Feed entry", "IMAP mailbox (Work mail) · Email", "RSS or Atom feed · Feed entry"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			return fmt.Errorf("result sources: got %q, want %q", got, want)
+		}
+		return nil
+	})
 }

@@ -179,6 +179,10 @@ type Item struct {
 	// Link is the address of the original (a feed entry's page, the
 	// message in Gmail's web client); empty when there is none.
 	Link string `json:"link,omitempty"`
+	// Source names where in its record the item comes from, when the
+	// record follows several things (a feed entry's feed title); empty:
+	// the record's own label names it.
+	Source string `json:"source,omitempty"`
 }
 
 // Integration is one connected instance: one user's credentials for one

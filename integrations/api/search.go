@@ -9,6 +9,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
 	"searchsvc/integrations/search"
 	"searchsvc/storage/uuid"
 )
@@ -35,6 +36,10 @@ type SearchResult struct {
 	Date        time.Time  `json:"date"`
 	Score       float64    `json:"score"`
 	Snippet     []Fragment `json:"snippet"`
+	// Source names the connection the item comes from, beyond its
+	// integration: a feed entry's feed title, else the record's label
+	// (an IMAP mailbox's label or host); absent when there is neither.
+	Source string `json:"source,omitempty"`
 }
 
 // Fragment is a piece of a result's snippet: plain text, never HTML;
@@ -89,6 +94,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Internal(err)
 	}
 	results := make([]SearchResult, 0, len(res.Hits))
+	labels := recordLabels{h: h, seen: map[string]string{}}
 	var ghosts []string
 	dropped := 0 // hits left out: not counted in total either
 	for _, hit := range res.Hits {
@@ -98,7 +104,8 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 			dropped++
 			continue
 		}
-		if _, err := h.cfg.Records.Get(userID, it.RecordID); err != nil {
+		rec, err := h.cfg.Records.Get(userID, it.RecordID)
+		if err != nil {
 			dropped++ // a record being disconnected: its items are going
 			continue
 		}
@@ -119,7 +126,11 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 			ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
 			Title: m.Title, From: m.From, Date: it.Date, Score: hit.Score,
 			Snippet: fragments(search.Snippet(text, req.Query)),
+			Source:  m.Source,
 		})
+		if m.Source == "" {
+			results[len(results)-1].Source = labels.of(rec)
+		}
 	}
 	if len(ghosts) > 0 {
 		// The index found items the store no longer has: a removal it
@@ -198,4 +209,23 @@ func parseSearch(r *http.Request) (search.Request, error) {
 		return search.Request{}, httpx.Invalid(details...)
 	}
 	return req, nil
+}
+
+// recordLabels gives the labels of a page's records, each worked out
+// once (it opens the record's credentials).
+type recordLabels struct {
+	h    *Handlers
+	seen map[string]string
+}
+
+func (l recordLabels) of(rec records.Record) string {
+	if v, ok := l.seen[rec.ID]; ok {
+		return v
+	}
+	label := ""
+	if def, ok := l.h.cfg.Registry.Get(rec.Integration); ok && def.Describe != nil {
+		label = l.h.view(rec).Label
+	}
+	l.seen[rec.ID] = label
+	return label
 }

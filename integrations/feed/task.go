@@ -133,6 +133,7 @@ func (f *follower) fetch(ctx context.Context, u string) (integrations.TaskResult
 			break
 		}
 		it := item(e)
+		it.Source = next.Title
 		if seen[it.ProviderID] || (f.known != nil && f.known(it.ProviderID)) {
 			continue
 		}
