@@ -276,13 +276,9 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) err
 	if errs != nil {
 		return invalid(errs...)
 	}
-	label, ok := fields[integrations.FieldLabel]
-	if ok {
-		if n := utf8.RuneCountInString(label); n > integrations.MaxLabelLen || strings.ContainsFunc(label, unicode.IsControl) {
-			return invalid(&integrations.ValidationError{Field: integrations.FieldLabel,
-				Message: "must be at most 64 characters, on one line"})
-		}
-		delete(fields, integrations.FieldLabel) // the provider's check never sees it
+	label, err := takeLabel(fields)
+	if err != nil {
+		return err
 	}
 	var target records.Record
 	if body.RecordID != "" {
@@ -311,24 +307,7 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) err
 		}
 		creds.Fields[integrations.FieldLabel] = label
 	}
-	var rec records.Record
-	existed := target.ID != ""
-	switch max := def.Manifest.MaxConnections; {
-	case existed:
-		rec, err = h.cfg.Records.Reconnect(userID, domain, target.ID, creds)
-		if errors.Is(err, records.ErrNotFound) {
-			return errRecordNotFound()
-		}
-	case max > 1:
-		rec, err = h.cfg.Records.ConnectAnother(userID, domain, creds, max)
-		if errors.Is(err, records.ErrTooMany) {
-			return httpx.NewError(http.StatusConflict, "too_many_connections",
-				fmt.Sprintf("at most %d connections of %s; disconnect one first", max, def.Manifest.DisplayName))
-		}
-	default:
-		_, existed = h.cfg.Records.Find(userID, domain)
-		rec, err = h.cfg.Records.Connect(userID, domain, creds)
-	}
+	rec, existed, err := h.store(userID, def, target, creds)
 	if err != nil {
 		return err
 	}
@@ -340,6 +319,47 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) err
 	}
 	httpx.Write(w, r, status, opCreate, httpx.F("result", h.view(rec)))
 	return nil
+}
+
+// takeLabel takes the optional label out of a checked form, so that the
+// provider's check never sees it: at most MaxLabelLen characters, one
+// line.
+func takeLabel(fields map[string]string) (string, error) {
+	label, ok := fields[integrations.FieldLabel]
+	if !ok {
+		return "", nil
+	}
+	if n := utf8.RuneCountInString(label); n > integrations.MaxLabelLen || strings.ContainsFunc(label, unicode.IsControl) {
+		return "", invalid(&integrations.ValidationError{Field: integrations.FieldLabel,
+			Message: "must be at most 64 characters, on one line"})
+	}
+	delete(fields, integrations.FieldLabel)
+	return label, nil
+}
+
+// store stores checked credentials: in target (a Reconnect), in a new
+// record of an integration that may be connected several times, or in
+// the user's one record of def. existed says a record was updated.
+func (h *Handlers) store(userID string, def integrations.Definition, target records.Record, creds integrations.Credentials) (rec records.Record, existed bool, err error) {
+	domain := def.Manifest.Domain
+	existed = target.ID != ""
+	switch max := def.Manifest.MaxConnections; {
+	case existed:
+		rec, err = h.cfg.Records.Reconnect(userID, domain, target.ID, creds)
+		if errors.Is(err, records.ErrNotFound) {
+			err = errRecordNotFound()
+		}
+	case max > 1:
+		rec, err = h.cfg.Records.ConnectAnother(userID, domain, creds, max)
+		if errors.Is(err, records.ErrTooMany) {
+			err = httpx.NewError(http.StatusConflict, "too_many_connections",
+				fmt.Sprintf("at most %d connections of %s; disconnect one first", max, def.Manifest.DisplayName))
+		}
+	default:
+		_, existed = h.cfg.Records.Find(userID, domain)
+		rec, err = h.cfg.Records.Connect(userID, domain, creds)
+	}
+	return rec, existed, err
 }
 
 // invalid turns validation errors into a 400 whose details name the form

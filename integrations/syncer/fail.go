@@ -98,19 +98,8 @@ func (r *run) failKeeping(hard context.Context, t QueuedTask, err error, state m
 		ops = append(ops, setStatus(records.StatusError, f.msg))
 		r.failed = true
 	}
-	var kept map[string]string
-	if len(state) > 0 {
-		r.stageState(state)
-		stateOps, next, serr := r.stateOps(now)
-		if serr != nil {
-			r.log.Error("seal sync state", "err", serr)
-		} else {
-			ops, kept = append(ops, stateOps...), next
-		}
-		r.mu.Lock()
-		r.b.state = nil // the batch was flushed before the failure: only this
-		r.mu.Unlock()
-	}
+	keepOps, kept := r.keepOps(state, now)
+	ops = append(ops, keepOps...)
 	if err := r.s.commitFor(r.rec.ID, ops...); err != nil {
 		r.breakOn(err)
 		if !errors.Is(err, records.ErrNotFound) && !errors.Is(err, records.ErrCredentialsChanged) && !errors.Is(err, storage.ErrNotFound) {
@@ -118,12 +107,36 @@ func (r *run) failKeeping(hard context.Context, t QueuedTask, err error, state m
 		}
 		return true
 	}
+	r.setKept(kept)
+	return stop
+}
+
+// setKept makes kept, unless nil, the record's committed values.
+func (r *run) setKept(kept map[string]string) {
 	if kept != nil {
 		r.mu.Lock()
 		r.kept = kept
 		r.mu.Unlock()
 	}
-	return stop
+}
+
+// keepOps returns the ops that store what a failed task kept (its
+// State), and the record's kept values once they are committed; none
+// for an empty state.
+func (r *run) keepOps(state map[string]string, now time.Time) ([]storage.Op, map[string]string) {
+	if len(state) == 0 {
+		return nil, nil
+	}
+	r.stageState(state)
+	ops, kept, err := r.stateOps(now)
+	r.mu.Lock()
+	r.b.state = nil // the batch was flushed before the failure: only this
+	r.mu.Unlock()
+	if err != nil {
+		r.log.Error("seal sync state", "err", err)
+		return nil, nil
+	}
+	return ops, kept
 }
 
 type failClass int
