@@ -19,6 +19,7 @@ import (
 // a label longer than 64 characters is a field error.
 func TestSeveralMailboxes(t *testing.T) {
 	srv := imaptest.New(t)
+	fill(srv, "INBOX", 0, 2)
 	f := newE2E(t, srv, imap.Dialer{})
 	const path = "/v1/user-integrations/imap/credentials"
 	withLabel := func(label string) map[string]any {
@@ -49,6 +50,14 @@ func TestSeveralMailboxes(t *testing.T) {
 	}
 	if n := len(f.recs.ForUser("u1")); n != 2 {
 		t.Errorf("records: got %d, want 2", n)
+	}
+	// Each syncs into its own items; the label does not reach the login.
+	f.runOnce()
+	for _, id := range []any{work["id"], home["id"]} {
+		if n := len(f.live(fmt.Sprint(id))); n != 2 {
+			t.Errorf("record %v: %d items, want 2", id, n)
+		}
+		f.wantView(fmt.Sprint(id), records.StatusConnected, 2, "", true)
 	}
 
 	// A Reconnect names its record: that one is updated, 200.
