@@ -82,7 +82,7 @@ type outbound struct {
 // those may not be this server's own network. Integration client secrets
 // may come from files like every secret.
 func newOutbound(c *config, getenv func(string) string, log *slog.Logger) (outbound, error) {
-	guard := &netguard.Dialer{}
+	guard := &netguard.Dialer{Allowed: c.PrivateTargets}
 	dial, manual := guard.DialContext, guard.Client(outboundTimeout)
 	if c.AllowPrivateTargets {
 		dial, manual = nil, &http.Client{Timeout: outboundTimeout}

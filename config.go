@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"searchsvc/httpx"
+	"searchsvc/integrations/netguard"
 )
 
 // config is everything the service reads from its environment, parsed and
@@ -57,6 +58,10 @@ type config struct {
 	// AllowPrivateTargets lets users point manual integrations (a feed
 	// URL, an IMAP host) at loopback and private-network addresses.
 	AllowPrivateTargets bool
+	// PrivateTargets are networks those targets may be on even with
+	// AllowPrivateTargets off (a household's LAN); they never open
+	// loopback, link-local or metadata addresses (netguard.Dialer).
+	PrivateTargets []netip.Prefix
 
 	// MaxConnections bounds the connections open at once, and
 	// MaxClientConnections those from one peer (an IPv4 address or IPv6
@@ -105,6 +110,7 @@ var envVars = [][2]string{
 	{"<DOMAIN>_OAUTH_CLIENT_ID, _SECRET", "OAuth client per integration (gmail, slack, dropbox)"},
 	{"<DOMAIN>_OAUTH_AUTH_URL, _TOKEN_URL, _REVOKE_URL, <DOMAIN>_API_BASE_URL", "provider URL overrides"},
 	{"ALLOW_PRIVATE_TARGETS", "let feed URLs and IMAP hosts be loopback or private-network addresses (false)"},
+	{"PRIVATE_TARGETS", "comma-separated CIDRs feed URLs and IMAP hosts may be on, never loopback, link-local or metadata (none)"},
 	{"POLL_INTERVAL", "seconds between sync runs of one integration (900)"},
 	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
 	{"SEARCH_CACHE_MB", "memory for the search index's opened blocks, in MiB (16)"},
@@ -230,6 +236,7 @@ func readConfig(getenv func(string) string, serving bool) (*config, error) {
 	} else {
 		c.TrustedProxies = prefixes
 	}
+	c.PrivateTargets = privateTargets(&p)
 	c.BaseURL = p.url("BASE_URL", "http://localhost:8080")
 	if c.BaseURL != nil {
 		c.FrontendURL = p.url("FRONTEND_URL", c.BaseURL.String())
@@ -303,4 +310,22 @@ func isLoopback(host string) bool {
 		return true
 	}
 	return false
+}
+
+// privateTargets reads PRIVATE_TARGETS, refusing an entry that could
+// open nothing: one wholly inside loopback, link-local or a metadata
+// address, which only ALLOW_PRIVATE_TARGETS=true reaches.
+func privateTargets(p *parser) []netip.Prefix {
+	prefixes, err := httpx.ParsePrefixes(p.str("PRIVATE_TARGETS", ""))
+	if err != nil {
+		p.fail("PRIVATE_TARGETS", "%v", err)
+		return nil
+	}
+	for _, pr := range prefixes {
+		if netguard.ServerOnly(pr) {
+			p.fail("PRIVATE_TARGETS", "cannot allow %s: loopback, link-local and metadata addresses are reached only with ALLOW_PRIVATE_TARGETS=true", pr)
+			return nil
+		}
+	}
+	return prefixes
 }

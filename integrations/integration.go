@@ -79,6 +79,24 @@ type Manifest struct {
 	Scopes []string `json:"scopes"`
 	// Fields is the manual connection form; empty for OAuth integrations.
 	Fields []Field `json:"fields"`
+	// MaxConnections is how many records one user may hold of a manual
+	// integration that can be connected more than once (two mailboxes);
+	// 0 means one, reconnected in place.
+	MaxConnections int `json:"maxConnections,omitempty"`
+}
+
+// FieldLabel is the optional form field that names one of several
+// connections of an integration ("Work mail"). It is kept sealed with the
+// credentials and shown as the record's label; the integration's own
+// ValidateManual never sees it.
+const FieldLabel = "label"
+
+// MaxLabelLen is the longest label, in characters.
+const MaxLabelLen = 64
+
+// LabelField is the form field a manifest with MaxConnections lists.
+func LabelField() Field {
+	return Field{Name: FieldLabel, Label: "Label, to tell this connection from your others (optional; at most 64 characters)", Type: FieldText}
 }
 
 // Field is one input of a manual connection form.
@@ -161,6 +179,10 @@ type Item struct {
 	// Link is the address of the original (a feed entry's page, the
 	// message in Gmail's web client); empty when there is none.
 	Link string `json:"link,omitempty"`
+	// Source names where in its record the item comes from, when the
+	// record follows several things (a feed entry's feed title); empty:
+	// the record's own label names it.
+	Source string `json:"source,omitempty"`
 }
 
 // Integration is one connected instance: one user's credentials for one

@@ -29,6 +29,27 @@ type Definition struct {
 	// credentials, for the record's view (a feed record's addresses).
 	// Nil: nothing is shown. It must return no secret.
 	Sources func(c Credentials) []string
+	// Describe names a record from its credentials, without a secret: the
+	// name it goes by without a label (its host, its folder) and its
+	// source (the IMAP user and host, the folder's path). Nil: neither is
+	// shown.
+	Describe func(c Credentials) (name, source string)
+	// Details says of each thing a record follows what the last sync
+	// learnt of it (a feed's own title, its last fetch's status), from
+	// the record's credentials and the values it keeps (Env.State), for
+	// the record's view. Nil: nothing is shown. It must return no secret.
+	Details func(c Credentials, state func(key string) string) []SourceDetail
+}
+
+// SourceDetail is what a record's view says of one thing it follows.
+type SourceDetail struct {
+	// Source is what is followed, as Sources names it (a feed's address).
+	Source string `json:"source"`
+	// Title is the source's own name (a feed's title); empty until known.
+	Title string `json:"title,omitempty"`
+	// Status is "ok" when the last sync read it, the sentence of its
+	// failure when it did not, and empty before the first sync.
+	Status string `json:"status,omitempty"`
 }
 
 // Env is what a connected instance is built from.

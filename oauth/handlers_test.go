@@ -220,10 +220,11 @@ func newFixture(t testing.TB) *fixture {
 // only.
 type noSync struct{}
 
-func (noSync) Connected(records.Record)              {}
-func (noSync) Disconnect(records.Record) error       { return nil }
-func (noSync) Activity(string) syncer.Activity       { return syncer.Activity{State: syncer.ActivityIdle} }
-func (noSync) SyncNow(userID, recordID string) error { return nil }
+func (noSync) Connected(records.Record)                            {}
+func (noSync) Disconnect(records.Record) error                     { return nil }
+func (noSync) Activity(string) syncer.Activity                     { return syncer.Activity{State: syncer.ActivityIdle} }
+func (noSync) SyncNow(userID, recordID string) error               { return nil }
+func (noSync) KeptState(records.Record) (map[string]string, error) { return nil, nil }
 
 func mustParse(t testing.TB, s string) *url.URL {
 	t.Helper()

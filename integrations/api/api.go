@@ -44,6 +44,8 @@ type Sync interface {
 	Activity(recordID string) syncer.Activity
 	// SyncNow queues a sync of the user's record now.
 	SyncNow(userID, recordID string) error
+	// KeptState is the values the record keeps between syncs.
+	KeptState(rec records.Record) (map[string]string, error)
 }
 
 // Config configures Handlers.

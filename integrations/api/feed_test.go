@@ -140,6 +140,12 @@ func TestFeedsManyForOneUser(t *testing.T) {
 		r.ItemsSynced != 3 || r.LastSyncAt == nil || r.Activity != syncer.ActivityIdle || r.PendingTasks != 0 || r.ItemsLeft != 0 {
 		t.Errorf("record view: got %+v,\nwant the 3 sources, error %q, 3 items, a lastSyncAt, idle", r, sentence)
 	}
+	// Each feed says its own title and how its last fetch went.
+	wantDetails := `[{"source":"` + urls[0] + `","title":"Long reads","status":"ok"},{"source":"` + urls[1] +
+		`","title":"Notes","status":"ok"},{"source":"` + urls[2] + `","status":"the server answered 410 Gone"}]`
+	if got := string(mustJSON(r.SourceDetails)); got != wantDetails {
+		t.Errorf("sourceDetails: got %s, want %s", got, wantDetails)
+	}
 
 	// Items keep the full content and the link to the original.
 	var list struct {
@@ -176,6 +182,10 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	getJSON(t, srv, "/v1/user-integrations/"+id, &rec)
 	if r := rec.Result; r.Status != records.StatusConnected || r.LastError != "" || r.ItemsSynced != 5 {
 		t.Errorf("after the feed came back: got %s %q, itemsSynced %d; want connected, 5", r.Status, r.LastError, r.ItemsSynced)
+	}
+	wantDetails = strings.Replace(wantDetails, `"status":"the server answered 410 Gone"`, `"title":"Notes","status":"ok"`, 1)
+	if got := string(mustJSON(rec.Result.SourceDetails)); got != wantDetails {
+		t.Errorf("sourceDetails after the feed came back: got %s, want %s", got, wantDetails)
 	}
 }
 

@@ -256,6 +256,8 @@ func (s fakeSync) Activity(recordID string) syncer.Activity {
 
 func (s fakeSync) SyncNow(string, string) error { return nil }
 
+func (s fakeSync) KeptState(records.Record) (map[string]string, error) { return nil, nil }
+
 func oauthDefinition(domain string) integrations.Definition {
 	return integrations.Definition{
 		Manifest: integrations.Manifest{Domain: domain, DisplayName: "Other", Kind: integrations.KindChat,

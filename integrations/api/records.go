@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"searchsvc/httpx"
 	"searchsvc/integrations"
@@ -42,6 +46,15 @@ type RecordView struct {
 	// PausedReason says why a paused sync waits: disk_full or not_saved.
 	PausedReason string   `json:"pausedReason,omitempty"`
 	Sources      []string `json:"sources,omitempty"`
+	// Label names the record among the user's connections: the label
+	// given in its form, else what it connects to (its host, its folder);
+	// Source says what it reads (the IMAP user and host), never a secret.
+	// Both are absent for integrations that do not describe their records.
+	Label  string `json:"label,omitempty"`
+	Source string `json:"source,omitempty"`
+	// SourceDetails says of each source what the last sync learnt of it
+	// (a feed's own title and last status).
+	SourceDetails []integrations.SourceDetail `json:"sourceDetails,omitempty"`
 }
 
 // view is what clients see of rec.
@@ -52,15 +65,40 @@ func (h *Handlers) view(rec records.Record) RecordView {
 	if !a.RetryAt.IsZero() {
 		v.RetryAt = &a.RetryAt
 	}
-	if def, ok := h.cfg.Registry.Get(rec.Integration); ok && def.Sources != nil {
-		creds, err := h.cfg.Records.Credentials(rec)
-		if err != nil {
-			h.log.Warn("record view: credentials do not open; sources not shown", "record_id", rec.ID, "err", err)
-		} else {
-			v.Sources = def.Sources(creds)
+	def, ok := h.cfg.Registry.Get(rec.Integration)
+	if !ok || (def.Sources == nil && def.Describe == nil) {
+		return v
+	}
+	creds, err := h.cfg.Records.Credentials(rec)
+	if err != nil {
+		h.log.Warn("record view: credentials do not open; sources not shown", "record_id", rec.ID, "err", err)
+		return v
+	}
+	if def.Sources != nil {
+		v.Sources = def.Sources(creds)
+		v.SourceDetails = h.details(def, rec, creds)
+	}
+	if def.Describe != nil {
+		v.Label, v.Source = def.Describe(creds)
+		if l := creds.Fields[integrations.FieldLabel]; l != "" {
+			v.Label = l
 		}
 	}
 	return v
+}
+
+// details is def.Details of rec, over the values the record keeps; nil
+// when they do not open (the view goes on without them).
+func (h *Handlers) details(def integrations.Definition, rec records.Record, creds integrations.Credentials) []integrations.SourceDetail {
+	if def.Details == nil {
+		return nil
+	}
+	kept, err := h.cfg.Sync.KeptState(rec)
+	if err != nil {
+		h.log.Warn("record view: sync state does not open; source details not shown", "record_id", rec.ID, "err", err)
+		return nil
+	}
+	return def.Details(creds, func(k string) string { return kept[k] })
 }
 
 // Catalogue serves GET /v1/integrations: every manifest with its
@@ -204,6 +242,10 @@ func (h *Handlers) revoke(ctx context.Context, rec records.Record, creds integra
 // credentialsBody is the manual form's request body.
 type credentialsBody struct {
 	Fields map[string]json.RawMessage `json:"fields"`
+	// RecordID names the connection the form updates (Reconnect); absent,
+	// the form makes a new connection of an integration that allows
+	// several (Manifest.MaxConnections), or updates the user's one.
+	RecordID string `json:"recordId"`
 }
 
 // SubmitCredentials serves POST /v1/user-integrations/{integration}/credentials:
@@ -234,6 +276,16 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) err
 	if errs != nil {
 		return invalid(errs...)
 	}
+	label, err := takeLabel(fields)
+	if err != nil {
+		return err
+	}
+	var target records.Record
+	if body.RecordID != "" {
+		if target, err = h.cfg.Records.Get(userID, body.RecordID); err != nil || target.Integration != domain {
+			return errRecordNotFound()
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), manualTimeout)
 	creds, err := def.ValidateManual(ctx, fields, h.cfg.ManualClient)
 	cancel()
@@ -248,8 +300,14 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) err
 		return &httpx.Error{Status: http.StatusBadGateway, Code: "integration_unreachable",
 			Message: "could not check the credentials with " + domain + "; try again later"}
 	}
-	_, existed := h.cfg.Records.Find(userID, domain)
-	rec, err := h.cfg.Records.Connect(userID, domain, creds)
+	if label != "" {
+		creds.Fields = maps.Clone(creds.Fields)
+		if creds.Fields == nil {
+			creds.Fields = map[string]string{}
+		}
+		creds.Fields[integrations.FieldLabel] = label
+	}
+	rec, existed, err := h.store(userID, def, target, creds)
 	if err != nil {
 		return err
 	}
@@ -261,6 +319,47 @@ func (h *Handlers) submitCredentials(w http.ResponseWriter, r *http.Request) err
 	}
 	httpx.Write(w, r, status, opCreate, httpx.F("result", h.view(rec)))
 	return nil
+}
+
+// takeLabel takes the optional label out of a checked form, so that the
+// provider's check never sees it: at most MaxLabelLen characters, one
+// line.
+func takeLabel(fields map[string]string) (string, error) {
+	label, ok := fields[integrations.FieldLabel]
+	if !ok {
+		return "", nil
+	}
+	if n := utf8.RuneCountInString(label); n > integrations.MaxLabelLen || strings.ContainsFunc(label, unicode.IsControl) {
+		return "", invalid(&integrations.ValidationError{Field: integrations.FieldLabel,
+			Message: "must be at most 64 characters, on one line"})
+	}
+	delete(fields, integrations.FieldLabel)
+	return label, nil
+}
+
+// store stores checked credentials: in target (a Reconnect), in a new
+// record of an integration that may be connected several times, or in
+// the user's one record of def. existed says a record was updated.
+func (h *Handlers) store(userID string, def integrations.Definition, target records.Record, creds integrations.Credentials) (rec records.Record, existed bool, err error) {
+	domain := def.Manifest.Domain
+	existed = target.ID != ""
+	switch max := def.Manifest.MaxConnections; {
+	case existed:
+		rec, err = h.cfg.Records.Reconnect(userID, domain, target.ID, creds)
+		if errors.Is(err, records.ErrNotFound) {
+			err = errRecordNotFound()
+		}
+	case max > 1:
+		rec, err = h.cfg.Records.ConnectAnother(userID, domain, creds, max)
+		if errors.Is(err, records.ErrTooMany) {
+			err = httpx.NewError(http.StatusConflict, "too_many_connections",
+				fmt.Sprintf("at most %d connections of %s; disconnect one first", max, def.Manifest.DisplayName))
+		}
+	default:
+		_, existed = h.cfg.Records.Find(userID, domain)
+		rec, err = h.cfg.Records.Connect(userID, domain, creds)
+	}
+	return rec, existed, err
 }
 
 // invalid turns validation errors into a 400 whose details name the form

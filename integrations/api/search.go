@@ -9,6 +9,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations/items"
+	"searchsvc/integrations/records"
 	"searchsvc/integrations/search"
 	"searchsvc/storage/uuid"
 )
@@ -38,6 +39,10 @@ type SearchResult struct {
 	// Matched are the words of the item's text the query matched, as
 	// written there (search.Highlight): an item page marks them.
 	Matched []string `json:"matched"`
+	// Source names the connection the item comes from, beyond its
+	// integration: a feed entry's feed title, else the record's label
+	// (an IMAP mailbox's label or host); absent when there is neither.
+	Source string `json:"source,omitempty"`
 }
 
 // Fragment is a piece of a result's snippet: plain text, never HTML;
@@ -101,38 +106,19 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Internal(err)
 	}
 	results := make([]SearchResult, 0, len(res.Hits))
+	labels := recordLabels{h: h, seen: map[string]string{}}
 	var ghosts []string
 	dropped := 0 // hits left out: not counted in total either
 	for _, hit := range res.Hits {
-		it, err := store.Get(userID, hit.ID)
-		if err != nil {
+		one, ok, ghost := h.result(store, userID, hit, req, &labels)
+		if ghost {
 			ghosts = append(ghosts, hit.ID)
+		}
+		if !ok {
 			dropped++
 			continue
 		}
-		if _, err := h.cfg.Records.Get(userID, it.RecordID); err != nil {
-			dropped++ // a record being disconnected: its items are going
-			continue
-		}
-		m, err := store.OpenMeta(&it)
-		if err != nil {
-			// One item that does not open (damage the key check did not
-			// see) must not fail the whole search: leave it out.
-			h.log.Error("open a search result's metadata", "item_id", it.ID, "err", err)
-			dropped++
-			continue
-		}
-		text, err := store.Text(&it)
-		if err != nil && !errors.Is(err, items.ErrContentMissing) {
-			h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
-			text = "" // the result without its snippet
-		}
-		snippet, matched := search.Highlight(text, req.Query)
-		results = append(results, SearchResult{
-			ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
-			Title: m.Title, From: m.From, Date: it.Date, Score: hit.Score,
-			Snippet: fragments(snippet), Matched: matched,
-		})
+		results = append(results, one)
 	}
 	if len(ghosts) > 0 {
 		// The index found items the store no longer has: a removal it
@@ -151,6 +137,41 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.Write(w, r, http.StatusOK, opSearch, fields...)
 	return nil
+}
+
+// result is one hit as the answer shows it, read from the item store: ok
+// is false for a hit left out, ghost true for one the store no longer has.
+func (h *Handlers) result(store *items.Store, userID string, hit search.Hit, req search.Request, labels *recordLabels) (r SearchResult, ok, ghost bool) {
+	it, err := store.Get(userID, hit.ID)
+	if err != nil {
+		return SearchResult{}, false, true
+	}
+	rec, err := h.cfg.Records.Get(userID, it.RecordID)
+	if err != nil {
+		return SearchResult{}, false, false // a record being disconnected: its items are going
+	}
+	m, err := store.OpenMeta(&it)
+	if err != nil {
+		// One item that does not open (damage the key check did not
+		// see) must not fail the whole search: leave it out.
+		h.log.Error("open a search result's metadata", "item_id", it.ID, "err", err)
+		return SearchResult{}, false, false
+	}
+	text, err := store.Text(&it)
+	if err != nil && !errors.Is(err, items.ErrContentMissing) {
+		h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
+		text = "" // the result without its snippet
+	}
+	snippet, matched := search.Highlight(text, req.Query)
+	r = SearchResult{
+		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
+		Title: m.Title, From: m.From, Date: it.Date, Score: hit.Score,
+		Snippet: fragments(snippet), Matched: matched, Source: m.Source,
+	}
+	if r.Source == "" {
+		r.Source = labels.of(rec)
+	}
+	return r, true, false
 }
 
 // invalidQuery is the 400 for a query that does not parse.
@@ -211,4 +232,23 @@ func parseSearch(r *http.Request) (search.Request, error) {
 		return search.Request{}, httpx.Invalid(details...)
 	}
 	return req, nil
+}
+
+// recordLabels gives the labels of a page's records, each worked out
+// once (it opens the record's credentials).
+type recordLabels struct {
+	h    *Handlers
+	seen map[string]string
+}
+
+func (l recordLabels) of(rec records.Record) string {
+	if v, ok := l.seen[rec.ID]; ok {
+		return v
+	}
+	label := ""
+	if def, ok := l.h.cfg.Registry.Get(rec.Integration); ok && def.Describe != nil {
+		label = l.h.view(rec).Label
+	}
+	l.seen[rec.ID] = label
+	return label
 }

@@ -73,12 +73,13 @@ func Definition() integrations.Definition {
 			if now == nil {
 				now = time.Now
 			}
-			return &follower{client: env.Client, urls: urls, now: now, known: env.Known}, nil
+			return &follower{client: env.Client, urls: urls, now: now, known: env.Known, state: env.State}, nil
 		},
 		Sources: func(c integrations.Credentials) []string {
 			urls, _ := ParseURLs(c.Fields[FieldURL])
 			return urls
 		},
+		Details: Details,
 	}
 }
 
@@ -169,7 +170,7 @@ func explain(ctx context.Context, err error) error {
 	case errors.As(err, &ae):
 		v.Message = fmt.Sprintf("the server answered %d %s", ae.Status, http.StatusText(ae.Status))
 	case errors.Is(err, netguard.ErrPrivateAddress):
-		v.Message = "this address is not on the public internet"
+		v.Message = "this address is not on the public internet; " + netguard.Advice
 	case errors.Is(err, ErrTooLarge):
 		v.Message = "the feed is larger than 5 MiB"
 	case errors.Is(err, ErrNotFeed):
@@ -190,6 +191,34 @@ func Fetch(ctx context.Context, client *http.Client, feedURL string) ([]Entry, e
 
 // fetch is Fetch with a size limit in bytes.
 func fetch(ctx context.Context, client *http.Client, feedURL string, limit int64) ([]Entry, error) {
+	f, err := fetchFeed(ctx, client, feedURL, limit, validators{})
+	return f.Entries, err
+}
+
+// validators are what a server said identifies the version of a feed it
+// sent (its ETag and Last-Modified headers), sent back in the next
+// request (If-None-Match, If-Modified-Since) so that an unchanged feed is
+// answered 304 with no body.
+type validators struct {
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+}
+
+// fetched is one answer to a feed request: the feed and its validators,
+// or NotModified when the server answered 304 to the validators sent.
+type fetched struct {
+	Feed
+	validators
+	NotModified bool
+}
+
+// maxValidator bounds an ETag or Last-Modified kept between polls.
+const maxValidator = 256
+
+// fetchFeed requests the feed at feedURL with the validators of the
+// version held (none: an unconditional request) and reads at most limit
+// bytes of it.
+func fetchFeed(ctx context.Context, client *http.Client, feedURL string, limit int64, held validators) (fetched, error) {
 	if client == nil {
 		client = &http.Client{Timeout: FetchTimeout}
 	}
@@ -197,33 +226,60 @@ func fetch(ctx context.Context, client *http.Client, feedURL string, limit int64
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, feedURL, nil)
 	if err != nil {
-		return nil, withoutURL(err)
+		return fetched{}, withoutURL(err)
 	}
 	req.Header.Set("Accept", "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1")
 	req.Header.Set("User-Agent", "searchsvc feed reader")
+	if held.ETag != "" {
+		req.Header.Set("If-None-Match", held.ETag)
+	}
+	if held.LastModified != "" {
+		req.Header.Set("If-Modified-Since", held.LastModified)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, withoutURL(err)
+		return fetched{}, withoutURL(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && held != (validators{}) {
+		return fetched{NotModified: true, validators: held}, nil
+	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
+		return fetched{}, &StatusError{Code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
 	}
 	if resp.ContentLength > limit {
-		return nil, ErrTooLarge // said up front: not worth downloading
+		return fetched{}, ErrTooLarge // said up front: not worth downloading
 	}
 	body := &capped{r: resp.Body, left: limit}
-	entries, err := Parse(body)
+	feed, err := parseFeed(body)
 	if body.over {
-		return nil, ErrTooLarge
+		return fetched{}, ErrTooLarge
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, ctxErr
+			return fetched{}, ctxErr
 		}
-		return nil, err
+		return fetched{}, err
 	}
-	return entries, nil
+	out := fetched{Feed: feed}
+	if v := resp.Header.Get("ETag"); len(v) <= maxValidator && validHeader(v) {
+		out.ETag = v
+	}
+	if v := resp.Header.Get("Last-Modified"); len(v) <= maxValidator && validHeader(v) {
+		out.LastModified = v
+	}
+	return out, nil
+}
+
+// validHeader reports whether v can be sent back as a header value:
+// printable ASCII only.
+func validHeader(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // withoutURL takes the address out of a client's error: a *url.Error
@@ -267,6 +323,7 @@ type follower struct {
 	urls   []string
 	now    func() time.Time
 	known  func(providerID string) bool // nil: nothing is known
+	state  func(key string) string      // Env.State; nil: nothing is kept
 }
 
 // Initialize has nothing to prepare.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -225,7 +226,7 @@ func (r resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, 
 // error, from which the record's lastError is made (syncer's failure
 // sentences); the dialer the test controls is never called.
 func TestGuardRefusesPrivateURLs(t *testing.T) {
-	const sentence = "this address is not on the public internet"
+	const sentence = "this address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true"
 	tests := []struct{ url, addr string }{
 		{"http://127.0.0.1/feed", "127.0.0.1"},
 		{"http://127.1/feed", "127.0.0.1"},
@@ -275,5 +276,37 @@ func TestGuardRefusesPrivateURLs(t *testing.T) {
 				t.Errorf("dialled %v, want no dial", dials)
 			}
 		})
+	}
+}
+
+// TestGuardAllowsHomeNetwork: a feed on a network the administrator
+// listed (PRIVATE_TARGETS, the guard's Allowed) is fetched; one on the
+// server's loopback is refused with the same sentence, although the
+// listed networks contain it.
+func TestGuardAllowsHomeNetwork(t *testing.T) {
+	srv := site(t, map[string]http.HandlerFunc{"/feed.xml": serve("application/rss+xml", smallFeed)})
+	var dials []string
+	g := &netguard.Dialer{
+		Resolver: resolver{"nas.home": "192.168.1.5", "localhost": "127.0.0.1"},
+		Allowed:  []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24"), netip.MustParsePrefix("0.0.0.0/0")},
+		// The test's server stands in for the NAS: the checked address
+		// is recorded, the connection goes to the server.
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			dials = append(dials, address)
+			return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+		},
+	}
+	client := g.Client(time.Minute)
+	if _, err := feed.Definition().ValidateManual(context.Background(), map[string]string{"url": "http://nas.home/feed.xml"}, client); err != nil {
+		t.Fatalf("nas.home: got %v, want the feed accepted", err)
+	}
+	const sentence = "this address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true"
+	_, err := feed.Definition().ValidateManual(context.Background(), map[string]string{"url": "http://localhost/feed.xml"}, client)
+	var ve *integrations.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "url" || ve.Message != sentence {
+		t.Errorf("localhost: got %v, want url: %q", err, sentence)
+	}
+	if want := []string{"192.168.1.5:80"}; !slices.Equal(dials, want) {
+		t.Errorf("dials: got %v, want %v", dials, want)
 	}
 }

@@ -45,12 +45,25 @@ const (
 // order. It reads r to the end; callers bound what r can deliver. The
 // document may be UTF-8, US-ASCII, ISO-8859-1 or Windows-1252.
 func Parse(r io.Reader) ([]Entry, error) {
+	f, err := parseFeed(r)
+	return f.Entries, err
+}
+
+// Feed is a parsed feed: its own title (the RSS channel's, the Atom
+// feed's, as plain text; empty when it has none) and its entries.
+type Feed struct {
+	Title   string
+	Entries []Entry
+}
+
+// parseFeed is Parse with the feed's title.
+func parseFeed(r io.Reader) (Feed, error) {
 	dec := xml.NewDecoder(r)
 	dec.Entity = xml.HTMLEntity // &nbsp; and friends, common in feeds
 	dec.CharsetReader = charsetReader
 	root, err := firstElement(dec)
 	if err != nil {
-		return nil, err
+		return Feed{}, err
 	}
 	var atom bool
 	switch {
@@ -58,13 +71,17 @@ func Parse(r io.Reader) ([]Entry, error) {
 	case root.Name.Local == "feed" && (root.Name.Space == nsAtom || root.Name.Space == nsAtom03 || root.Name.Space == ""):
 		atom = true
 	default:
-		return nil, fmt.Errorf("%w: root element is <%s>", ErrNotFeed, root.Name.Local)
+		return Feed{}, fmt.Errorf("%w: root element is <%s>", ErrNotFeed, root.Name.Local)
 	}
 	p := &parser{dec: dec, atom: atom}
 	if err := p.walk(); err != nil {
-		return nil, err
+		return Feed{}, err
 	}
-	return p.entries, nil
+	title := p.title
+	if !atom || p.titleHTML {
+		title = htmlText(title) // RSS titles are (escaped) HTML by custom
+	}
+	return Feed{Title: title, Entries: p.entries}, nil
 }
 
 // firstElement returns the document's root element.
@@ -94,6 +111,11 @@ type parser struct {
 	atom       bool
 	feedAuthor string // Atom: the feed's author, for entries without one
 	entries    []Entry
+	// title is the feed's own: the first title outside an item or entry
+	// (the channel's comes before its image's); titleHTML says an Atom
+	// title is of type html.
+	title     string
+	titleHTML bool
 }
 
 // walk reads the rest of the document, parsing each item or entry.
@@ -117,6 +139,12 @@ func (p *parser) walk() error {
 				return err
 			}
 			p.add(e)
+		case se.Name.Local == "title" && p.title == "" && (p.atom || rssSpace(se.Name.Space)):
+			typ := attr(se, "type")
+			if p.title, err = p.text(se); err != nil {
+				return err
+			}
+			p.titleHTML = typ == "html" || typ == "text/html"
 		case p.atom && se.Name.Local == "author":
 			if p.feedAuthor, err = p.author(se); err != nil {
 				return err

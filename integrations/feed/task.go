@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/textguard"
@@ -68,12 +70,18 @@ func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integra
 			return integrations.TaskResult{}, nil
 		}
 		res, err := f.fetch(ctx, u)
+		var ae *integrations.APIError
+		if errors.As(err, &ae) && ae.Temporary() && ae.RetryAfter > 0 {
+			// The server named when to ask again: the task waits for
+			// that, rather than for the next sync.
+			return res, err
+		}
 		if err != nil {
 			what := fmt.Sprintf("the feed number %d of %d could not be fetched", i+1, len(f.urls))
 			if ve, ok := explain(ctx, err).(*integrations.ValidationError); ok {
 				what += ": " + ve.Message
 			}
-			return integrations.TaskResult{}, fmt.Errorf("%w: %w", integrations.ErrNextSync,
+			return res, fmt.Errorf("%w: %w", integrations.ErrNextSync,
 				&integrations.ValidationError{Message: what, Err: err})
 		}
 		return res, nil
@@ -81,30 +89,122 @@ func (f *follower) RunTask(ctx context.Context, task integrations.Task) (integra
 	return integrations.TaskResult{}, fmt.Errorf("feed task %q: %w", textguard.Name(task.Type), integrations.ErrUnsupportedTask)
 }
 
-// fetch fetches the feed at u and outputs its new entries.
+// fetch fetches the feed at u and outputs its new entries, sending the
+// validators of the version it last read, and keeps what it learnt of
+// the feed (its validators, title and last status; the time a server's
+// Retry-After names) in the record's State under stateKey(u), written
+// only when it changed: a 304 to a feed whose last fetch went well
+// writes nothing. Until that time the feed is not requested.
 func (f *follower) fetch(ctx context.Context, u string) (integrations.TaskResult, error) {
-	entries, err := Fetch(ctx, f.client, u)
+	held := f.held(u)
+	now := f.now()
+	if now.Before(held.NotBefore) {
+		return integrations.TaskResult{}, nil
+	}
+	fe, err := fetchFeed(ctx, f.client, u, MaxSize, held.validators)
 	var se *StatusError
 	if errors.As(err, &se) {
-		err = &integrations.APIError{Status: se.Code, RetryAfter: integrations.RetryAfter(se.retryAfter, f.now())}
+		err = &integrations.APIError{Status: se.Code, RetryAfter: integrations.RetryAfter(se.retryAfter, now)}
 	}
 	if err != nil {
-		return integrations.TaskResult{}, fmt.Errorf("fetch feed %d of %d: %w", slices.Index(f.urls, u)+1, len(f.urls), err)
+		next := held
+		next.Status, next.NotBefore = failed, time.Time{}
+		if ve, ok := explain(ctx, err).(*integrations.ValidationError); ok {
+			next.Status = ve.Message
+		}
+		var ae *integrations.APIError
+		if errors.As(err, &ae) && ae.RetryAfter > 0 {
+			next.NotBefore = now.Add(ae.RetryAfter).UTC()
+		}
+		res := integrations.TaskResult{State: changedState(u, held, next)}
+		return res, fmt.Errorf("fetch feed %d of %d: %w", slices.Index(f.urls, u)+1, len(f.urls), err)
+	}
+	next := feedState{validators: fe.validators, Title: held.Title, Status: statusOK}
+	if !fe.NotModified {
+		next.Title = strings.ToValidUTF8(textguard.Truncate(fe.Title, maxFeedTitleLen), "")
 	}
 	var res integrations.TaskResult
-	seen := make(map[string]bool, len(entries))
-	for _, e := range entries {
+	seen := make(map[string]bool, len(fe.Entries))
+	for _, e := range fe.Entries {
 		if len(res.Output) == MaxNewEntries {
-			break // the rest waits for the next sync
+			// The rest waits for the next sync, which must then read
+			// the feed again rather than be told it did not change.
+			next.validators = validators{}
+			break
 		}
 		it := item(e)
+		it.Source = next.Title
 		if seen[it.ProviderID] || (f.known != nil && f.known(it.ProviderID)) {
 			continue
 		}
 		seen[it.ProviderID] = true
 		res.Output = append(res.Output, it)
 	}
+	res.State = changedState(u, held, next)
 	return res, nil
+}
+
+// Statuses of a feed's last fetch, besides the sentence of a failure.
+const (
+	statusOK = "ok"
+	failed   = "could not fetch the feed"
+)
+
+// maxFeedTitleLen bounds a feed's own title kept on its record, in bytes.
+const maxFeedTitleLen = 256
+
+// feedState is what a record keeps of one of its feeds between polls.
+type feedState struct {
+	validators
+	// Title is the feed's own title, as its last full answer gave it.
+	Title string `json:"title,omitempty"`
+	// Status is statusOK after a fetch that went well (a 304 included),
+	// else the sentence of its failure; empty before the first fetch.
+	Status string `json:"status,omitempty"`
+	// NotBefore is when the server's Retry-After lets it be asked again.
+	NotBefore time.Time `json:"notBefore,omitzero"`
+}
+
+// stateKey is the key of a feed's state among the record's.
+func stateKey(u string) string { return "feed " + u }
+
+// held returns the state kept of the feed at u; the zero state when
+// there is none, or it does not read.
+func (f *follower) held(u string) feedState {
+	var st feedState
+	if f.state != nil {
+		if v := f.state(stateKey(u)); v != "" && json.Unmarshal([]byte(v), &st) != nil {
+			st = feedState{}
+		}
+	}
+	return st
+}
+
+// changedState is the State that stores next as the feed's, or nil when
+// it is what is held.
+func changedState(u string, held, next feedState) map[string]string {
+	if next.validators == held.validators && next.Title == held.Title && next.Status == held.Status &&
+		next.NotBefore.Equal(held.NotBefore) {
+		return nil
+	}
+	b, err := json.Marshal(next)
+	if err != nil {
+		return nil
+	}
+	return map[string]string{stateKey(u): string(b)}
+}
+
+// Details lists a record's feeds with their own titles and last statuses,
+// from the record's credentials and kept state (Definition.Details).
+func Details(c integrations.Credentials, state func(key string) string) []integrations.SourceDetail {
+	urls, _ := ParseURLs(c.Fields[FieldURL])
+	f := &follower{urls: urls, state: state}
+	out := make([]integrations.SourceDetail, 0, len(urls))
+	for _, u := range urls {
+		st := f.held(u)
+		out = append(out, integrations.SourceDetail{Source: u, Title: st.Title, Status: st.Status})
+	}
+	return out
 }
 
 // item makes the item of an entry: its full content when the feed gives

@@ -186,8 +186,11 @@ func (d Dialer) Definition() integrations.Definition {
 				{Name: FieldPassword, Label: "Password", Type: integrations.FieldPassword, Required: true, Secret: true},
 				{Name: FieldTLS, Label: "TLS (implicit, as on port 993)", Type: integrations.FieldBool, Default: "true"},
 				{Name: FieldCertificate, Label: "Server certificate, for a server on your own network: its CA certificate (PEM) or the SHA-256 fingerprint of its certificate (optional)", Type: integrations.FieldMultiline},
+				integrations.LabelField(),
 			},
+			MaxConnections: MaxConnections,
 		},
+		Describe: describe,
 		ValidateManual: func(ctx context.Context, fields map[string]string, _ *http.Client) (integrations.Credentials, error) {
 			a, err := ParseFields(fields)
 			if err != nil {
@@ -206,6 +209,19 @@ func (d Dialer) Definition() integrations.Definition {
 			return newMailbox(d, a, env), nil
 		},
 	}
+}
+
+// MaxConnections is how many mailboxes one user may connect.
+const MaxConnections = 10
+
+// describe names a mailbox's record by its host, and says its source as
+// the username at the server, without the password.
+func describe(c integrations.Credentials) (name, source string) {
+	host, user, port := c.Fields[FieldHost], c.Fields[FieldUsername], c.Fields[FieldPort]
+	if port != "" && port != strconv.Itoa(DefaultPort) {
+		host = net.JoinHostPort(host, port)
+	}
+	return host, user + " on " + host
 }
 
 // explain turns a login failure into a message for the user, naming the
@@ -231,7 +247,7 @@ func explain(ctx context.Context, a Account, err error) error {
 			v.Message += " (" + se.Text + ")"
 		}
 	case errors.Is(err, netguard.ErrPrivateAddress):
-		v.Message = "this host is not on the public internet"
+		v.Message = "this host is not on the public internet; " + netguard.Advice
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		v.Message = "the server did not answer in time"
 	case errors.As(err, &dnsErr):

@@ -438,8 +438,8 @@ func (r resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, 
 // the sync's explanation (the record's lastError), and nothing is dialled.
 func TestGuardRefusesPrivateHosts(t *testing.T) {
 	const (
-		field   = "this host is not on the public internet"
-		explain = "the IMAP server's address is not on the public internet"
+		field   = "this host is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true"
+		explain = "the IMAP server's address is not on the public internet; the administrator can allow it with ALLOW_PRIVATE_TARGETS=true"
 	)
 	for _, host := range []string{
 		"127.0.0.1", "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.0.0.1.", "localhost",

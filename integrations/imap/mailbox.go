@@ -205,7 +205,7 @@ const (
 	msgTimeout     = "the IMAP server did not answer in time; will retry"
 	msgCut         = "the IMAP server closed the connection in the middle of an answer; will retry"
 	msgConnect     = "could not connect to the IMAP server; will retry"
-	msgPrivate     = "the IMAP server's address is not on the public internet"
+	msgPrivate     = "the IMAP server's address is not on the public internet; " + netguard.Advice
 	msgProtocol    = "the IMAP server sent an answer this service cannot read"
 	msgRefused     = "the IMAP server refused a command of the sync"
 	msgUnreachable = "the connection to the IMAP server failed; will retry"

@@ -142,7 +142,7 @@ func TestSyncerIMAPWrongPassword(t *testing.T) {
 		fmt.Sprint(details[0]) != "map[field:fields.password message:the server refused the username or password ([AUTHENTICATIONFAILED] Authentication failed.)]" {
 		t.Errorf("form with a wrong password: got %d %v", status, body)
 	}
-	if _, ok := f.recs.Find("u1", imap.Domain); ok {
+	if rs := f.recs.ForUser("u1"); len(rs) != 0 {
 		t.Error("a record was stored for a refused password")
 	}
 

@@ -58,6 +58,9 @@ type Meta struct {
 	From       string   `json:"f,omitempty"`
 	To         []string `json:"to,omitempty"`
 	Link       string   `json:"l,omitempty"` // the original's address
+	// Source is where in its record the item comes from (a feed's title;
+	// integrations.Item.Source), empty for most.
+	Source string `json:"s,omitempty"`
 }
 
 // UnmarshalJSON decodes an item, sharing one copy of the strings that
@@ -241,7 +244,8 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 	if it.Date.IsZero() {
 		it.Date = it.CreatedAt
 	}
-	m := Meta{ProviderID: out.ProviderID, Title: textguard.Truncate(out.Title, maxTitle), From: textguard.Truncate(out.From, maxAddress)}
+	m := Meta{ProviderID: out.ProviderID, Title: textguard.Truncate(out.Title, maxTitle), From: textguard.Truncate(out.From, maxAddress),
+		Source: textguard.Truncate(out.Source, maxTitle)}
 	if len(out.Link) <= maxLink {
 		m.Link = out.Link // a cut link would lead elsewhere: none instead
 	}

@@ -183,6 +183,20 @@ func (s *Store) MetaHeaders(fn func(head []byte, n int)) {
 	})
 }
 
+// LiveCounts returns how many live items each record holds, from the
+// entries kept in memory (no item is read back).
+func (s *Store) LiveCounts() map[string]int64 {
+	n := map[string]int64{}
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); e.live() {
+				n[d.records[e.record]]++
+			}
+		}
+	})
+	return n
+}
+
 // Sweep removes content files that no live item names (a crash between
 // writing them and committing their metadata, or between a soft delete
 // and the files' removal), and counts live items whose file is missing.

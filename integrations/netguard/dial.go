@@ -28,8 +28,8 @@ type Dialer struct {
 	// Resolver resolves names; nil means net.DefaultResolver.
 	Resolver Resolver
 	// Dial connects to an address it is given as ip:port; nil means a
-	// net.Dialer with a 10-second timeout whose Control is PublicOnly,
-	// which checks each address once more at the socket.
+	// net.Dialer with a 10-second timeout whose Control checks each
+	// address once more at the socket, as PublicOnly does with Allowed.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// FallbackDelay is how long the addresses of the host's first family
 	// (IPv6, say) are tried alone before those of the other start in
@@ -37,6 +37,12 @@ type Dialer struct {
 	// route silently drops packets is then reached over IPv4 at once.
 	// 0 means 300 ms.
 	FallbackDelay time.Duration
+	// Allowed are networks reached even though they are not public (a
+	// household's LAN, PRIVATE_TARGETS): none by default. They never
+	// open loopback, link-local or metadata addresses, even when they
+	// contain them; IPv6 forms embedding an IPv4 address stay refused
+	// unless a prefix names that form.
+	Allowed []netip.Prefix
 }
 
 // DialContext connects to address (host:port) over network ("tcp",
@@ -54,13 +60,13 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
 	for _, a := range addrs {
-		if err := check(a); err != nil {
+		if err := d.check(a); err != nil {
 			return nil, err
 		}
 	}
 	dial := d.Dial
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: 10 * time.Second, Control: PublicOnly}).DialContext
+		dial = (&net.Dialer{Timeout: 10 * time.Second, Control: d.control}).DialContext
 	}
 	primaries, fallbacks := byFamily(addrs)
 	return d.dialParallel(ctx, dial, network, port, primaries, fallbacks)

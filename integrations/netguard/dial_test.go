@@ -250,3 +250,25 @@ func TestClientRefusesRedirects(t *testing.T) {
 		}
 	}
 }
+
+// TestDialerAllowedNetwork: a name resolving into an Allowed prefix is
+// dialled at the checked address; one that also resolves to loopback is
+// refused before any connection, Allowed prefix or not.
+func TestDialerAllowedNetwork(t *testing.T) {
+	n := &fakeNet{fakeResolver: fakeResolver{hosts: map[string][]string{
+		"nas.home":   {"192.168.1.5"},
+		"mixed.home": {"192.168.1.5", "127.0.0.1"},
+	}}}
+	d := n.dialer()
+	d.Allowed = []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("127.0.0.0/8")}
+	if _, err := d.DialContext(context.Background(), "tcp", "nas.home:993"); !errors.Is(err, errDialed) {
+		t.Fatalf("nas.home: got %v, want the test dialer's refusal", err)
+	}
+	const loopback = "not a public internet address: 127.0.0.1"
+	if _, err := d.DialContext(context.Background(), "tcp", "mixed.home:993"); err == nil || err.Error() != loopback {
+		t.Fatalf("mixed.home: got %v, want %q", err, loopback)
+	}
+	if want := []string{"192.168.1.5:993"}; !slices.Equal(n.dials, want) {
+		t.Errorf("dials: got %v, want %v", n.dials, want)
+	}
+}

@@ -15,6 +15,40 @@ import (
 // public internet.
 var ErrPrivateAddress = errors.New("not a public internet address")
 
+// Advice is what a refusal tells the user the administrator can set: the
+// one setting that allows every address (docs/configuration.md). It
+// names neither PRIVATE_TARGETS nor the address a name resolved to, so a
+// user learns nothing of the server's network from it.
+const Advice = "the administrator can allow it with ALLOW_PRIVATE_TARGETS=true"
+
+// serverOnly are the addresses no Allowed prefix opens, however wide:
+// this host itself (loopback, and the unspecified and IPv4-compatible
+// forms that reach it), link-local networks, and the cloud providers'
+// metadata services, which hand out the machine's credentials. Only
+// ALLOW_PRIVATE_TARGETS=true, which leaves the guard out, reaches them.
+var serverOnly = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("127.0.0.0/8"),
+	netip.MustParsePrefix("169.254.0.0/16"),     // link-local, metadata at 169.254.169.254
+	netip.MustParsePrefix("100.100.100.200/32"), // Alibaba Cloud's metadata service
+	netip.MustParsePrefix("::/96"),              // unspecified, loopback, IPv4-compatible
+	netip.MustParsePrefix("fe80::/10"),          // link-local
+	netip.MustParsePrefix("fd00:ec2::254/128"),  // AWS's IPv6 metadata service
+}
+
+// ServerOnly reports whether every address of p is one no Allowed
+// prefix opens (loopback, link-local, metadata): config refuses such a
+// PRIVATE_TARGETS entry rather than let it look as if it did something.
+func ServerOnly(p netip.Prefix) bool {
+	p = p.Masked()
+	for _, s := range serverOnly {
+		if s.Bits() <= p.Bits() && s.Contains(p.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
 // nonPublic are the ranges a user-supplied host (a feed URL, an IMAP
 // server) may not reach unless the administrator allows it: without this,
 // anyone who can register could make the server probe its own network.
@@ -53,16 +87,22 @@ var nonPublic = []netip.Prefix{
 // the ranges above. It runs after name resolution, for every connection a
 // client makes (redirects included), so neither a DNS name that resolves
 // to 127.0.0.1 nor a redirect to an internal host gets through.
-func PublicOnly(network, address string, _ syscall.RawConn) error {
+func PublicOnly(network, address string, c syscall.RawConn) error {
+	return (&Dialer{}).control(network, address, c)
+}
+
+// control is PublicOnly with d's Allowed prefixes.
+func (d *Dialer) control(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, address)
 	}
-	return check(ap.Addr())
+	return d.check(ap.Addr())
 }
 
-// check refuses a that is not a public internet address.
-func check(a netip.Addr) error {
+// check refuses a that is not a public internet address, unless one of
+// d.Allowed holds it and it is not one of serverOnly.
+func (d *Dialer) check(a netip.Addr) error {
 	if a.Zone() != "" {
 		// A zoned address ([::1%lo]) is link- or interface-scoped, never a
 		// public host, and Prefix.Contains would not match it.
@@ -71,11 +111,25 @@ func check(a netip.Addr) error {
 	// Checked as given, then unmapped: a mapped address is refused as such,
 	// and what it maps is checked as the IPv4 address it reaches.
 	for _, b := range []netip.Addr{a, a.Unmap()} {
-		for _, p := range nonPublic {
-			if p.Contains(b) {
-				return fmt.Errorf("%w: %s", ErrPrivateAddress, a)
-			}
+		if in(nonPublic, b) && !d.allows(a, b) {
+			return fmt.Errorf("%w: %s", ErrPrivateAddress, a)
 		}
 	}
 	return nil
+}
+
+// allows reports whether b, a form of a, is in one of d.Allowed and
+// neither b nor a is serverOnly.
+func (d *Dialer) allows(a, b netip.Addr) bool {
+	return in(d.Allowed, b) && !in(serverOnly, a) && !in(serverOnly, b)
+}
+
+// in reports whether one of ps contains a.
+func in(ps []netip.Prefix, a netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }

@@ -34,7 +34,7 @@ func (rs *Records) RefreshedOp(id string, prev, sealed []byte, now time.Time) st
 // Progress is what one committed batch of a sync did.
 type Progress struct {
 	Succeeded bool  // at least one task finished: the record is connected again
-	Items     int64 // items stored, added to ItemsSynced
+	Items     int64 // items stored less items removed, added to ItemsSynced
 	Finished  bool  // the record has no task left: LastSyncAt is set
 }
 
@@ -48,7 +48,7 @@ func (rs *Records) ProgressOp(id string, p Progress, now time.Time) storage.Op {
 		if p.Succeeded {
 			cur.Status, cur.LastError = StatusConnected, ""
 		}
-		cur.ItemsSynced += p.Items
+		cur.ItemsSynced = max(cur.ItemsSynced+p.Items, 0)
 		if p.Finished {
 			cur.LastSyncAt = &now
 		}
@@ -72,6 +72,18 @@ func (rs *Records) FailureOp(id, status, lastError string, prev []byte, now time
 			return ErrCredentialsChanged
 		}
 		cur.Status, cur.LastError, cur.UpdatedAt = status, lastError, now
+		return nil
+	})
+}
+
+// CountOp sets the live record id's ItemsSynced to n, the items it holds
+// (the syncer's recount at start, for counts that never went down).
+func (rs *Records) CountOp(id string, n int64) storage.Op {
+	return rs.t.Update(id, func(cur *Record) error {
+		if !cur.Live() {
+			return ErrNotFound
+		}
+		cur.ItemsSynced = n
 		return nil
 	})
 }

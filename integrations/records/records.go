@@ -43,6 +43,20 @@ type Record struct {
 	ItemsSynced int64      `json:"itemsSynced"`
 	Credentials []byte     `json:"credentials"` // sealed (vault.Credentials); base64 in the log
 	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+	// Several says the record is one of several connections of its
+	// integration the user may hold (ConnectAnother): the one-per-user
+	// rule does not bind it.
+	Several bool `json:"several,omitempty"`
+}
+
+// uniqueKey is the key of the one-record-per-user-per-integration rule;
+// a record of several (Several) is keyed by its own id, so it never
+// collides.
+func (r *Record) uniqueKey() string {
+	if r.Several {
+		return r.UserID + "\x00" + r.Integration + "\x00" + r.ID
+	}
+	return r.UserID + "\x00" + r.Integration
 }
 
 // AAD is the identity the record's credentials are sealed to.
@@ -105,7 +119,7 @@ func New(st *storage.Store, v *vault.Vault, now func() time.Time) *Records {
 		ID:   func(r *Record) string { return r.ID },
 		Live: (*Record).Live,
 		Unique: map[string]func(*Record) string{
-			"user_integration": func(r *Record) string { return r.UserID + "\x00" + r.Integration },
+			"user_integration": (*Record).uniqueKey,
 		},
 		Index: map[string]func(*Record) string{
 			"user": func(r *Record) string { return r.UserID },
@@ -208,6 +222,62 @@ func (rs *Records) Connect(userID, domain string, creds integrations.Credentials
 		}
 	}
 	return Record{}, fmt.Errorf("connect %s: record kept changing under us", domain)
+}
+
+// ErrTooMany refuses a connection past an integration's MaxConnections.
+var ErrTooMany = errors.New("too many connections of this integration")
+
+// ConnectAnother stores creds as a new connection of the user's to domain,
+// beside those the user holds, unless the user already holds max live
+// records of domain (ErrTooMany).
+func (rs *Records) ConnectAnother(userID, domain string, creds integrations.Credentials, max int) (Record, error) {
+	n := 0
+	for _, r := range rs.ForUser(userID) {
+		if r.Integration == domain {
+			n++
+		}
+	}
+	if n >= max {
+		return Record{}, ErrTooMany
+	}
+	now := rs.now().UTC()
+	rec := Record{ID: uuid.New(), UserID: userID, Integration: domain, ConnectedAt: now, Several: true}
+	sealed, err := rs.SealCredentials(&rec, creds)
+	if err != nil {
+		return Record{}, fmt.Errorf("seal credentials: %w", err)
+	}
+	rec.Credentials, rec.Status, rec.UpdatedAt = sealed, StatusConnected, now
+	if err := rs.st.Commit(rs.t.Insert(rec)); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+// Reconnect stores creds in the user's live record id of domain (after
+// needs_reauth, say) and marks it connected; another user's record, or
+// one of another integration, is ErrNotFound.
+func (rs *Records) Reconnect(userID, domain, id string, creds integrations.Credentials) (Record, error) {
+	rec, err := rs.Get(userID, id)
+	if err != nil || rec.Integration != domain {
+		return Record{}, ErrNotFound
+	}
+	sealed, err := rs.SealCredentials(&rec, creds)
+	if err != nil {
+		return Record{}, fmt.Errorf("seal credentials: %w", err)
+	}
+	now := rs.now().UTC()
+	err = rs.st.Commit(rs.t.Update(id, func(r *Record) error {
+		if !r.Live() {
+			return ErrNotFound
+		}
+		r.Credentials, r.Status, r.LastError, r.UpdatedAt = sealed, StatusConnected, "", now
+		rec = *r
+		return nil
+	}))
+	if errors.Is(err, storage.ErrNotFound) {
+		err = ErrNotFound
+	}
+	return rec, err
 }
 
 // SealCredentials seals c, as JSON, to the record r.

@@ -155,7 +155,9 @@ func (r *run) flush(final bool) error {
 	}
 	ops = append(ops, stateOps...)
 	n := int64(len(b.items))
-	p := records.Progress{Succeeded: len(b.done) > 0 && !r.failed, Items: n, Finished: final}
+	// ItemsSynced is what the record holds: items the provider reported
+	// deleted leave the count as they leave the store.
+	p := records.Progress{Succeeded: len(b.done) > 0 && !r.failed, Items: n - int64(len(gone)), Finished: final}
 	ops = append(ops, r.s.records.ProgressOp(r.rec.ID, p, now))
 	err = r.s.commitFor(r.rec.ID, ops...)
 	if err != nil {

@@ -23,6 +23,13 @@ import (
 
 // fail records a task's failure and reports whether the session must stop.
 func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
+	return r.failKeeping(hard, t, err, nil)
+}
+
+// failKeeping is fail that also stores the values the failed task kept
+// (TaskResult.State: a feed's last status, the time its server said to
+// ask again), in the same log line as the failure.
+func (r *run) failKeeping(hard context.Context, t QueuedTask, err error, state map[string]string) (stop bool) {
 	f := classify(err, r.s.displayName(r.rec.Integration), hard.Err() != nil)
 	f.msg = explained(err, f.msg)
 	now := r.s.now().UTC()
@@ -91,6 +98,8 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		ops = append(ops, setStatus(records.StatusError, f.msg))
 		r.failed = true
 	}
+	keepOps, kept := r.keepOps(state, now)
+	ops = append(ops, keepOps...)
 	if err := r.s.commitFor(r.rec.ID, ops...); err != nil {
 		r.breakOn(err)
 		if !errors.Is(err, records.ErrNotFound) && !errors.Is(err, records.ErrCredentialsChanged) && !errors.Is(err, storage.ErrNotFound) {
@@ -98,7 +107,36 @@ func (r *run) fail(hard context.Context, t QueuedTask, err error) (stop bool) {
 		}
 		return true
 	}
+	r.setKept(kept)
 	return stop
+}
+
+// setKept makes kept, unless nil, the record's committed values.
+func (r *run) setKept(kept map[string]string) {
+	if kept != nil {
+		r.mu.Lock()
+		r.kept = kept
+		r.mu.Unlock()
+	}
+}
+
+// keepOps returns the ops that store what a failed task kept (its
+// State), and the record's kept values once they are committed; none
+// for an empty state.
+func (r *run) keepOps(state map[string]string, now time.Time) ([]storage.Op, map[string]string) {
+	if len(state) == 0 {
+		return nil, nil
+	}
+	r.stageState(state)
+	ops, kept, err := r.stateOps(now)
+	r.mu.Lock()
+	r.b.state = nil // the batch was flushed before the failure: only this
+	r.mu.Unlock()
+	if err != nil {
+		r.log.Error("seal sync state", "err", err)
+		return nil, nil
+	}
+	return ops, kept
 }
 
 type failClass int

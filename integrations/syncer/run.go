@@ -102,7 +102,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 			if r.flush(false) != nil {
 				break
 			}
-			if r.fail(hard, t, err) {
+			if r.failKeeping(hard, t, err, res.State) {
 				break
 			}
 			queue = queue[1:]

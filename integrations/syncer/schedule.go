@@ -219,6 +219,7 @@ func (s *Syncer) itemOwner(recordID string) (string, bool) {
 // live items whose file is missing.
 func (s *Syncer) sweep() {
 	s.purge(s.now())
+	s.recount()
 	removed, missing, err := s.items.Sweep()
 	if err != nil {
 		s.log.Error("sweep item content", "err", err)
@@ -228,5 +229,27 @@ func (s *Syncer) sweep() {
 	}
 	if missing > 0 {
 		s.log.Warn("items without a content file", "items", missing)
+	}
+}
+
+// recount sets each live record's ItemsSynced to the items it holds, where
+// they differ: counts kept before deletions were subtracted only ever
+// went up. Run once at start, before any sync.
+func (s *Syncer) recount() {
+	live := s.items.LiveCounts()
+	var fixed []records.Record
+	s.records.All(func(r records.Record) bool {
+		if r.ItemsSynced != live[r.ID] {
+			fixed = append(fixed, r)
+		}
+		return true
+	})
+	for _, r := range fixed {
+		if err := s.commitFor(r.ID, s.records.CountOp(r.ID, live[r.ID])); err != nil && !errors.Is(err, records.ErrNotFound) {
+			s.log.Error("recount a record's items", "record_id", r.ID, "err", err)
+		}
+	}
+	if len(fixed) > 0 {
+		s.log.Info("recounted the items of records", "records", len(fixed))
 	}
 }

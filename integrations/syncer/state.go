@@ -97,6 +97,12 @@ func (s *Syncer) stateOps(rec *records.Record, changed map[string]string, all ma
 	return ops, nil
 }
 
+// KeptState returns the values the record keeps (TaskResult.State) as
+// committed, for the record's view (Definition.Details).
+func (s *Syncer) KeptState(rec records.Record) (map[string]string, error) {
+	return s.loadState(&rec)
+}
+
 // deleteStateOps returns the ops that delete every kept value of the
 // record.
 func (s *Syncer) deleteStateOps(recordID string) []storage.Op {

@@ -96,7 +96,7 @@ function connectionCard(r, region, refresh) {
   const disconnect = h('button', { type: 'button', class: 'danger' }, 'Disconnect');
   disconnect.addEventListener('click', async () => {
     const n = Number(r.itemsSynced) || 0;
-    const ok = await confirmDialog('Disconnect ' + m.displayName + '?',
+    const ok = await confirmDialog('Disconnect ' + m.displayName + (r.label ? ' (' + r.label + ')' : '') + '?',
       'Its ' + plural(n, 'synced item', 'synced items') + ' will be deleted from this server too, and no longer found by search. ' +
       'The service itself keeps your data.', 'Disconnect and delete items');
     if (!ok) { disconnect.focus(); return; }
@@ -112,20 +112,35 @@ function connectionCard(r, region, refresh) {
   if (r.status === 'needs_reauth') {
     reconnect = m.authType === 'oauth'
       ? h('a', { class: 'button', href: authorizeURL(m.domain), 'data-external': '' }, 'Reconnect')
-      : h('details', null, h('summary', null, 'Reconnect'), manualForm(m, region, refresh));
+      : h('details', null, h('summary', null, 'Reconnect'), manualForm(m, region, refresh, r.id));
   }
   return h('li', { class: 'card', 'data-record': r.id },
-    h('h3', null, m.displayName, h('span', { class: 'badge ' + cls }, word)),
+    h('h3', null, m.displayName, r.label && h('span', { class: 'record-label' }, r.label), h('span', { class: 'badge ' + cls }, word)),
     h('dl', { class: 'facts' },
+      r.source && [h('dt', null, 'Source'), h('dd', { class: 'record-source' }, r.source)],
       h('dt', null, 'Last sync'), h('dd', null, r.lastSyncAt ? fmtDate(r.lastSyncAt) + ' (' + ago(r.lastSyncAt) + ')' : 'Never'),
       activityText(r) && [h('dt', null, 'Now'), h('dd', { class: 'activity' }, activityText(r), syncProgress(r))],
       h('dt', null, 'Items synced'), h('dd', { class: 'items-synced' }, plural(Number(r.itemsSynced) || 0, 'item', 'items')),
       h('dt', null, 'Connected'), h('dd', null, fmtDate(r.connectedAt)),
       r.lastError && [h('dt', null, 'Last error'), h('dd', { class: 'error' }, r.lastError)],
       r.sources && r.sources.length > 0 && [h('dt', null, 'Sources'),
-        h('dd', null, h('ul', { class: 'sources' }, r.sources.map(s => h('li', null, s))))]),
+        h('dd', null, h('ul', { class: 'sources' }, sourceItems(r)))]),
     cardRegion,
     h('div', { class: 'actions' }, r.status !== 'needs_reauth' && sync, reconnect, disconnect));
+}
+
+// sourceItems lists what a record follows: each source with its own
+// title and how its last sync went, when the record says (sourceDetails),
+// else its bare name.
+function sourceItems(r) {
+  const details = new Map((r.sourceDetails || []).map(d => [d.source, d]));
+  return r.sources.map(s => {
+    const d = details.get(s);
+    if (!d) return h('li', null, s);
+    const status = !d.status ? 'Not fetched yet.' : d.status === 'ok' ? 'Last fetch: OK.' : 'Last fetch failed: ' + sentence(d.status);
+    return h('li', null, d.title && h('span', { class: 'source-title' }, d.title), h('span', { class: 'source-name' }, s),
+      h('span', { class: 'source-status' + (d.status && d.status !== 'ok' ? ' error' : '') }, status));
+  });
 }
 
 // syncProgress is a bar of the items a downloading sync has fetched of
@@ -185,8 +200,9 @@ function fieldHelp(f) {
 
 // manualForm is the form a manual integration's manifest describes. The
 // server checks it with the provider before storing it; its answer's
-// details say which field is wrong.
-function manualForm(m, region, refresh) {
+// details say which field is wrong. recordId, for a Reconnect, is the
+// connection it updates.
+function manualForm(m, region, refresh, recordId) {
   const formRegion = liveRegion();
   const inputs = {}, sets = {}, labels = {};
   const types = { text: 'text', password: 'password', number: 'number', url: 'url', bool: 'checkbox', multiline: 'multiline' };
@@ -213,7 +229,10 @@ function manualForm(m, region, refresh) {
     submit.disabled = true;
     say(formRegion, '', 'Checking with ' + m.displayName + '…');
     try {
-      const res = await api('POST', '/v1/user-integrations/' + encodeURIComponent(m.domain) + '/credentials', { fields });
+      // A Reconnect names its record: one of several connections of the
+      // integration is updated, not a new one made.
+      const res = await api('POST', '/v1/user-integrations/' + encodeURIComponent(m.domain) + '/credentials',
+        recordId ? { fields, recordId } : { fields });
       form.reset();
       for (const s of Object.values(sets)) s('');
       say(formRegion, '');

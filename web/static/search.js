@@ -211,7 +211,9 @@ function kindOfIntegration(domain) {
 // resultItem renders one result. The snippet's fragments are text; the
 // ones that matched the query are marked.
 function resultItem(r) {
-  const meta = [integrationName(r.integration), kindWord(r.kind), r.from, fmtDate(r.date)].filter(Boolean)
+  // The connection, not only the service: a feed's title, a mailbox's label.
+  const from = r.source ? integrationName(r.integration) + ' (' + r.source + ')' : integrationName(r.integration);
+  const meta = [from, kindWord(r.kind), r.from, fmtDate(r.date)].filter(Boolean)
     .flatMap((w, i) => i ? [' · ', w] : [w]); // each its own text, isolated
   const snippet = Array.isArray(r.snippet) && r.snippet.length
     ? h('p', { class: 'snippet', dir: 'auto' }, r.snippet.map(f => (f && f.match) ? h('mark', null, String(f.text)) : String((f && f.text) || '')))
