@@ -217,8 +217,8 @@ func serveConfig(getenv func(string) string, stderr io.Writer) (*config, *slog.L
 	if c.MemoryLimit > 0 {
 		debug.SetMemoryLimit(c.MemoryLimit)
 	}
-	if c.GCPercent > 0 {
-		debug.SetGCPercent(c.GCPercent)
+	if c.GCPercent != 0 {
+		debug.SetGCPercent(c.GCPercent) // gcOff is -1, the runtime's "off"
 	}
 	return c, log, nil
 }
