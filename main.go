@@ -165,6 +165,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	// back now, or the process stays that large for minutes, until the
 	// scavenger returns it page by page.
 	debug.FreeOSMemory()
+	if c.GCPercent == gcOff {
+		// From here the limit alone starts collections (serveConfig).
+		debug.SetGCPercent(-1)
+	}
 	bg := startBackground(a, log)
 	defer bg.stopAndWait()
 
@@ -183,6 +187,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		log.Warn("tell systemd we are ready", "err", err)
 	}
 	notify.Status("serving on " + srv.addr)
+	releaseStartPages()
 	bg.run(func(ctx context.Context) { notify.Watchdog(ctx, a.healthy) })
 	select {
 	case err := <-srv.errc:
@@ -223,11 +228,21 @@ func serveConfig(getenv func(string) string, stderr io.Writer) (*config, *slog.L
 	if c.MemoryLimit > 0 {
 		debug.SetMemoryLimit(c.MemoryLimit)
 	}
-	if c.GCPercent > 0 {
+	switch {
+	case c.GCPercent == gcOff:
+		// The replay's garbage is collected as it goes, so that the start
+		// does not peak at the limit; serve turns the collector's target
+		// off once the stores are open.
+		debug.SetGCPercent(startGCPercent)
+	case c.GCPercent != 0:
 		debug.SetGCPercent(c.GCPercent)
 	}
 	return c, log, nil
 }
+
+// startGCPercent is the collector's target while the stores open, when
+// GC_PERCENT is off.
+const startGCPercent = 50
 
 // background is the work that runs beside the HTTP server until stop:
 // the sessions' upkeep, the index's catch-up, the syncer, the TLS

@@ -29,9 +29,9 @@ func TestConfigDefaults(t *testing.T) {
 		c.OAuthRedirectBase.String() != "http://localhost:8080" || c.SessionSliding || c.CSRFTokens || c.SessionBindIP {
 		t.Errorf("defaults differ from the table of docs/configuration.md: %+v", c)
 	}
-	if c.MaxConnections != 512 || c.MaxClientConnections != 64 || c.BodyMemory != 16<<20 || c.MemoryLimit != 64<<20 ||
-		c.GCPercent != 50 {
-		t.Errorf("load limits: got %d, %d, %d, %d, GC %d%%; want 512, 64, 16 MiB, 64 MiB, GC 50%%",
+	if c.MaxConnections != 512 || c.MaxClientConnections != 64 || c.BodyMemory != 16<<20 || c.MemoryLimit != 48<<20 ||
+		c.GCPercent != gcOff {
+		t.Errorf("load limits: got %d, %d, %d, %d, GC %d%%; want 512, 64, 16 MiB, 48 MiB, GC off (-1)",
 			c.MaxConnections, c.MaxClientConnections, c.BodyMemory, c.MemoryLimit, c.GCPercent)
 	}
 	// GOMEMLIMIT alone is left to the runtime; MEMORY_LIMIT_MIB wins.
@@ -49,20 +49,35 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("%v: got %d (%v), want %d", tt.env, c.MemoryLimit, err, tt.want)
 		}
 	}
-	// Likewise GOGC alone is left to the runtime; GC_PERCENT wins.
+	// Likewise GOGC alone is left to the runtime; GC_PERCENT wins. The
+	// collector is off below the limit unless there is no limit.
 	for _, tt := range []struct {
 		env  map[string]string
 		want int
 	}{
 		{map[string]string{"GOGC": "200"}, 0},
 		{map[string]string{"GOGC": "200", "GC_PERCENT": "30"}, 30},
+		{map[string]string{"GOGC": "200", "GC_PERCENT": "off"}, gcOff},
 		{map[string]string{"GC_PERCENT": "0"}, 0},
+		{map[string]string{"GC_PERCENT": "off"}, gcOff},
+		{map[string]string{"MEMORY_LIMIT_MIB": "0"}, 0},
+		{map[string]string{"MEMORY_LIMIT_MIB": "0", "GOMEMLIMIT": "100MiB"}, gcOff},
 	} {
 		tt.env["SESSION_SECURE"] = "false"
 		c, err := loadConfig(envFunc(tt.env))
 		if err != nil || c.GCPercent != tt.want {
 			t.Errorf("%v: got %d (%v), want %d", tt.env, c.GCPercent, err, tt.want)
 		}
+	}
+}
+
+// TestConfigGCOffNeedsLimit: a collector off with no limit would never
+// collect, so the configuration refuses it.
+func TestConfigGCOffNeedsLimit(t *testing.T) {
+	_, err := loadConfig(envFunc(map[string]string{"SESSION_SECURE": "false", "GC_PERCENT": "off", "MEMORY_LIMIT_MIB": "0"}))
+	want := "GC_PERCENT off needs a memory limit (MEMORY_LIMIT_MIB above 0 or GOMEMLIMIT)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
 	}
 }
 

@@ -338,7 +338,7 @@ func firstLine(b []byte) string {
 }
 
 // TestSystemdUnitMemory: the unit caps the service's memory above the
-// binary's own soft limit (MEMORY_LIMIT_MIB, 64 MiB by default), so the
+// binary's own soft limit (MEMORY_LIMIT_MIB, 48 MiB by default), so the
 // kernel never has to act before the Go collector does.
 func TestSystemdUnitMemory(t *testing.T) {
 	b, err := os.ReadFile("searchsvc.service")

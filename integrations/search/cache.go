@@ -16,9 +16,10 @@ import (
 //
 // The entries live in an arena mapped outside the Go heap (see mapArena),
 // filled as a ring, oldest entry out first; in the heap is only the map
-// from keys to their places. In the heap the bytes would count as live,
-// and the collector lets the heap grow half as far again past what is
-// live (GC_PERCENT 50): a full cache would cost half its budget once more.
+// from keys to their places. In the heap the bytes would count as live
+// against the service's memory limit (MEMORY_LIMIT_MIB), leaving less
+// room before the collector runs, and with a collector target
+// (GC_PERCENT) a full cache would cost a share of its budget once more.
 // Out of it, an entry's bytes are reused as soon as it is evicted, so a
 // reader pins the entries it reads (get and put pin, unpin releases) and
 // a pinned entry is never evicted or overwritten: when the oldest entry is

@@ -64,12 +64,18 @@ type Index struct {
 	cache *cache
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	users   map[string]*user
-	closed  bool
-	cpWant  uint64
-	cpDone  uint64
-	lastAdd time.Time
+	mu    sync.Mutex
+	users map[string]*user
+	// userSnap is users as a slice, made by userList and dropped when
+	// users changes, so that the flusher's and the merger's ticks, which
+	// list the users every half second and every 10 s, allocate nothing
+	// while the index is quiet: an idle service must not wake the
+	// collector (docs/operations.md, "Memory").
+	userSnap []*user
+	closed   bool
+	cpWant   uint64
+	cpDone   uint64
+	lastAdd  time.Time
 
 	flushKick chan struct{}
 	mergeKick chan struct{}
@@ -174,6 +180,7 @@ func Open(cfg Config) (*Index, error) {
 		case e.IsDir() && validUser(name):
 			u := ix.loadUser(name)
 			ix.users[name] = u
+			ix.userSnap = nil
 			if u.rebuild {
 				damaged = append(damaged, name)
 			}
@@ -261,6 +268,7 @@ func (ix *Index) getUser(id string, create bool) (*user, error) {
 	if u == nil && create {
 		u = newUser(ix.cfg.Dir, id)
 		ix.users[id] = u
+		ix.userSnap = nil
 	}
 	return u, nil
 }
@@ -306,9 +314,11 @@ func (ix *Index) Close() error {
 func (ix *Index) userList() []*user {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	out := make([]*user, 0, len(ix.users))
-	for _, u := range ix.users {
-		out = append(out, u)
+	if ix.userSnap == nil {
+		ix.userSnap = make([]*user, 0, len(ix.users))
+		for _, u := range ix.users {
+			ix.userSnap = append(ix.userSnap, u)
+		}
 	}
-	return out
+	return ix.userSnap // shared: callers only read it
 }

@@ -28,12 +28,26 @@ func (ix *Index) merger() {
 	defer ix.wg.Done()
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
+	// A tick looks for merges that became due as indexing went quiet;
+	// every write of segments kicks a look of its own. Once a tick has
+	// looked at a quiet index and found nothing, the next ones skip until
+	// a document is added: picking allocates, and an idle service must
+	// not wake the collector (docs/operations.md, "Memory").
+	var gate mergeGate
 	for {
+		tick := false
 		select {
 		case <-ix.stop:
 			return
 		case <-ix.mergeKick:
 		case <-t.C:
+			tick = true
+		}
+		ix.mu.Lock()
+		last, quiet := ix.lastAdd, ix.cfg.Now().Sub(ix.lastAdd) >= ix.cfg.FlushAfter
+		ix.mu.Unlock()
+		if !gate.due(tick, last, quiet) {
+			continue
 		}
 		for _, u := range ix.userList() {
 			for {
@@ -48,11 +62,33 @@ func (ix *Index) merger() {
 				}
 				if err := ix.merge(u, in); err != nil {
 					ix.log.Error("search merge failed", "user_id", u.id, "err", err)
+					gate.idle = false // the next tick tries again
 					break
 				}
+				gate.idle = false // a merge may make another due
 			}
 		}
 	}
+}
+
+// mergeGate is the merger's memory of its last tick: idle once a tick
+// looked at a quiet index (and found nothing to merge), as of lastAdd
+// looked.
+type mergeGate struct {
+	looked time.Time
+	idle   bool
+}
+
+// due reports whether the merger looks for merges now: on every kick, and
+// on a tick unless the last tick found the index idle and no document
+// was added since (last is the index's lastAdd, quiet whether indexing
+// has been quiet for FlushAfter).
+func (g *mergeGate) due(tick bool, last time.Time, quiet bool) bool {
+	if tick && g.idle && last.Equal(g.looked) {
+		return false
+	}
+	g.idle, g.looked = tick && quiet, last
+	return true
 }
 
 func (ix *Index) tier(docs int) int {

@@ -24,13 +24,13 @@ import (
 // peak resident set (VmHWM): one bulk-indexes the mails while another
 // only parses them, as the service without search still would; one
 // opens the large index and answers the ten queries while another stays
-// idle. Each child sets the service's default memory limit (64 MiB) and
-// collector target (50%), and reads the mails from the compressed corpus
+// idle. Each child sets the service's default memory limit (48 MiB) and
+// collector setting (off below the limit), and reads the mails from the compressed corpus
 // one at a time, as a sync receives them, so none holds the corpus.
 const (
 	rssChildEnv  = "SEARCH_RSS_CHILD"
-	serviceLimit = 64 << 20 // MEMORY_LIMIT_MIB's default
-	serviceGC    = 50       // GC_PERCENT's default
+	serviceLimit = 48 << 20 // MEMORY_LIMIT_MIB's default
+	serviceGC    = -1       // GC_PERCENT's default, off
 )
 
 // BenchmarkMemoryRSS reports the peak RSS search adds while bulk indexing

@@ -129,6 +129,7 @@ func (ix *Index) DeleteUser(userID string) error {
 	ix.mu.Lock()
 	u := ix.users[userID]
 	delete(ix.users, userID)
+	ix.userSnap = nil
 	ix.mu.Unlock()
 	if u != nil {
 		u.mu.Lock()

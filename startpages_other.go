@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// releaseStartPages does nothing outside Linux; see startpages_linux.go.
+func releaseStartPages() {}
