@@ -240,4 +240,3 @@ func runWrk(b *testing.B, wrk, url, cookie string, pid int) wrkTotals {
 }
 
 var wrkReqs = regexp.MustCompile(`([0-9]+) requests in`)
-
