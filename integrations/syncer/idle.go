@@ -125,8 +125,10 @@ func (s *Syncer) saveIdle(now time.Time, all bool) error {
 		}
 		ops = append(ops, s.records.SyncedAtOp(id, pending[id].at))
 	}
+	// A record deleted meanwhile fails the line: its time, like the
+	// others', is then dropped, costing at most one early poll.
 	err := s.st.Commit(ops...)
-	if err != nil && !errors.Is(err, records.ErrNotFound) {
+	if err != nil && !errors.Is(err, records.ErrNotFound) && !errors.Is(err, storage.ErrNotFound) {
 		return err
 	}
 	s.mu.Lock()
