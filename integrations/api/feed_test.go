@@ -187,6 +187,21 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	if got := string(mustJSON(rec.Result.SourceDetails)); got != wantDetails {
 		t.Errorf("sourceDetails after the feed came back: got %s, want %s", got, wantDetails)
 	}
+
+	// A poll that finds nothing new stores nothing; the view shows its
+	// time as lastSyncAt all the same (docs/operations.md).
+	clock.Advance(16 * time.Minute)
+	commits := st.Stats().Commits
+	if err := sy.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec.Result = api.RecordView{}
+	getJSON(t, srv, "/v1/user-integrations/"+id, &rec)
+	if n, r := st.Stats().Commits-commits, rec.Result; n != 0 || r.LastSyncAt == nil || !r.LastSyncAt.Equal(clock.Now()) ||
+		r.ItemsSynced != 5 || r.Activity != syncer.ActivityIdle {
+		t.Errorf("after an idle poll: %d commits, lastSyncAt %v, itemsSynced %d, %s; want 0, %v, 5, idle",
+			n, r.LastSyncAt, r.ItemsSynced, r.Activity, clock.Now())
+	}
 }
 
 func mustJSON(v any) []byte {

@@ -65,6 +65,9 @@ func (h *Handlers) view(rec records.Record) RecordView {
 	if !a.RetryAt.IsZero() {
 		v.RetryAt = &a.RetryAt
 	}
+	if !a.LastSyncAt.IsZero() && (v.LastSyncAt == nil || a.LastSyncAt.After(*v.LastSyncAt)) {
+		v.LastSyncAt = &a.LastSyncAt // an idle poll not yet on disk
+	}
 	def, ok := h.cfg.Registry.Get(rec.Integration)
 	if !ok || (def.Sources == nil && def.Describe == nil) {
 		return v

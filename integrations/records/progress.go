@@ -87,3 +87,16 @@ func (rs *Records) CountOp(id string, n int64) storage.Op {
 		return nil
 	})
 }
+
+// SyncedAtOp sets the lastSyncAt of the record id to at, unless it holds
+// a later one: the syncer's idle polls, kept in memory until then. A
+// record no longer live is left as it is.
+func (rs *Records) SyncedAtOp(id string, at time.Time) storage.Op {
+	at = at.UTC()
+	return rs.t.Update(id, func(cur *Record) error {
+		if cur.Live() && (cur.LastSyncAt == nil || at.After(*cur.LastSyncAt)) {
+			cur.LastSyncAt = &at
+		}
+		return nil
+	})
+}

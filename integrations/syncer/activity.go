@@ -47,6 +47,10 @@ type Activity struct {
 	// Paused says why the sync is paused; empty unless State is
 	// ActivityPaused.
 	Paused string
+	// LastSyncAt is when an idle poll last finished, if that is not on
+	// disk yet (idle.go): the record's view shows it as its lastSyncAt.
+	// Zero otherwise.
+	LastSyncAt time.Time
 }
 
 // Activity reads what the record's sync is doing from its queue. A
@@ -58,6 +62,9 @@ type Activity struct {
 func (s *Syncer) Activity(recordID string) Activity {
 	ts := s.recordTasks(recordID)
 	a := Activity{State: ActivityIdle, Pending: len(ts), ItemsLeft: itemsOf(ts)}
+	s.mu.Lock()
+	a.LastSyncAt = s.idle[recordID].at
+	s.mu.Unlock()
 	if a.ItemsLeft > 0 {
 		s.mu.Lock()
 		a.ItemsTotal = max(s.totals[recordID], a.ItemsLeft)

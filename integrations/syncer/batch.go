@@ -128,10 +128,21 @@ func (r *run) flush(final bool) error {
 	}
 	now := r.s.now().UTC()
 	ops := make([]storage.Op, 0, len(b.done)+len(b.add)+len(b.items)+1)
+	done := make(map[string]bool, len(b.done))
 	for _, id := range b.done {
-		ops = append(ops, r.s.tasks.Delete(id))
+		done[id] = true
+		if !r.mem[id] {
+			ops = append(ops, r.s.tasks.Delete(id))
+		}
 	}
+	var stored []string // tasks kept in memory until now, stored by this commit
 	for _, t := range b.add {
+		if r.mem[t.ID] {
+			if done[t.ID] {
+				continue
+			}
+			stored = append(stored, t.ID)
+		}
 		ops = append(ops, r.s.tasks.Insert(t))
 	}
 	for _, it := range b.items {
@@ -154,6 +165,12 @@ func (r *run) flush(final bool) error {
 		return err
 	}
 	ops = append(ops, stateOps...)
+	if r.idleFlush(final, len(rekeyOps)+len(removeOps)+len(stateOps)) {
+		r.s.noteIdle(r.rec.ID, now)
+		r.s.count(r.rec.ID, nil, true)
+		r.reset()
+		return nil
+	}
 	n := int64(len(b.items))
 	// ItemsSynced is what the record holds: items the provider reported
 	// deleted leave the count as they leave the store.
@@ -174,6 +191,12 @@ func (r *run) flush(final bool) error {
 		return err
 	}
 	r.stored += n
+	for _, id := range stored {
+		delete(r.mem, id)
+	}
+	if final {
+		r.s.forgetIdle(r.rec.ID) // the commit set a later lastSyncAt
+	}
 	r.s.count(r.rec.ID, b.add, final)
 	if kept != nil {
 		r.mu.Lock()

@@ -62,7 +62,7 @@ func (r *run) failKeeping(hard context.Context, t QueuedTask, err error, state m
 	case failGone:
 		r.s.outcomesOf(r.rec.Integration).skipped.Add(1)
 		log.Info("task skipped: the item is gone at the provider or cannot be fetched")
-		ops = append(ops, r.s.tasks.Delete(t.ID))
+		ops = append(ops, r.dropTask(t)...)
 	default:
 		attempts, limit := t.Attempts+1, maxAttempts
 		if f.class == failTemporary {
@@ -76,23 +76,30 @@ func (r *run) failKeeping(hard context.Context, t QueuedTask, err error, state m
 			// A task this build cannot run: never silent.
 			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
 			log.Error("task type not supported by this build; the record shows the error", "attempts", attempts)
-			ops = append(ops, r.s.tasks.Delete(t.ID))
+			ops = append(ops, r.dropTask(t)...)
 		case errors.Is(err, integrations.ErrNextSync):
 			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
 			log.Warn("task failed; the next sync runs it again")
-			ops = append(ops, r.s.tasks.Delete(t.ID))
+			ops = append(ops, r.dropTask(t)...)
 		case attempts >= limit:
 			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
 			log.Warn("task dropped", "attempts", attempts)
-			ops = append(ops, r.s.tasks.Delete(t.ID))
+			ops = append(ops, r.dropTask(t)...)
 		default:
 			r.s.outcomesOf(r.rec.Integration).retried.Add(1)
 			wait := max(f.retryAfter, backoff(attempts, r.s.rand))
 			log.Warn("task failed; will retry", "attempts", attempts, "retry_in", wait)
-			ops = append(ops, r.s.tasks.Update(t.ID, func(q *QueuedTask) error {
-				q.Attempts, q.NotBefore = attempts, now.Add(wait)
-				return nil
-			}))
+			if r.mem[t.ID] {
+				// A task kept in memory that must wait carries its
+				// backoff from now on: it is stored.
+				t.Attempts, t.NotBefore = attempts, now.Add(wait)
+				ops = append(ops, r.s.tasks.Insert(t))
+			} else {
+				ops = append(ops, r.s.tasks.Update(t.ID, func(q *QueuedTask) error {
+					q.Attempts, q.NotBefore = attempts, now.Add(wait)
+					return nil
+				}))
+			}
 			stop = true
 		}
 		ops = append(ops, setStatus(records.StatusError, f.msg))
@@ -109,6 +116,15 @@ func (r *run) failKeeping(hard context.Context, t QueuedTask, err error, state m
 	}
 	r.setKept(kept)
 	return stop
+}
+
+// dropTask returns the ops that remove the finished task t: none for a
+// task kept in memory (idle.go).
+func (r *run) dropTask(t QueuedTask) []storage.Op {
+	if r.mem[t.ID] {
+		return nil
+	}
+	return []storage.Op{r.s.tasks.Delete(t.ID)}
 }
 
 // setKept makes kept, unless nil, the record's committed values.

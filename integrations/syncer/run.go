@@ -38,7 +38,11 @@ type run struct {
 	failed bool
 	// reauth and parked are set once a task ended so: the run's outcome.
 	reauth, parked bool
-	stored         int64 // items stored by this session
+	// mem holds the ids of the session's tasks kept in memory only
+	// (idle.go): its scheduled start and the listing tasks that followed
+	// from it, until a commit stores those still queued.
+	mem    map[string]bool
+	stored int64 // items stored by this session
 
 	mu     sync.Mutex               // Save and Known may be called from the instance's goroutines
 	sealed []byte                   // the record's sealed credentials as last seen or saved
@@ -51,11 +55,17 @@ type run struct {
 // session runs the due tasks of one record, in order, until none is due,
 // sessionTasks have run, or stop is done. Tasks run under hard.
 func (s *Syncer) session(stop, hard context.Context, recordID string) {
+	poll, scheduled := s.takePoll(recordID)
 	rec, ok := s.records.ByID(recordID)
 	if !ok || rec.Status == records.StatusNeedsReauth {
 		return
 	}
 	queue := s.recordTasks(recordID)
+	if len(queue) > 0 {
+		scheduled = false // stored tasks (a user's start, downloads) come first and list anyway
+	} else if scheduled {
+		queue = []QueuedTask{poll}
+	}
 	if len(queue) == 0 || queue[0].NotBefore.After(s.now()) {
 		return
 	}
@@ -64,6 +74,9 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 		s: s, rec: rec, sealed: rec.Credentials,
 		log: s.log.With("record_id", rec.ID, "integration", rec.Integration),
 		b:   batch{seen: make(map[string]bool)},
+	}
+	if scheduled {
+		r.mem = map[string]bool{poll.ID: true}
 	}
 	defer r.shutdown(hard)
 	defer func() {
@@ -119,7 +132,7 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 		}
 		s.outcomesOf(rec.Integration).ok.Add(1)
 		queue = append(queue[1:], follow...)
-		if len(follow) > 0 || len(r.b.done) >= batchTasks || r.b.bytes >= batchBytes {
+		if r.keepInMemory(t, follow) || len(r.b.done) >= batchTasks || r.b.bytes >= batchBytes {
 			r.flush(len(queue) == 0)
 		}
 	}

@@ -3,6 +3,7 @@ package syncer
 import (
 	"cmp"
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
@@ -21,6 +22,9 @@ import (
 func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 	now := s.now()
 	s.purge(now)
+	if err := s.saveIdle(now, false); err != nil {
+		s.log.Error("store the times of idle polls", "err", err)
+	}
 
 	heads := s.heads()
 	var recs []records.Record
@@ -74,6 +78,19 @@ func (s *Syncer) pass(schedule bool) (due []string, next time.Time) {
 		}
 	}
 
+	// Scheduled starts not yet taken (no worker was free) are due as
+	// stored tasks are.
+	s.mu.Lock()
+	polls := slices.Collect(maps.Keys(s.polls))
+	s.mu.Unlock()
+	for _, id := range polls {
+		if _, queued := heads[id]; queued || busy[id] {
+			continue
+		}
+		if _, _, ok := s.restingUntil(id, now); !ok {
+			due = append(due, id)
+		}
+	}
 	if schedule {
 		due = append(due, s.startIdle(recs, heads, busy, now, soon)...)
 	}
@@ -97,9 +114,9 @@ func (s *Syncer) heads() map[string]QueuedTask {
 	return heads
 }
 
-// startIdle queues a start task for each of recs that has no task
-// (heads), is not busy or resting, and whose sync is due, and returns
-// their ids. It tells soon when the others become due.
+// startIdle makes a scheduled start (in memory, idle.go) for each of
+// recs that has no task (heads), is not busy or resting, and whose sync
+// is due, and returns their ids. It tells soon when the others become due.
 func (s *Syncer) startIdle(recs []records.Record, heads map[string]QueuedTask, busy map[string]bool, now time.Time, soon func(time.Time)) []string {
 	var due []string
 	for i := range recs {
@@ -118,11 +135,14 @@ func (s *Syncer) startIdle(recs []records.Record, heads map[string]QueuedTask, b
 			}
 			continue
 		}
-		if err := s.queueStart(*rec); err != nil {
+		made, err := s.schedulePoll(rec)
+		if err != nil {
 			s.log.Error("schedule sync", "record_id", rec.ID, "err", err)
 			continue
 		}
-		due = append(due, rec.ID)
+		if made { // else pass counted it already
+			due = append(due, rec.ID)
+		}
 	}
 	return due
 }
@@ -133,12 +153,13 @@ func (s *Syncer) startDue(rec *records.Record, now time.Time) (bool, time.Time) 
 	if !rec.Live() || (rec.Status != records.StatusConnected && rec.Status != records.StatusError) {
 		return false, time.Time{}
 	}
-	if rec.LastSyncAt == nil && rec.Status == records.StatusConnected {
+	last := s.lastSync(rec)
+	if last == nil && rec.Status == records.StatusConnected {
 		return true, time.Time{}
 	}
 	base := rec.ConnectedAt
-	if rec.LastSyncAt != nil {
-		base = *rec.LastSyncAt
+	if last != nil {
+		base = *last
 	}
 	// A failed run waits a whole interval from its failure.
 	if rec.Status == records.StatusError && rec.UpdatedAt.After(base) {

@@ -157,10 +157,22 @@ func (r *run) stageState(m map[string]string) {
 // and the record's kept values once they are committed.
 func (r *run) stateOps(now time.Time) ([]storage.Op, map[string]string, error) {
 	r.mu.Lock()
-	pending := r.b.state
-	var next map[string]string
-	if len(pending) > 0 {
-		next = maps.Clone(r.keptLocked())
+	var pending, next map[string]string
+	if len(r.b.state) > 0 {
+		kept := r.keptLocked()
+		// A value set again unchanged is not written again: an idle poll
+		// that reports the same cursor stores nothing (idle.go).
+		for k, v := range r.b.state {
+			if cur, ok := kept[k]; v != cur || (v == "" && ok) {
+				if pending == nil {
+					pending = make(map[string]string)
+				}
+				pending[k] = v
+			}
+		}
+		if len(pending) > 0 {
+			next = maps.Clone(kept)
+		}
 	}
 	r.mu.Unlock()
 	if len(pending) == 0 {

@@ -127,6 +127,10 @@ type Syncer struct {
 	// totals counts, per record with a sync under way, the items its
 	// sync queued for download (Activity.ItemsTotal); memory only.
 	totals map[string]int
+	// polls are the scheduled starts not yet taken by a session, and
+	// idle the times of idle polls not yet on disk (idle.go); memory only.
+	polls map[string]QueuedTask
+	idle  map[string]idleSync
 
 	// outcomes are by integration domain, fixed at New, so read without
 	// a lock; unknown counts the tasks of records whose integration is not
@@ -272,6 +276,8 @@ func New(cfg Config) (*Syncer, error) {
 		closing:  make(map[string]time.Time),
 		resting:  make(map[string]rest),
 		totals:   make(map[string]int),
+		polls:    make(map[string]QueuedTask),
+		idle:     make(map[string]idleSync),
 	}, nil
 }
 
@@ -448,6 +454,9 @@ func (s *Syncer) loop(ctx context.Context, once bool) error {
 		case <-ctx.Done():
 			for ; running > 0; running-- {
 				s.release(<-done)
+			}
+			if err := s.Close(); err != nil {
+				s.log.Error("store the times of idle polls", "err", err)
 			}
 			return nil
 		}
