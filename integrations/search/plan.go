@@ -14,8 +14,8 @@ import (
 // words, the same ones in every part.
 const maxExpansions = 50_000
 
-// prefixes counts the prefix terms of a query tree, for their shares of
-// maxExpansions.
+// prefixes counts the prefix and fuzzy terms of a query tree, for their
+// shares of maxExpansions.
 func prefixes(n Node, depth int) int {
 	if depth > 100 {
 		return 0
@@ -35,11 +35,11 @@ func prefixes(n Node, depth int) int {
 	case *Not:
 		kids = []Node{n.Child}
 	case Term:
-		if n.Prefix {
+		if n.Prefix || n.Fuzzy > 0 {
 			return 1
 		}
 	case *Term:
-		if n.Prefix {
+		if n.Prefix || n.Fuzzy > 0 {
 			return 1
 		}
 	}
@@ -204,14 +204,32 @@ func (pl *planner) checkedTerm(t Term) (*plan, error) {
 	return pl.term(t)
 }
 
-// term looks a term up in every part. A prefix is weighted as one term
-// found in the documents of all its words (their frequencies summed, at
-// most every document): each word it matched in a document adds to the
-// score with that one weight.
+// term looks a term up in every part. A prefix (or a fuzzy term) is
+// weighted as one term found in the documents of all its words (their
+// frequencies summed, at most every document): each word it matched in a
+// document adds to the score with that one weight.
 func (pl *planner) term(t Term) (*plan, error) {
 	p := &plan{op: opTerm, field: t.Field, refs: make([][]weighted, len(pl.parts))}
+	var ed editor
 	for i, part := range pl.parts {
 		if part.bad.Load() {
+			continue
+		}
+		if t.Fuzzy > 0 && !t.Prefix {
+			for _, mark := range []string{"", wordMark} {
+				if len(p.refs[i]) >= pl.share {
+					break
+				}
+				err := part.near(&ed, mark, t.Text, min(t.Fuzzy, 2), func(ref termRef, _ int) bool {
+					p.refs[i] = append(p.refs[i], weighted{ref: ref})
+					return len(p.refs[i]) < pl.share
+				})
+				if err != nil {
+					part.bad.Store(true)
+					p.refs[i] = nil
+					break
+				}
+			}
 			continue
 		}
 		if !t.Prefix {
