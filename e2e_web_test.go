@@ -233,6 +233,7 @@ func TestBrowser(t *testing.T) {
 	step("more results", w.moreResults)
 	step("filters and order", w.filtersAndOrder)
 	step("the keys of the search page", w.keyboard)
+	step("a misspelled word offers a did-you-mean link", w.suggestionLink)
 
 	// Another device: signed in from outside the browser.
 	jar, _ := cookiejar.New(nil)

@@ -242,24 +242,40 @@ func found(parts []*part, term string) bool {
 
 // closest returns the word of parts within k edits of word that Suggest
 // offers: the fewest edits, then the most items, then the first in order.
+// A stem is offered as a word the items write with it: "software", not
+// "softwar", with the stem's items.
 func closest(ed *editor, parts []*part, word string, k int) (string, bool) {
 	type cand struct {
-		d  int
-		df uint64
+		d       int
+		df      uint64
+		written bool // a word as written (wordMark), not a stem
 	}
 	cands := map[string]cand{}
 	for _, p := range parts {
 		for _, mark := range []string{"", wordMark} {
 			p.near(ed, mark, word, k, func(r termRef, d int) bool {
 				w := r.term[len(mark):]
-				c := cands[w]
-				if c.df == 0 || d < c.d {
+				c, seen := cands[w]
+				if !seen || d < c.d {
 					c.d = d
 				}
+				c.written = c.written || mark != ""
 				c.df += uint64(r.df)
 				cands[w] = c
 				return true
 			})
+		}
+	}
+	for w, c := range cands {
+		if !c.written {
+			continue
+		}
+		stem := ""
+		Analyze(w, func(t Token) { stem = t.Term })
+		if s, ok := cands[stem]; ok && stem != w && !s.written && s.d >= c.d {
+			c.df = max(c.df, s.df)
+			cands[w] = c
+			delete(cands, stem)
 		}
 	}
 	best, bc := "", cand{}

@@ -160,7 +160,8 @@ func TestSuggest(t *testing.T) {
 		return Doc{ID: id, RecordID: "r1", Integration: "gmail", Kind: "email", Text: text, Date: day("2026-11-01")}
 	}
 	docs := map[string][]Doc{
-		userA: append(handDocs(), resort("d6", "A resort by the sea.")),
+		userA: append(handDocs(), resort("d6", "A resort by the sea."), resort("d7", "free software"),
+			resort("d8", "Monte Carlo"), resort("d9", "money"), resort("d10", "more money")),
 		userB: {
 			resort("b1", "The resort is full."), resort("b2", "Another resort."),
 			resort("b3", "resort fees"), resort("b4", "A report."),
