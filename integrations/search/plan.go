@@ -30,6 +30,8 @@ func prefixes(n Node, depth int) int {
 		kids = n.Children
 	case *Or:
 		kids = n.Children
+	case AtLeast:
+		kids = n.Children
 	case Not:
 		kids = []Node{n.Child}
 	case *Not:
@@ -61,6 +63,7 @@ const (
 	opKind
 	opInteg
 	opDate
+	opAtLeast
 )
 
 // plan is a query tree resolved against a user's parts: each term looked
@@ -76,6 +79,7 @@ type plan struct {
 	value  string       // opKind, opInteg
 	after  int64        // opDate, Unix ms; inclusive
 	before int64        // opDate, Unix ms; exclusive
+	min    int          // opAtLeast: the children a document must match
 }
 
 type weighted struct {
@@ -149,6 +153,15 @@ func (pl *planner) build(n Node, depth int) (*plan, error) {
 		return pl.kids(opOr, n.Children, depth)
 	case *Or:
 		return pl.kids(opOr, n.Children, depth)
+	case AtLeast:
+		if n.Min < 1 || n.Min > len(n.Children) {
+			return nil, fmt.Errorf("%w: at least %d of %d", ErrBadQuery, n.Min, len(n.Children))
+		}
+		p, err := pl.kids(opAtLeast, n.Children, depth)
+		if p != nil {
+			p.min = n.Min
+		}
+		return p, err
 	case Not:
 		return pl.kids(opNot, []Node{n.Child}, depth)
 	case *Not:
