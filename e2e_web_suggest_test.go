@@ -37,3 +37,17 @@ func (w *webTest) suggestionLink() error {
 	_, err := w.lastSearch(url.Values{"q": {"(regatta) kind:entry"}, "limit": {"20"}, "sort": {"date"}})
 	return err
 }
+
+// relaxedShown: a question whose words no item holds all of shows the
+// items with most of them, and says so.
+func (w *webTest) relaxedShown() error {
+	if err := w.searchFor("/search?q="+url.QueryEscape("did forty boats sail in winter"), []string{regattaAutumn}); err != nil {
+		return err
+	}
+	if err := w.waitValue("the relaxed sentence", `document.querySelector('main .relaxed').textContent`,
+		"No results with every word; showing results with most of them."); err != nil {
+		return err
+	}
+	_, err := w.lastSearch(url.Values{"q": {"did forty boats sail in winter"}, "limit": {"20"}})
+	return err
+}

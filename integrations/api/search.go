@@ -76,6 +76,8 @@ func fragments(fs []search.Fragment) []Fragment {
 // results while nextCursor says more follow. The first page holds
 // suggestion when a word of q matches nothing in the user's index and one
 // of its words is near it: q with that word replaced (a "did you mean").
+// When every word of a query of 3 or more finds fewer than 5 items, the
+// page holds those matching most of them, with relaxed: true.
 // A user runs a bounded share
 // of searches at once (Config.SearchesPerUser, with SearchQueue waiting);
 // one beyond it is 429 too_many_searches with Retry-After.
@@ -97,6 +99,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.Relax = true // docs/search.md, "Questions and long queries"
 	// The whole search, snippets included, runs within the user's share.
 	leave, err := h.gate.enter(r.Context(), userID)
 	if err != nil {
@@ -158,6 +161,9 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	if res.NextCursor != "" {
 		fields = append(fields, httpx.F("nextCursor", res.NextCursor))
+	}
+	if res.Relaxed {
+		fields = append(fields, httpx.F("relaxed", true))
 	}
 	// The first page says "did you mean" for a word the index lacks
 	// (docs/search.md, "Misspelled words"); later pages are of the query

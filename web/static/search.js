@@ -126,6 +126,7 @@ async function pageSearch(params) {
     region.replaceChildren(h('p', { class: 'count' }, shown === 0 ? 'Nothing found for ' : (res.totalIsLowerBound ? 'More than ' : '') +
       plural(total, 'result', 'results') + ' for ', h('strong', null, q || query.trim()),
       shown && shown < total ? ' (showing ' + shown.toLocaleString() + ')' : ''));
+    if (res.relaxed && shown) region.append(h('p', { class: 'relaxed' }, 'No results with every word; showing results with most of them.'));
     if (suggested) region.append(suggested);
     moreBox.replaceChildren();
     if (res.nextCursor) {
