@@ -25,6 +25,13 @@ type Searcher interface {
 	Delete(userID string, ids ...string) error
 }
 
+// suggester offers a "did you mean" for a query whose words the user's
+// index does not hold; *search.Index has it. A Searcher without it
+// answers without suggestions.
+type suggester interface {
+	Suggest(userID, q string) (string, error)
+}
+
 // SearchResult is one result of GET /v1/search.
 type SearchResult struct {
 	ID          string     `json:"id"`
@@ -71,7 +78,12 @@ func fragments(fs []search.Fragment) []Fragment {
 // store no longer has (a removal the index has not caught up on), or whose
 // record is being disconnected, or whose metadata does not open, is left
 // out of the page and of total; a page can then hold fewer than limit
-// results while nextCursor says more follow. A user runs a bounded share
+// results while nextCursor says more follow. The first page holds
+// suggestion when a word of q matches nothing in the user's index and one
+// of its words is near it: q with that word replaced (a "did you mean").
+// When every word of a query of 3 or more finds fewer than 5 items, the
+// page holds those matching most of them, with relaxed: true.
+// A user runs a bounded share
 // of searches at once (Config.SearchesPerUser, with SearchQueue waiting);
 // one beyond it is 429 too_many_searches with Retry-After.
 func (h *Handlers) Search() http.Handler { return endpoint(opSearch, h.search) }
@@ -92,6 +104,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.Relax = true // docs/search.md, "Questions and long queries"
 	// The whole search, snippets included, runs within the user's share.
 	leave, err := h.gate.enter(r.Context(), userID)
 	if err != nil {
@@ -134,6 +147,20 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	if res.NextCursor != "" {
 		fields = append(fields, httpx.F("nextCursor", res.NextCursor))
+	}
+	if res.Relaxed {
+		fields = append(fields, httpx.F("relaxed", true))
+	}
+	// The first page says "did you mean" for a word the index lacks
+	// (docs/search.md, "Misspelled words"); later pages are of the query
+	// the person chose to keep.
+	if sg, ok := h.cfg.Search.(suggester); ok && req.Cursor == "" {
+		s, err := sg.Suggest(userID, r.URL.Query().Get("q"))
+		if err != nil {
+			h.log.Error("suggest a spelling", "user_id", userID, "err", err)
+		} else if s != "" {
+			fields = append(fields, httpx.F("suggestion", s))
+		}
 	}
 	httpx.Write(w, r, http.StatusOK, opSearch, fields...)
 	return nil

@@ -37,6 +37,8 @@ func (ev *evaluator) eval(p *plan) set {
 		return out
 	case opNot:
 		return ev.filter(p)
+	case opAtLeast:
+		return ev.atLeast(p)
 	case opTerm:
 		return ev.term(p)
 	case opPhrase:
@@ -183,7 +185,7 @@ func (ev *evaluator) cost(p *plan) int {
 			}
 		}
 		return n
-	case opOr:
+	case opOr, opAtLeast:
 		n := 0
 		for _, k := range p.kids {
 			n += ev.cost(k)

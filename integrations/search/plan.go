@@ -14,8 +14,8 @@ import (
 // words, the same ones in every part.
 const maxExpansions = 50_000
 
-// prefixes counts the prefix terms of a query tree, for their shares of
-// maxExpansions.
+// prefixes counts the prefix and fuzzy terms of a query tree, for their
+// shares of maxExpansions.
 func prefixes(n Node, depth int) int {
 	if depth > 100 {
 		return 0
@@ -30,16 +30,18 @@ func prefixes(n Node, depth int) int {
 		kids = n.Children
 	case *Or:
 		kids = n.Children
+	case AtLeast:
+		kids = n.Children
 	case Not:
 		kids = []Node{n.Child}
 	case *Not:
 		kids = []Node{n.Child}
 	case Term:
-		if n.Prefix {
+		if n.Prefix || n.Fuzzy > 0 {
 			return 1
 		}
 	case *Term:
-		if n.Prefix {
+		if n.Prefix || n.Fuzzy > 0 {
 			return 1
 		}
 	}
@@ -61,6 +63,7 @@ const (
 	opKind
 	opInteg
 	opDate
+	opAtLeast
 )
 
 // plan is a query tree resolved against a user's parts: each term looked
@@ -76,6 +79,7 @@ type plan struct {
 	value  string       // opKind, opInteg
 	after  int64        // opDate, Unix ms; inclusive
 	before int64        // opDate, Unix ms; exclusive
+	min    int          // opAtLeast: the children a document must match
 }
 
 type weighted struct {
@@ -149,6 +153,15 @@ func (pl *planner) build(n Node, depth int) (*plan, error) {
 		return pl.kids(opOr, n.Children, depth)
 	case *Or:
 		return pl.kids(opOr, n.Children, depth)
+	case AtLeast:
+		if n.Min < 1 || n.Min > len(n.Children) {
+			return nil, fmt.Errorf("%w: at least %d of %d", ErrBadQuery, n.Min, len(n.Children))
+		}
+		p, err := pl.kids(opAtLeast, n.Children, depth)
+		if p != nil {
+			p.min = n.Min
+		}
+		return p, err
 	case Not:
 		return pl.kids(opNot, []Node{n.Child}, depth)
 	case *Not:
@@ -204,14 +217,32 @@ func (pl *planner) checkedTerm(t Term) (*plan, error) {
 	return pl.term(t)
 }
 
-// term looks a term up in every part. A prefix is weighted as one term
-// found in the documents of all its words (their frequencies summed, at
-// most every document): each word it matched in a document adds to the
-// score with that one weight.
+// term looks a term up in every part. A prefix (or a fuzzy term) is
+// weighted as one term found in the documents of all its words (their
+// frequencies summed, at most every document): each word it matched in a
+// document adds to the score with that one weight.
 func (pl *planner) term(t Term) (*plan, error) {
 	p := &plan{op: opTerm, field: t.Field, refs: make([][]weighted, len(pl.parts))}
+	var ed editor
 	for i, part := range pl.parts {
 		if part.bad.Load() {
+			continue
+		}
+		if t.Fuzzy > 0 && !t.Prefix {
+			for _, mark := range []string{"", wordMark} {
+				if len(p.refs[i]) >= pl.share {
+					break
+				}
+				err := part.near(&ed, mark, t.Text, min(t.Fuzzy, 2), func(ref termRef, _ int) bool {
+					p.refs[i] = append(p.refs[i], weighted{ref: ref})
+					return len(p.refs[i]) < pl.share
+				})
+				if err != nil {
+					part.bad.Store(true)
+					p.refs[i] = nil
+					break
+				}
+			}
 			continue
 		}
 		if !t.Prefix {

@@ -48,15 +48,19 @@ func Parse(q string) (Node, error) {
 		return nil, errAt(MaxQueryBytes, "query longer than %d bytes", MaxQueryBytes)
 	}
 	p := parser{q: q}
+	return p.parse()
+}
+
+func (p *parser) parse() (Node, error) {
 	p.skipSpace()
-	if p.i == len(q) {
+	if p.i == len(p.q) {
 		return nil, errAt(0, "empty query")
 	}
 	n, err := p.or()
 	if err != nil {
 		return nil, err
 	}
-	if p.i < len(q) { // and() stops only at the end, OR or ')'
+	if p.i < len(p.q) { // and() stops only at the end, OR or ')'
 		return nil, errAt(p.i, "unmatched )")
 	}
 	if n == nil {
@@ -70,6 +74,10 @@ type parser struct {
 	i     int
 	depth int
 	terms int
+	// spans, when set, collects the plain words (see queryWords); neg
+	// is set while an exclusion is parsed.
+	spans *[]wordSpan
+	neg   bool
 }
 
 func (p *parser) skipSpace() {
@@ -263,7 +271,10 @@ func (p *parser) unary() (Node, error) {
 		return p.primary()
 	}
 	p.i++
+	neg := p.neg
+	p.neg = true
 	n, err := p.primary()
+	p.neg = neg
 	if n == nil || err != nil {
 		return nil, err
 	}
@@ -314,16 +325,28 @@ func (p *parser) phrase(f Field) (Node, error) {
 
 // words turns one word of the query, or a phrase's text, into a node:
 // nil when it holds nothing to search for. A word (not a phrase) ending
-// in '*' is a prefix.
+// in '*' is a prefix, one ending in '~' matches the terms within
+// fuzzyEdits of it.
 func (p *parser) words(f Field, text string, at int, word bool) (Node, error) {
-	prefix := false
+	prefix, fuzzy := false, false
 	if t := strings.TrimRight(text, "*"); word && len(t) < len(text) {
 		prefix, text = true, t
+	} else if t := strings.TrimSuffix(text, "~"); word && len(t) < len(text) {
+		fuzzy, text = true, t
 	}
 	var toks []Token
 	Analyze(text, func(t Token) { toks = append(toks, t) })
 	if p.terms += len(toks); p.terms > MaxTerms {
 		return nil, errAt(at, "too many terms (at most %d)", MaxTerms)
+	}
+	if word && !prefix && !fuzzy && !p.neg && p.spans != nil && strings.HasPrefix(p.q[at:], text) {
+		*p.spans = append(*p.spans, wordSpan{at, at + len(text)})
+	}
+	if fuzzy && len(toks) == 1 {
+		// The word as typed, not its stem: a slip can keep a stem from
+		// forming ("qaurterly" is not stemmed as "quarterly" is), so it is
+		// compared with the stems and the words of the index alike.
+		return Term{Field: f, Text: toks[0].Word, Fuzzy: fuzzyEdits(toks[0].Word)}, nil
 	}
 	if prefix {
 		if len(toks) == 0 || utf8.RuneCountInString(toks[len(toks)-1].Word) < 2 {

@@ -57,7 +57,8 @@ func (p *parser) field() (n Node, ok bool, err error) {
 		if p.quoteAt(p.i) > 0 {
 			n, err = p.phrase(f)
 		} else {
-			n, err = p.words(f, p.chunk(), p.i, true)
+			at := p.i // before chunk moves it on
+			n, err = p.words(f, p.chunk(), at, true)
 		}
 		if err == nil && n == nil {
 			err = errAt(start, "%s: needs a word or a \"phrase\"", name)

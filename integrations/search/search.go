@@ -33,6 +33,9 @@ type Request struct {
 	RecordID string // only items of this user-integration record
 	InIDs    []string
 	NinIDs   []string
+	// Relax matches most of the words of an And of 3 or more when every
+	// word finds fewer than RelaxBelow items (see Relax).
+	Relax bool
 }
 
 // Hit is one result.
@@ -51,6 +54,7 @@ type Result struct {
 	Total             int // matching items, at most MaxTotal
 	TotalIsLowerBound bool
 	NextCursor        string // empty on the last page
+	Relaxed           bool   // most of the words matched, not every one (Request.Relax)
 }
 
 // ErrBadCursor is returned for a cursor that this index did not hand out
@@ -187,6 +191,9 @@ func (a candidate) withID() key {
 // written to answer it. A part found damaged on the way is left out of
 // the answer and dropped afterwards (see NeedsRebuild).
 func (ix *Index) Search(userID string, req Request) (Result, error) {
+	if req.Relax {
+		return ix.relaxed(userID, req)
+	}
 	start := ix.cfg.Now()
 	defer func() {
 		d := ix.cfg.Now().Sub(start)

@@ -34,12 +34,14 @@ type snippetQuery struct {
 	phrases  []snippetPhrase
 	kinds    int
 	longest  int // words of the longest phrase
+	ed       editor
 }
 
 // matcher is a prefix of a query as a snippet looks for it.
 type matcher struct {
-	text string
-	kind int
+	text  string
+	kind  int
+	fuzzy int // `word~`: the edits allowed; 0 for a prefix
 }
 
 type snippetPhrase struct {
@@ -70,8 +72,8 @@ func (sq *snippetQuery) collect(n Node, depth int) {
 		if n.Field != FieldAny && n.Field != FieldText || n.Text == "" {
 			return
 		}
-		if n.Prefix {
-			sq.prefixes = append(sq.prefixes, matcher{text: n.Text, kind: sq.kinds})
+		if n.Prefix || n.Fuzzy > 0 {
+			sq.prefixes = append(sq.prefixes, matcher{text: n.Text, kind: sq.kinds, fuzzy: n.Fuzzy})
 		} else if _, ok := sq.exact[n.Text]; !ok {
 			sq.exact[n.Text] = sq.kinds
 		}
@@ -120,6 +122,12 @@ func (sq *snippetQuery) word(t Token) int {
 		return k
 	}
 	for _, m := range sq.prefixes {
+		if m.fuzzy > 0 {
+			if sq.ed.near(m.text, t.Term, m.fuzzy) || t.Word != t.Term && sq.ed.near(m.text, t.Word, m.fuzzy) {
+				return m.kind
+			}
+			continue
+		}
 		if strings.HasPrefix(t.Term, m.text) || strings.HasPrefix(t.Word, m.text) {
 			return m.kind
 		}

@@ -50,11 +50,14 @@ type Or struct{ Children []Node }
 type Not struct{ Child Node }
 
 // Term matches an analyzed term in a field (FieldAny: any field). With
-// Prefix, every term or word starting with Text matches.
+// Prefix, every term or word starting with Text matches; with Fuzzy above
+// zero, every term or word within Fuzzy edits of Text (a word as typed,
+// unstemmed) that starts with its first letter.
 type Term struct {
 	Field  Field
 	Text   string
 	Prefix bool
+	Fuzzy  int
 }
 
 // Phrase matches the terms at consecutive positions of one field.

@@ -7,6 +7,7 @@ const queryHelp = [
   ['quarterly report', 'every word, anywhere'],
   ['"quarterly report"', 'these words in this order'],
   ['quart*', 'words starting with quart'],
+  ['reprot~', 'words a letter or two away (report)'],
   ['-draft', 'without this word'],
   ['invoice OR receipt', 'either word; ( ) group'],
   ['from:alice  to:bob', 'sender, recipient'],
@@ -97,6 +98,7 @@ async function pageSearch(params) {
   });
 
   let shown = 0;
+  let suggested = null; // the first page's "did you mean", kept as more pages come
   const load = async cursor => {
     const p = new URLSearchParams(base);
     if (cursor) p.set('cursor', cursor);
@@ -120,9 +122,12 @@ async function pageSearch(params) {
     shown += results.length;
     append(list, results.map(resultItem));
     const total = Number(res.total) || shown;
+    if (!cursor && res.suggestion) suggested = suggestion(res.suggestion, q, query, params);
     region.replaceChildren(h('p', { class: 'count' }, shown === 0 ? 'Nothing found for ' : (res.totalIsLowerBound ? 'More than ' : '') +
       plural(total, 'result', 'results') + ' for ', h('strong', null, q || query.trim()),
       shown && shown < total ? ' (showing ' + shown.toLocaleString() + ')' : ''));
+    if (res.relaxed && shown) region.append(h('p', { class: 'relaxed' }, 'No results with every word; showing results with most of them.'));
+    if (suggested) region.append(suggested);
     moreBox.replaceChildren();
     if (res.nextCursor) {
       const more = h('button', { type: 'button', class: 'secondary' }, 'More results');
@@ -145,6 +150,24 @@ async function pageSearch(params) {
     const a = [...list.querySelectorAll('a[href]')].find(a => a.getAttribute('href') === kept.opened);
     if (a) a.focus();
   }
+}
+
+// suggestion is the "did you mean" link of a search whose words the
+// person's items lack: the same search (filters kept) with what was typed
+// replaced by the answer's suggestion for it. The server suggests for the
+// query sent, which wraps what was typed as "(q) kind:…" when filters are
+// set; those it leaves as they are.
+function suggestion(suggested, q, query, params) {
+  let typed = suggested;
+  if (q && query.trim() !== q) {
+    const rest = query.slice(q.length + 2);
+    if (!suggested.startsWith('(') || !suggested.endsWith(')' + rest)) return null;
+    typed = suggested.slice(1, suggested.length - rest.length - 1);
+  }
+  const p = new URLSearchParams(params);
+  p.set('q', typed);
+  return h('p', { class: 'suggestion' }, 'Did you mean ',
+    h('a', { href: '/search?' + p }, h('strong', null, typed)), '?');
 }
 
 // queryError says why the query sent cannot be read and marks where: the
