@@ -127,24 +127,7 @@ func (r *run) flush(final bool) error {
 		return err
 	}
 	now := r.s.now().UTC()
-	ops := make([]storage.Op, 0, len(b.done)+len(b.add)+len(b.items)+1)
-	done := make(map[string]bool, len(b.done))
-	for _, id := range b.done {
-		done[id] = true
-		if !r.mem[id] {
-			ops = append(ops, r.s.tasks.Delete(id))
-		}
-	}
-	var stored []string // tasks kept in memory until now, stored by this commit
-	for _, t := range b.add {
-		if r.mem[t.ID] {
-			if done[t.ID] {
-				continue
-			}
-			stored = append(stored, t.ID)
-		}
-		ops = append(ops, r.s.tasks.Insert(t))
-	}
+	ops, stored := r.taskOps()
 	for _, it := range b.items {
 		ops = append(ops, r.s.items.InsertOp(it))
 	}
@@ -190,6 +173,39 @@ func (r *run) flush(final bool) error {
 		}
 		return err
 	}
+	r.committed(n, stored, final, kept, gone)
+	return nil
+}
+
+// taskOps returns the batch's task operations: the finished tasks
+// deleted and their follow-ups inserted, with the ids of tasks kept in
+// memory until now that this commit stores.
+func (r *run) taskOps() (ops []storage.Op, stored []string) {
+	b := &r.b
+	ops = make([]storage.Op, 0, len(b.done)+len(b.add)+len(b.items)+1)
+	done := make(map[string]bool, len(b.done))
+	for _, id := range b.done {
+		done[id] = true
+		if !r.mem[id] {
+			ops = append(ops, r.s.tasks.Delete(id))
+		}
+	}
+	for _, t := range b.add {
+		if r.mem[t.ID] {
+			if done[t.ID] {
+				continue
+			}
+			stored = append(stored, t.ID)
+		}
+		ops = append(ops, r.s.tasks.Insert(t))
+	}
+	return ops, stored
+}
+
+// committed brings the run up to a batch flush committed: n items
+// stored, the tasks of stored no longer only in memory, the sync state
+// kept, the content of items gone removed and the indexer told.
+func (r *run) committed(n int64, stored []string, final bool, kept map[string]string, gone []items.ItemRecord) {
 	r.stored += n
 	for _, id := range stored {
 		delete(r.mem, id)
@@ -197,7 +213,7 @@ func (r *run) flush(final bool) error {
 	if final {
 		r.s.forgetIdle(r.rec.ID) // the commit set a later lastSyncAt
 	}
-	r.s.count(r.rec.ID, b.add, final)
+	r.s.count(r.rec.ID, r.b.add, final)
 	if kept != nil {
 		r.mu.Lock()
 		r.kept = kept
@@ -208,5 +224,4 @@ func (r *run) flush(final bool) error {
 	}
 	r.tellIndex(gone)
 	r.reset()
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"syscall"
@@ -64,44 +65,9 @@ func (r *run) failKeeping(hard context.Context, t QueuedTask, err error, state m
 		log.Info("task skipped: the item is gone at the provider or cannot be fetched")
 		ops = append(ops, r.dropTask(t)...)
 	default:
-		attempts, limit := t.Attempts+1, maxAttempts
-		if f.class == failTemporary {
-			limit = maxTemporaryAttempts
-		}
-		if f.drop {
-			limit = 1
-		}
-		switch {
-		case f.bug:
-			// A task this build cannot run: never silent.
-			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
-			log.Error("task type not supported by this build; the record shows the error", "attempts", attempts)
-			ops = append(ops, r.dropTask(t)...)
-		case errors.Is(err, integrations.ErrNextSync):
-			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
-			log.Warn("task failed; the next sync runs it again")
-			ops = append(ops, r.dropTask(t)...)
-		case attempts >= limit:
-			r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
-			log.Warn("task dropped", "attempts", attempts)
-			ops = append(ops, r.dropTask(t)...)
-		default:
-			r.s.outcomesOf(r.rec.Integration).retried.Add(1)
-			wait := max(f.retryAfter, backoff(attempts, r.s.rand))
-			log.Warn("task failed; will retry", "attempts", attempts, "retry_in", wait)
-			if r.mem[t.ID] {
-				// A task kept in memory that must wait carries its
-				// backoff from now on: it is stored.
-				t.Attempts, t.NotBefore = attempts, now.Add(wait)
-				ops = append(ops, r.s.tasks.Insert(t))
-			} else {
-				ops = append(ops, r.s.tasks.Update(t.ID, func(q *QueuedTask) error {
-					q.Attempts, q.NotBefore = attempts, now.Add(wait)
-					return nil
-				}))
-			}
-			stop = true
-		}
+		var retryOps []storage.Op
+		retryOps, stop = r.retryOrDrop(t, f, err, now, log)
+		ops = append(ops, retryOps...)
 		ops = append(ops, setStatus(records.StatusError, f.msg))
 		r.failed = true
 	}
@@ -175,6 +141,52 @@ type failure struct {
 	retryAfter time.Duration
 	drop       bool // do not retry at all
 	bug        bool // a fault of this build, logged as an error
+}
+
+// retryOrDrop decides what becomes of task t after a failure of class
+// f that is neither parked, for reauthorisation nor gone: dropped (a
+// task this build cannot run, one the next sync runs again, one out of
+// attempts) or retried after a backoff; stop says the run stops.
+func (r *run) retryOrDrop(t QueuedTask, f failure, err error, now time.Time, log *slog.Logger) (ops []storage.Op, stop bool) {
+	attempts, limit := t.Attempts+1, maxAttempts
+	if f.class == failTemporary {
+		limit = maxTemporaryAttempts
+	}
+	if f.drop {
+		limit = 1
+	}
+	switch {
+	case f.bug:
+		// A task this build cannot run: never silent.
+		r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
+		log.Error("task type not supported by this build; the record shows the error", "attempts", attempts)
+		ops = append(ops, r.dropTask(t)...)
+	case errors.Is(err, integrations.ErrNextSync):
+		r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
+		log.Warn("task failed; the next sync runs it again")
+		ops = append(ops, r.dropTask(t)...)
+	case attempts >= limit:
+		r.s.outcomesOf(r.rec.Integration).dropped.Add(1)
+		log.Warn("task dropped", "attempts", attempts)
+		ops = append(ops, r.dropTask(t)...)
+	default:
+		r.s.outcomesOf(r.rec.Integration).retried.Add(1)
+		wait := max(f.retryAfter, backoff(attempts, r.s.rand))
+		log.Warn("task failed; will retry", "attempts", attempts, "retry_in", wait)
+		if r.mem[t.ID] {
+			// A task kept in memory that must wait carries its
+			// backoff from now on: it is stored.
+			t.Attempts, t.NotBefore = attempts, now.Add(wait)
+			ops = append(ops, r.s.tasks.Insert(t))
+		} else {
+			ops = append(ops, r.s.tasks.Update(t.ID, func(q *QueuedTask) error {
+				q.Attempts, q.NotBefore = attempts, now.Add(wait)
+				return nil
+			}))
+		}
+		stop = true
+	}
+	return ops, stop
 }
 
 // classify sorts a task's (or an initialization's) error. name is the

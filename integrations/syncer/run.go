@@ -89,10 +89,22 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 		r.fail(hard, queue[0], err)
 		return
 	}
-	ran := 0
+	ran, queue := r.runQueue(stop, hard, queue)
+	if ran > 0 {
+		r.flush(len(queue) == 0)
+	}
+	if r.stored > 0 {
+		r.log.Info("items synced", "items", r.stored, "tasks", ran, "pending", len(queue))
+	}
+}
+
+// runQueue runs the queue's due tasks in order, batching what they
+// stage, until none is due, sessionTasks have run, stop is done or the
+// run broke; it returns how many ran and the tasks left.
+func (r *run) runQueue(stop, hard context.Context, queue []QueuedTask) (ran int, left []QueuedTask) {
 	for len(queue) > 0 && ran < sessionTasks && stop.Err() == nil && !r.broken {
 		t := queue[0]
-		if t.NotBefore.After(s.now()) {
+		if t.NotBefore.After(r.s.now()) {
 			break
 		}
 		res, err := r.runTask(hard, t)
@@ -130,18 +142,13 @@ func (s *Syncer) session(stop, hard context.Context, recordID string) {
 			r.fail(hard, t, err)
 			break
 		}
-		s.outcomesOf(rec.Integration).ok.Add(1)
+		r.s.outcomesOf(r.rec.Integration).ok.Add(1)
 		queue = append(queue[1:], follow...)
 		if r.keepInMemory(t, follow) || len(r.b.done) >= batchTasks || r.b.bytes >= batchBytes {
 			r.flush(len(queue) == 0)
 		}
 	}
-	if ran > 0 {
-		r.flush(len(queue) == 0)
-	}
-	if r.stored > 0 {
-		r.log.Info("items synced", "items", r.stored, "tasks", ran, "pending", len(queue))
-	}
+	return ran, queue
 }
 
 // outcome says how the run ended, one of runOutcomes.
