@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -18,7 +19,10 @@ const opSearch = "item.search"
 // Searcher is the search index as the search route uses it;
 // *search.Index has it.
 type Searcher interface {
-	Search(userID string, req search.Request) (search.Result, error)
+	// SearchContext answers req, or stops with search.ErrStopped when
+	// ctx ends, or refuses a query over its work budget with
+	// search.ErrTooBroad.
+	SearchContext(ctx context.Context, userID string, req search.Request) (search.Result, error)
 	// Delete drops documents the item store no longer has (an item
 	// removed between a crash and the index's catch-up).
 	Delete(userID string, ids ...string) error
@@ -68,7 +72,10 @@ func fragments(fs []search.Fragment) []Fragment {
 // out of the page and of total; a page can then hold fewer than limit
 // results while nextCursor says more follow. A user runs a bounded share
 // of searches at once (Config.SearchesPerUser, with SearchQueue waiting);
-// one beyond it is 429 too_many_searches with Retry-After.
+// one beyond it is 429 too_many_searches with Retry-After. A query that
+// would read more of the index than one query may is 400 query_too_broad,
+// and one still running after Config.SearchTimeout is 503
+// search_timeout: never a partial page.
 func (h *Handlers) Search() http.Handler { return endpoint(opSearch, h.search) }
 
 func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
@@ -93,10 +100,21 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer leave()
-	res, err := h.cfg.Search.Search(userID, req)
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.SearchTimeout)
+	defer cancel()
+	res, err := h.cfg.Search.SearchContext(ctx, userID, req)
 	switch {
 	case errors.Is(err, search.ErrBadCursor):
 		return httpx.Invalid(httpx.FieldError{Field: "cursor", Message: "is not a cursor this service made for this query and sort"})
+	case errors.Is(err, search.ErrTooBroad):
+		e := httpx.NewError(http.StatusBadRequest, "query_too_broad", "the query matches too much of the index to rank")
+		e.Details = []httpx.FieldError{{Field: "q", Message: "add a word, or narrow it with a field, kind: or a date"}}
+		return e
+	case errors.Is(err, search.ErrStopped):
+		// The deadline passed, or the client left (then nobody reads
+		// this, and no 500 is logged for it).
+		return &httpx.Error{Status: http.StatusServiceUnavailable, Code: "search_timeout",
+			Message: "the search took too long and was stopped: narrow the query, or try again"}
 	case err != nil:
 		return httpx.Internal(err)
 	}
