@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 )
 
 // DefaultMaxPostings is Config.MaxPostings's default: the postings one
@@ -24,14 +25,31 @@ var ErrTooBroad = errors.New("search: the query reads too many postings")
 // it finished.
 var ErrStopped = errors.New("search: stopped")
 
+// yieldEvery is how many postings a query reads between two yields of
+// its goroutine: about a millisecond's work.
+const yieldEvery = 1 << 15
+
 // budget is one query's share of work: the postings it may still read
 // and the context whose end stops it. The evaluators of every part share
 // it; once spent or stopped, err holds why and every evaluator returns
 // at its next postings list.
+//
+// Every yieldEvery postings it also yields the processor (yield,
+// runtime.Gosched): Go preempts a running goroutine only after 10 ms,
+// so a heavy query holding a core kept a light query that woke behind
+// it waiting for that long, many times over on two cores; yielding
+// lets the light one run within about a millisecond (docs/search.md,
+// fair shares).
 type budget struct {
-	ctx  context.Context
-	left int
-	err  error
+	ctx   context.Context
+	left  int
+	err   error
+	since int    // postings read since the last yield
+	yield func() // runtime.Gosched; tests count the calls
+}
+
+func newBudget(ctx context.Context, postings int) *budget {
+	return &budget{ctx: ctx, left: postings, yield: runtime.Gosched}
 }
 
 // spend charges n postings (or documents walked) before they are read,
@@ -47,6 +65,10 @@ func (b *budget) spend(n int) bool {
 	if err := b.ctx.Err(); err != nil {
 		b.err = fmt.Errorf("%w: %w", ErrStopped, err)
 		return false
+	}
+	if b.since += n; b.since >= yieldEvery {
+		b.since = 0
+		b.yield()
 	}
 	return true
 }

@@ -91,3 +91,22 @@ func TestSearchContextStops(t *testing.T) {
 		t.Fatalf("the next search: %d hits, %v; want 30", len(res.Hits), err)
 	}
 }
+
+// TestBudgetYields: a query yields its processor once every yieldEvery
+// postings it reads, and not before, so that a query woken behind it
+// runs soon; it never yielded.
+func TestBudgetYields(t *testing.T) {
+	b := newBudget(context.Background(), 10*yieldEvery)
+	yields := 0
+	b.yield = func() { yields++ }
+	for range 3 * yieldEvery / 1000 { // 3 × yieldEvery less a little, by lists of 1,000
+		b.spend(1000)
+	}
+	if yields != 2 {
+		t.Fatalf("after %d postings: %d yields, want 2", 3*yieldEvery/1000*1000, yields)
+	}
+	b.spend(yieldEvery)
+	if yields != 3 {
+		t.Fatalf("after one more long list: %d yields, want 3", yields)
+	}
+}

@@ -238,7 +238,7 @@ func (ix *Index) SearchContext(ctx context.Context, userID string, req Request) 
 		}
 		return Result{Hits: []Hit{}}, nil
 	}
-	work := &budget{ctx: ctx, left: ix.cfg.MaxPostings}
+	work := newBudget(ctx, ix.cfg.MaxPostings)
 	res, damaged, err := ix.search(u, req, limit, sortByte, after, work)
 	if damaged {
 		ix.dropBad(u)
