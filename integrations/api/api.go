@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"searchsvc/httpx"
@@ -92,6 +93,9 @@ type Handlers struct {
 	cfg  Config
 	log  *slog.Logger
 	gate *searchGate // each user's share of the search route
+	// yield is runtime.Gosched: the search route yields between
+	// snippets (see yielder).
+	yield func()
 }
 
 // New returns the handlers of cfg. Without Registry, Records or Sync it is
@@ -122,7 +126,7 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.SearchQueue == 0 {
 		cfg.SearchQueue = DefaultSearchQueue
 	}
-	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue)}, nil
+	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue), yield: runtime.Gosched}, nil
 }
 
 // Operation names of the envelope.

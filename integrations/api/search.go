@@ -121,7 +121,9 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	results := make([]SearchResult, 0, len(res.Hits))
 	var ghosts []string
 	dropped := 0 // hits left out: not counted in total either
+	y := yielder{every: yieldResults, yield: h.yield}
 	for _, hit := range res.Hits {
+		y.step()
 		it, err := store.Get(userID, hit.ID)
 		if err != nil {
 			ghosts = append(ghosts, hit.ID)
@@ -169,6 +171,29 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.Write(w, r, http.StatusOK, opSearch, fields...)
 	return nil
+}
+
+// yieldResults is how many results' snippets the search route builds
+// between two yields of its goroutine: about a millisecond's work with
+// a feed entry's text.
+const yieldResults = 8
+
+// yielder yields the processor (runtime.Gosched) once every every steps.
+// A page of 100 snippets is half a heavy query's work, and Go preempts a
+// running goroutine only after 10 ms: without yields, another user's
+// light query woken behind it waited that long, many times over on two
+// cores (docs/search.md, fair shares). The index yields likewise while
+// it reads postings.
+type yielder struct {
+	every, n int
+	yield    func()
+}
+
+func (y *yielder) step() {
+	if y.n++; y.n >= y.every {
+		y.n = 0
+		y.yield()
+	}
 }
 
 // invalidQuery is the 400 for a query that does not parse.
