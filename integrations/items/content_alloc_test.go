@@ -28,8 +28,11 @@ func TestDecodeContentAllocates(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	// The text, its reader, and now and then an inflater again after a
-	// collection emptied the pool: well under 8 KB a decode.
-	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 8<<10 {
-		t.Fatalf("a decode of %d bytes allocated %d bytes, want at most %d", len(text), per, 8<<10)
+	// collection emptied the pool: about 1 KB a decode. The race
+	// detector (make test) drops a quarter of what is put in a pool, on
+	// purpose: about 12 KB a decode then. A new inflater each time is
+	// over 40 KB.
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 24<<10 {
+		t.Fatalf("a decode of %d bytes allocated %d bytes, want at most %d", len(text), per, 24<<10)
 	}
 }
