@@ -103,20 +103,8 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.SearchTimeout)
 	defer cancel()
 	res, err := h.cfg.Search.SearchContext(ctx, userID, req)
-	switch {
-	case errors.Is(err, search.ErrBadCursor):
-		return httpx.Invalid(httpx.FieldError{Field: "cursor", Message: "is not a cursor this service made for this query and sort"})
-	case errors.Is(err, search.ErrTooBroad):
-		e := httpx.NewError(http.StatusBadRequest, "query_too_broad", "the query matches too much of the index to rank")
-		e.Details = []httpx.FieldError{{Field: "q", Message: "add a word, or narrow it with a field, kind: or a date"}}
-		return e
-	case errors.Is(err, search.ErrStopped):
-		// The deadline passed, or the client left (then nobody reads
-		// this, and no 500 is logged for it).
-		return &httpx.Error{Status: http.StatusServiceUnavailable, Code: "search_timeout",
-			Message: "the search took too long and was stopped: narrow the query, or try again"}
-	case err != nil:
-		return httpx.Internal(err)
+	if err != nil {
+		return searchError(err)
 	}
 	results := make([]SearchResult, 0, len(res.Hits))
 	var ghosts []string
@@ -171,6 +159,26 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.Write(w, r, http.StatusOK, opSearch, fields...)
 	return nil
+}
+
+// searchError is the answer to a search the index did not answer: a
+// cursor of another query, a query over the work budget, a search that
+// ran out of time.
+func searchError(err error) error {
+	switch {
+	case errors.Is(err, search.ErrBadCursor):
+		return httpx.Invalid(httpx.FieldError{Field: "cursor", Message: "is not a cursor this service made for this query and sort"})
+	case errors.Is(err, search.ErrTooBroad):
+		e := httpx.NewError(http.StatusBadRequest, "query_too_broad", "the query matches too much of the index to rank")
+		e.Details = []httpx.FieldError{{Field: "q", Message: "add a word, or narrow it with a field, kind: or a date"}}
+		return e
+	case errors.Is(err, search.ErrStopped):
+		// The deadline passed, or the client left (then nobody reads
+		// this, and no 500 is logged for it).
+		return &httpx.Error{Status: http.StatusServiceUnavailable, Code: "search_timeout",
+			Message: "the search took too long and was stopped: narrow the query, or try again"}
+	}
+	return httpx.Internal(err)
 }
 
 // yieldResults is how many results' snippets the search route builds
