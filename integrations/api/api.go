@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"searchsvc/httpx"
@@ -79,13 +80,24 @@ type Config struct {
 	// their turn (0: DefaultSearchQueue; negative: none); beyond those a
 	// search is answered 429 too_many_searches.
 	SearchesPerUser, SearchQueue int
+	// SearchTimeout bounds one search's run, after its turn came: a
+	// search still running then is stopped and answered 503
+	// search_timeout. 0: DefaultSearchTimeout.
+	SearchTimeout time.Duration
 }
+
+// DefaultSearchTimeout is Config.SearchTimeout's default: far beyond any
+// search a person waits for, so that it stops only a runaway one.
+const DefaultSearchTimeout = 10 * time.Second
 
 // Handlers serves the integration routes. It is safe for concurrent use.
 type Handlers struct {
 	cfg  Config
 	log  *slog.Logger
 	gate *searchGate // each user's share of the search route
+	// yield is runtime.Gosched: the search route yields between
+	// snippets (see yielder).
+	yield func()
 }
 
 // New returns the handlers of cfg. Without Registry, Records or Sync it is
@@ -110,10 +122,13 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.SearchesPerUser <= 0 {
 		cfg.SearchesPerUser = DefaultSearchesPerUser()
 	}
+	if cfg.SearchTimeout <= 0 {
+		cfg.SearchTimeout = DefaultSearchTimeout
+	}
 	if cfg.SearchQueue == 0 {
 		cfg.SearchQueue = DefaultSearchQueue
 	}
-	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue)}, nil
+	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue), yield: runtime.Gosched}, nil
 }
 
 // Operation names of the envelope.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -19,7 +20,10 @@ const opSearch = "item.search"
 // Searcher is the search index as the search route uses it;
 // *search.Index has it.
 type Searcher interface {
-	Search(userID string, req search.Request) (search.Result, error)
+	// SearchContext answers req, or stops with search.ErrStopped when
+	// ctx ends, or refuses a query over its work budget with
+	// search.ErrTooBroad.
+	SearchContext(ctx context.Context, userID string, req search.Request) (search.Result, error)
 	// Delete drops documents the item store no longer has (an item
 	// removed between a crash and the index's catch-up).
 	Delete(userID string, ids ...string) error
@@ -85,7 +89,10 @@ func fragments(fs []search.Fragment) []Fragment {
 // page holds those matching most of them, with relaxed: true.
 // A user runs a bounded share
 // of searches at once (Config.SearchesPerUser, with SearchQueue waiting);
-// one beyond it is 429 too_many_searches with Retry-After.
+// one beyond it is 429 too_many_searches with Retry-After. A query that
+// would read more of the index than one query may is 400 query_too_broad,
+// and one still running after Config.SearchTimeout is 503
+// search_timeout: never a partial page.
 func (h *Handlers) Search() http.Handler { return endpoint(opSearch, h.search) }
 
 func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
@@ -111,18 +118,19 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer leave()
-	res, err := h.cfg.Search.Search(userID, req)
-	switch {
-	case errors.Is(err, search.ErrBadCursor):
-		return httpx.Invalid(httpx.FieldError{Field: "cursor", Message: "is not a cursor this service made for this query and sort"})
-	case err != nil:
-		return httpx.Internal(err)
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.SearchTimeout)
+	defer cancel()
+	res, err := h.cfg.Search.SearchContext(ctx, userID, req)
+	if err != nil {
+		return searchError(err)
 	}
 	results := make([]SearchResult, 0, len(res.Hits))
 	labels := recordLabels{h: h, seen: map[string]string{}}
 	var ghosts []string
 	dropped := 0 // hits left out: not counted in total either
+	y := yielder{every: yieldResults, yield: h.yield}
 	for _, hit := range res.Hits {
+		y.step()
 		one, ok, ghost := h.result(store, userID, hit, req, &labels)
 		if ghost {
 			ghosts = append(ghosts, hit.ID)
@@ -199,6 +207,49 @@ func (h *Handlers) result(store *items.Store, userID string, hit search.Hit, req
 		r.Source = labels.of(rec)
 	}
 	return r, true, false
+}
+
+// searchError is the answer to a search the index did not answer: a
+// cursor of another query, a query over the work budget, a search that
+// ran out of time.
+func searchError(err error) error {
+	switch {
+	case errors.Is(err, search.ErrBadCursor):
+		return httpx.Invalid(httpx.FieldError{Field: "cursor", Message: "is not a cursor this service made for this query and sort"})
+	case errors.Is(err, search.ErrTooBroad):
+		e := httpx.NewError(http.StatusBadRequest, "query_too_broad", "the query matches too much of the index to rank")
+		e.Details = []httpx.FieldError{{Field: "q", Message: "add a word, or narrow it with a field, kind: or a date"}}
+		return e
+	case errors.Is(err, search.ErrStopped):
+		// The deadline passed, or the client left (then nobody reads
+		// this, and no 500 is logged for it).
+		return &httpx.Error{Status: http.StatusServiceUnavailable, Code: "search_timeout",
+			Message: "the search took too long and was stopped: narrow the query, or try again"}
+	}
+	return httpx.Internal(err)
+}
+
+// yieldResults is how many results' snippets the search route builds
+// between two yields of its goroutine: about a millisecond's work with
+// a feed entry's text.
+const yieldResults = 8
+
+// yielder yields the processor (runtime.Gosched) once every every steps.
+// A page of 100 snippets is half a heavy query's work, and Go preempts a
+// running goroutine only after 10 ms: without yields, another user's
+// light query woken behind it waited that long, many times over on two
+// cores (docs/search.md, fair shares). The index yields likewise while
+// it reads postings.
+type yielder struct {
+	every, n int
+	yield    func()
+}
+
+func (y *yielder) step() {
+	if y.n++; y.n >= y.every {
+		y.n = 0
+		y.yield()
+	}
 }
 
 // invalidQuery is the 400 for a query that does not parse.

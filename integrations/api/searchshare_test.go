@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,7 @@ type blockingSearcher struct {
 	started *atomic.Bool
 }
 
-func (s blockingSearcher) Search(user string, _ search.Request) (search.Result, error) {
+func (s blockingSearcher) SearchContext(_ context.Context, user string, _ search.Request) (search.Result, error) {
 	if s.started.CompareAndSwap(false, true) {
 		s.entered <- user
 		<-s.release

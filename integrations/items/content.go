@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"searchsvc/integrations/vault"
@@ -111,6 +112,14 @@ func encodeContent(text string) []byte {
 	return buf.Bytes()
 }
 
+// inflaters are flate readers for decodeContent to reuse: a new one is a
+// 32 KiB window and tables, about 40 KB, where a feed entry's text is one
+// or two. A search page reads up to 100 items' texts for their snippets,
+// so fresh readers were most of what a search allocated, and every
+// search then paid, in the collector's time, for the others' garbage
+// (docs/search.md, "Errors and bounds", fair shares).
+var inflaters sync.Pool // of flate.Resetter (and io.ReadCloser)
+
 // decodeContent reads back the text of what encodeContent built, or of a
 // contentV1 plaintext, whose raw original after the text it leaves
 // compressed.
@@ -118,26 +127,40 @@ func decodeContent(p []byte) (string, error) {
 	if len(p) == 0 || (p[0] != contentV1 && p[0] != contentV2) {
 		return "", errors.New("content: unknown format")
 	}
-	zr := flate.NewReader(bytes.NewReader(p[1:]))
-	defer zr.Close()
-	br := &byteReader{r: zr}
-	n, err := binary.ReadUvarint(br)
+	src := bytes.NewReader(p[1:])
+	zr, _ := inflaters.Get().(io.ReadCloser)
+	if zr == nil {
+		zr = flate.NewReader(src)
+	} else if err := zr.(flate.Resetter).Reset(src, nil); err != nil {
+		return "", fmt.Errorf("content: %w", err)
+	}
+	defer func() {
+		zr.Close()
+		inflaters.Put(zr)
+	}()
+	n, err := binary.ReadUvarint(&byteReader{r: zr})
 	if err != nil || n > maxContentFile {
 		return "", fmt.Errorf("content: bad text length: %v", err)
 	}
-	t := make([]byte, n)
-	if _, err := io.ReadFull(zr, t); err != nil {
+	var t strings.Builder
+	t.Grow(int(n))
+	if _, err := io.CopyN(&t, zr, int64(n)); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
 		return "", fmt.Errorf("content: read text: %w", err)
 	}
-	return string(t), nil
+	return t.String(), nil
 }
 
-type byteReader struct{ r io.Reader }
+type byteReader struct {
+	r io.Reader
+	c [1]byte
+}
 
 func (b *byteReader) ReadByte() (byte, error) {
-	var c [1]byte
-	_, err := io.ReadFull(b.r, c[:])
-	return c[0], err
+	_, err := io.ReadFull(b.r, b.c[:])
+	return b.c[0], err
 }
 
 // Staged is an item's content file written under its temporary name,

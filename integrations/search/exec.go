@@ -17,7 +17,8 @@ type evaluator struct {
 	docBuf []byte
 	posBuf []byte
 	it     postingIter
-	err    error
+	err    error   // the part is damaged
+	work   *budget // the query's postings left, and its context
 }
 
 func (ev *evaluator) eval(p *plan) set {
@@ -52,6 +53,9 @@ func (ev *evaluator) eval(p *plan) set {
 func (ev *evaluator) filter(p *plan) set {
 	n := ev.p.docs()
 	out := ev.newSet(false)
+	if !ev.work.spend(n) {
+		return out
+	}
 	var excl set
 	if p.op == opNot {
 		excl = ev.eval(p.kids[0])
@@ -153,7 +157,12 @@ func (ev *evaluator) and(p *plan) set {
 	return out
 }
 
+// postings reads a term's postings after charging them to the query's
+// budget: false when the part is damaged or the query must stop.
 func (ev *evaluator) postings(ref termRef, withPos bool) (docs, pos []byte, ok bool) {
+	if !ev.work.spend(int(ref.df)) {
+		return nil, nil, false
+	}
 	docs, pos, err := ev.p.postings(ref, &ev.docBuf, &ev.posBuf, &ev.sc.blocks, withPos)
 	if err != nil {
 		ev.err = err
@@ -324,6 +333,9 @@ func (ev *evaluator) phrase(p *plan) set {
 	c := ev.p.cols()
 	its := make([]postingIter, len(refs))
 	for j, ref := range refs {
+		if !ev.work.spend(int(ref.df)) {
+			return set{}
+		}
 		// Each word has buffers of its own for streams that span blocks.
 		var docBuf, posBuf []byte
 		docs, pos, err := ev.p.postings(ref, &docBuf, &posBuf, &ev.sc.blocks, true)

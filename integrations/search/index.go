@@ -38,6 +38,10 @@ type Config struct {
 	// default 16,384. Larger segments are only rewritten to drop deleted
 	// documents.
 	MaxMergeDocs int
+	// MaxPostings bounds the postings one query reads, all its terms and
+	// parts together (the documents a NOT or a filter alone walks count
+	// too); a query over it is ErrTooBroad. Default DefaultMaxPostings.
+	MaxPostings int
 	// OnDamage, if set, is called (from the goroutine that found it) when
 	// part of a user's index was found damaged and dropped: the caller
 	// reconciles that user against the store (see NeedsRebuild).
@@ -138,6 +142,9 @@ func Open(cfg Config) (*Index, error) {
 	}
 	if cfg.FlushAfter <= 0 {
 		cfg.FlushAfter = 2 * time.Second
+	}
+	if cfg.MaxPostings <= 0 {
+		cfg.MaxPostings = DefaultMaxPostings
 	}
 	if cfg.MergeFactor < 2 {
 		cfg.MergeFactor = 5

@@ -1,6 +1,9 @@
 package search
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Natural-language queries (docs/search.md, "Questions and long
 // queries"): a question typed as a sentence rarely has every one of its
@@ -85,26 +88,26 @@ func (ev *evaluator) atLeast(p *plan) set {
 // finds RelaxBelow items or more, else most of the words, when that finds
 // more. A later page decides again, from the every-word total, so that it
 // continues the query its first page answered.
-func (ix *Index) relaxed(userID string, req Request) (Result, error) {
+func (ix *Index) relaxed(ctx context.Context, userID string, req Request) (Result, error) {
 	req.Relax = false
 	most, ok := Relax(req.Query)
 	if !ok {
-		return ix.Search(userID, req)
+		return ix.SearchContext(ctx, userID, req)
 	}
 	probe := req
 	if req.Cursor != "" {
 		probe.Cursor, probe.Limit = "", 1 // for its total alone
 	}
-	strict, err := ix.Search(userID, probe)
+	strict, err := ix.SearchContext(ctx, userID, probe)
 	if err != nil || strict.Total >= RelaxBelow {
 		if err == nil && req.Cursor != "" {
-			return ix.Search(userID, req)
+			return ix.SearchContext(ctx, userID, req)
 		}
 		return strict, err
 	}
 	wide := req
 	wide.Query = most
-	res, err := ix.Search(userID, wide)
+	res, err := ix.SearchContext(ctx, userID, wide)
 	switch {
 	case err != nil:
 		return res, err
@@ -112,7 +115,7 @@ func (ix *Index) relaxed(userID string, req Request) (Result, error) {
 		res.Relaxed = true
 		return res, nil
 	case req.Cursor != "":
-		return ix.Search(userID, req)
+		return ix.SearchContext(ctx, userID, req)
 	}
 	return strict, nil
 }

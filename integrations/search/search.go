@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -187,12 +188,21 @@ func (a candidate) withID() key {
 	return k
 }
 
-// Search runs a query over one user's index. It reads only: nothing is
-// written to answer it. A part found damaged on the way is left out of
-// the answer and dropped afterwards (see NeedsRebuild).
+// Search runs a query over one user's index, as SearchContext does with
+// a context that never ends.
 func (ix *Index) Search(userID string, req Request) (Result, error) {
+	return ix.SearchContext(context.Background(), userID, req)
+}
+
+// SearchContext runs a query over one user's index. It reads only:
+// nothing is written to answer it. A part found damaged on the way is
+// left out of the answer and dropped afterwards (see NeedsRebuild). A
+// query that would read more than Config.MaxPostings postings is
+// ErrTooBroad, and one whose ctx ends before it finished is ErrStopped
+// (wrapping ctx's error); neither has a partial answer.
+func (ix *Index) SearchContext(ctx context.Context, userID string, req Request) (Result, error) {
 	if req.Relax {
-		return ix.relaxed(userID, req)
+		return ix.relaxed(ctx, userID, req)
 	}
 	start := ix.cfg.Now()
 	defer func() {
@@ -235,14 +245,15 @@ func (ix *Index) Search(userID string, req Request) (Result, error) {
 		}
 		return Result{Hits: []Hit{}}, nil
 	}
-	res, damaged, err := ix.search(u, req, limit, sortByte, after)
+	work := newBudget(ctx, ix.cfg.MaxPostings)
+	res, damaged, err := ix.search(u, req, limit, sortByte, after, work)
 	if damaged {
 		ix.dropBad(u)
 	}
 	return res, err
 }
 
-func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *cursor) (Result, bool, error) {
+func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *cursor, work *budget) (Result, bool, error) {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	parts := searchable(u)
@@ -275,8 +286,15 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 			damaged = true
 			continue
 		}
-		ev := &evaluator{p: p, i: i, r: &r, sc: sc}
+		ev := &evaluator{p: p, i: i, r: &r, sc: sc, work: work}
 		s := ev.eval(root)
+		if work.err != nil {
+			// Spent or stopped: no answer from part of the index. The
+			// part is not damaged, whatever ev.err says of a read cut
+			// short.
+			ev.release(s)
+			return Result{}, damaged, work.err
+		}
 		if ev.err != nil {
 			p.bad.Store(true)
 			damaged = true
