@@ -4,7 +4,8 @@
 // with TLS, holds mailboxes with special-use attributes, and can
 // renumber a mailbox (a new UIDVALIDITY), expunge, answer slowly, stall,
 // or cut the connection in the middle of a literal. It counts what it is
-// asked, so tests can assert round trips and downloads.
+// asked, so tests can assert round trips and downloads. StartDovecot
+// runs Debian's Dovecot instead, a real server nobody here wrote.
 package imaptest
 
 import (
