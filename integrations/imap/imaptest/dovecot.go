@@ -42,6 +42,18 @@ type Dovecot struct {
 // .ci/run installs it, it fails instead.
 func StartDovecot(t testing.TB) *Dovecot {
 	t.Helper()
+	bin := dovecotBin(t)
+	d, dir, loginUser, internalUser := newDovecot(t)
+	d.writeFiles(t, dir)
+	d.Port = freePort(t)
+	d.run(t, bin, dir, d.config(dir, loginUser, internalUser))
+	return d
+}
+
+// dovecotBin is the server's path; without it the test skips, or fails
+// under CI.
+func dovecotBin(t testing.TB) string {
+	t.Helper()
 	bin := DovecotPath
 	if _, err := os.Stat(bin); err != nil {
 		if p, err := exec.LookPath("dovecot"); err == nil {
@@ -53,6 +65,13 @@ func StartDovecot(t testing.TB) *Dovecot {
 			t.Skip("dovecot is not installed (apt-get install dovecot-imapd): the test against a real IMAP server is skipped")
 		}
 	}
+	return bin
+}
+
+// newDovecot makes the run's directory and picks the users Dovecot's
+// processes and the mail run as.
+func newDovecot(t testing.TB) (*Dovecot, string, string, string) {
+	t.Helper()
 	// Dovecot's processes other than the master drop to the mail and
 	// login users, which must reach the directory: it is not t.TempDir
 	// (0700 and the test's own) but one readable by all, holding nothing
@@ -84,7 +103,13 @@ func StartDovecot(t testing.TB) *Dovecot {
 		d.uid, _ = strconv.Atoi(u.Uid)
 		d.gid, _ = strconv.Atoi(u.Gid)
 	}
+	return d, dir, loginUser, internalUser
+}
 
+// writeFiles writes the certificates, the key, the password file and the
+// user's maildir, owned by the mail's user.
+func (d *Dovecot) writeFiles(t testing.TB, dir string) {
+	t.Helper()
 	ca, caKey := newCert(t, nil, nil, true)
 	leaf, leafKey := newCert(t, ca, caKey, false)
 	d.ca = ca
@@ -116,8 +141,12 @@ func StartDovecot(t testing.TB) *Dovecot {
 			t.Fatal(err)
 		}
 	}
-	d.Port = freePort(t)
-	conf := fmt.Sprintf(`base_dir = %[1]s/run
+}
+
+// config is the server's configuration for this run.
+func (d *Dovecot) config(dir, loginUser, internalUser string) string {
+	home := filepath.Join(dir, "home")
+	return fmt.Sprintf(`base_dir = %[1]s/run
 state_dir = %[1]s/state
 log_path = %[1]s/dovecot.log
 default_login_user = %[2]s
@@ -153,6 +182,12 @@ service anvil {
   chroot =
 }
 `, dir, loginUser, internalUser, d.uid, d.gid, home, d.Maildir, d.Port)
+}
+
+// run starts the server with conf, stopped when t ends, and returns once
+// it takes connections.
+func (d *Dovecot) run(t testing.TB, bin, dir, conf string) {
+	t.Helper()
 	confPath := filepath.Join(dir, "dovecot.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -182,7 +217,6 @@ service anvil {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return d
 }
 
 // freePort returns a port of 127.0.0.1 free a moment ago.
