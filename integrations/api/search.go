@@ -16,12 +16,9 @@ import (
 const opSearch = "item.search"
 
 // Searcher is the search index as the search route uses it;
-// *search.Index has it.
+// *search.Index has it. The route only reads it: a search writes nothing.
 type Searcher interface {
 	Search(userID string, req search.Request) (search.Result, error)
-	// Delete drops documents the item store no longer has (an item
-	// removed between a crash and the index's catch-up).
-	Delete(userID string, ids ...string) error
 }
 
 // SearchResult is one result of GET /v1/search.
@@ -59,11 +56,13 @@ func fragments(fs []search.Fragment) []Fragment {
 // (the language of docs/search.md, "The query language"), one page of
 // results ranked by relevance (or newest first with sort=date), each with
 // a snippet of its text around the best matching passage and the words
-// of its text the query matched (matched). integrationId
+// of its text the query matched (matched), all from the index's stored
+// fields: a search opens no content file. integrationId
 // keeps one record's items, inIds and ninIds filter by item id, limit
 // (1 to 100, default 20) and cursor page. A query that does not parse is
 // 400 invalid_query with a detail saying what and where. A hit the item
-// store no longer has (a removal the index has not caught up on), or whose
+// store no longer has (a removal the index has not caught up on: the
+// indexer's catch-up is made due, Config.Stale), or whose
 // record is being disconnected, or whose metadata does not open, is left
 // out of the page and of total; a page can then hold fewer than limit
 // results while nextCursor says more follow. A user runs a bounded share
@@ -101,12 +100,12 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Internal(err)
 	}
 	results := make([]SearchResult, 0, len(res.Hits))
-	var ghosts []string
+	stale := 0
 	dropped := 0 // hits left out: not counted in total either
 	for _, hit := range res.Hits {
 		it, err := store.Get(userID, hit.ID)
 		if err != nil {
-			ghosts = append(ghosts, hit.ID)
+			stale++
 			dropped++
 			continue
 		}
@@ -114,32 +113,20 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 			dropped++ // a record being disconnected: its items are going
 			continue
 		}
-		m, err := store.OpenMeta(&it)
-		if err != nil {
-			// One item that does not open (damage the key check did not
-			// see) must not fail the whole search: leave it out.
-			h.log.Error("open a search result's metadata", "item_id", it.ID, "err", err)
+		sr, ok := h.answer(store, &it, hit, req.Query)
+		if !ok {
 			dropped++
 			continue
 		}
-		text, err := store.Text(&it)
-		if err != nil && !errors.Is(err, items.ErrContentMissing) {
-			h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
-			text = "" // the result without its snippet
-		}
-		snippet, matched := search.Highlight(text, req.Query)
-		results = append(results, SearchResult{
-			ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
-			Title: m.Title, From: m.From, Date: it.Date, Score: hit.Score,
-			Snippet: fragments(snippet), Matched: matched,
-		})
+		results = append(results, sr)
 	}
-	if len(ghosts) > 0 {
+	if stale > 0 {
 		// The index found items the store no longer has: a removal it
-		// missed and has not caught up on yet. Drop them now.
-		h.log.Warn("search found removed items", "user_id", userID, "items", len(ghosts))
-		if err := h.cfg.Search.Delete(userID, ghosts...); err != nil {
-			h.log.Error("drop removed items from the index", "user_id", userID, "err", err)
+		// missed. The indexer's catch-up deletes them; a GET writes
+		// nothing.
+		h.log.Warn("search found removed items", "user_id", userID, "items", stale)
+		if h.cfg.Stale != nil {
+			h.cfg.Stale(userID)
 		}
 	}
 	fields := []httpx.Field{
@@ -151,6 +138,36 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.Write(w, r, http.StatusOK, opSearch, fields...)
 	return nil
+}
+
+// answer is the result of one hit: its title, sender and snippet from
+// the index's stored fields (docs/search.md, "Answers from the index"),
+// opening nothing of the item. A hit of an index written before stored
+// fields has none: its answer opens the item's metadata and text, as
+// every answer did before. false: the item does not open, and is left
+// out.
+func (h *Handlers) answer(store *items.Store, it *items.ItemRecord, hit search.Hit, q search.Node) (SearchResult, bool) {
+	title, from, text := hit.Stored.Title, hit.Stored.From, hit.Stored.Text
+	if !hit.HasStored {
+		m, err := store.OpenMeta(it)
+		if err != nil {
+			// One item that does not open (damage the key check did
+			// not see) must not fail the whole search: leave it out.
+			h.log.Error("open a search result's metadata", "item_id", it.ID, "err", err)
+			return SearchResult{}, false
+		}
+		title, from = m.Title, m.From
+		if text, err = store.Text(it); err != nil && !errors.Is(err, items.ErrContentMissing) {
+			h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
+			text = "" // the result without its snippet
+		}
+	}
+	snippet, matched := search.Highlight(text, q)
+	return SearchResult{
+		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
+		Title: title, From: from, Date: it.Date, Score: hit.Score,
+		Snippet: fragments(snippet), Matched: matched,
+	}, true
 }
 
 // invalidQuery is the 400 for a query that does not parse.

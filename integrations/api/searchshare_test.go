@@ -26,8 +26,6 @@ func (s blockingSearcher) Search(user string, _ search.Request) (search.Result, 
 	return search.Result{Hits: []search.Hit{}}, nil
 }
 
-func (blockingSearcher) Delete(string, ...string) error { return nil }
-
 // TestSearchRouteShare: with one search per user and no queue, a user's
 // second search while the first runs is answered 429 too_many_searches
 // with Retry-After and a sentence, another user's search still runs, and

@@ -55,3 +55,19 @@ func TestCatchUpFails(t *testing.T) {
 		t.Error("CaughtUp after a failed catch-up")
 	}
 }
+
+// Stale, as the search route calls it for a hit the store no longer has,
+// makes a catch-up due without waiting; the catch-up deletes the hit.
+func TestStale(t *testing.T) {
+	st := newStore()
+	st.add(userA, "a1", "Alpha", "alpha text")
+	st.add(userA, "a2", "Alpha two", "alpha text")
+	x := openTest(t, "", st)
+	x.CatchUp(nil)
+	st.remove(userA, "a1") // a removal the index missed
+	want(t, x, userA, "alpha", "a1", "a2")
+	x.Stale(userA)
+	x.idle(userA)
+	x.Flush()
+	want(t, x, userA, "alpha", "a2")
+}
