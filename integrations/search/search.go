@@ -284,10 +284,11 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		pg.add(p, s, req.RecordID)
 		ev.release(s)
 	}
+	res := pg.result(&r, pl)
 	for _, p := range u.parts {
 		damaged = damaged || p.bad.Load()
 	}
-	return pg.result(&r, pl), damaged, nil
+	return res, damaged, nil
 }
 
 // searchable returns the parts of u a search reads: those not marked bad
@@ -409,9 +410,13 @@ func (pg *pager) result(r *ranker, pl *planner) Result {
 		}
 		c := cd.p.cols()
 		// A stored record that does not open leaves the hit without
-		// it: the route then answers the old way, from the item.
+		// it (the route then answers from the item) and the part is
+		// dropped and rebuilt, as for any block that does not open.
 		st, ok, err := cd.p.stored(cd.d, &pn)
 		pn.release()
+		if err != nil {
+			cd.p.bad.Store(true)
+		}
 		res.Hits = append(res.Hits, Hit{
 			Stored:      st,
 			HasStored:   ok && err == nil,

@@ -120,7 +120,8 @@ func TestStoredFieldsOlderSegments(t *testing.T) {
 }
 
 // TestStoredDamage: a stored block that does not open leaves the hit
-// without stored fields, and the search answers.
+// without stored fields, the search answers, and the segment is dropped
+// for a rebuild.
 func TestStoredDamage(t *testing.T) {
 	ix := openTest(t, t.TempDir())
 	docs := storedDocs()
@@ -148,6 +149,9 @@ func TestStoredDamage(t *testing.T) {
 	}
 	if len(res.Hits) != 5 || n != 5 {
 		t.Fatalf("hits %d, without stored fields %d; want 5 and 5", len(res.Hits), n)
+	}
+	if got := ix.NeedsRebuild(); len(got) != 1 || got[0] != userA {
+		t.Errorf("NeedsRebuild %v, want [%s]", got, userA)
 	}
 }
 
