@@ -100,6 +100,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Internal(err)
 	}
 	results := make([]SearchResult, 0, len(res.Hits))
+	connected := map[string]bool{}
 	stale := 0
 	dropped := 0 // hits left out: not counted in total either
 	for _, hit := range res.Hits {
@@ -109,7 +110,14 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 			dropped++
 			continue
 		}
-		if _, err := h.cfg.Records.Get(userID, it.RecordID); err != nil {
+		// Hits share few records: each is asked once a search.
+		live, seen := connected[it.RecordID]
+		if !seen {
+			_, err := h.cfg.Records.Get(userID, it.RecordID)
+			live = err == nil
+			connected[it.RecordID] = live
+		}
+		if !live {
 			dropped++ // a record being disconnected: its items are going
 			continue
 		}
