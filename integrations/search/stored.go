@@ -24,11 +24,11 @@ import (
 // StoredTextBytes bounds the start of the text a document keeps for its
 // snippet: enough for the snippet of most mails, whose matches lie near
 // the top, and small next to the text itself.
-const StoredTextBytes = 1024
+const StoredTextBytes = 768
 
 // storedBlock is about the plain size of a stored block: a hit opens one
 // block, so it stays small.
-const storedBlock = 8 << 10
+const storedBlock = 16 << 10
 
 // kindStored is the block kind of stored fields.
 const kindStored = 's'
