@@ -133,6 +133,7 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 		Records:      a.records,
 		Items:        s.items,
 		Search:       a.index,
+		Stale:        a.indexer.Stale,
 		Sync:         a.syncer,
 		Getenv:       out.getenv,
 		Client:       out.client,

@@ -58,6 +58,10 @@ type Config struct {
 	// Search is the search index the search route asks; nil: it answers
 	// 500.
 	Search Searcher
+	// Stale makes a catch-up of the user's index due without waiting
+	// (integrations/index's Indexer.Stale): the search route found
+	// documents the item store no longer has. Nil: nothing is done.
+	Stale func(userID string)
 	// Sync is the sync scheduler. Required.
 	Sync Sync
 	// Getenv reads the OAuth client configuration (<P>_OAUTH_CLIENT_ID…).

@@ -10,7 +10,6 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/integrations/items"
-	"searchsvc/integrations/records"
 	"searchsvc/integrations/search"
 	"searchsvc/storage/uuid"
 )
@@ -18,15 +17,12 @@ import (
 const opSearch = "item.search"
 
 // Searcher is the search index as the search route uses it;
-// *search.Index has it.
+// *search.Index has it. The route only reads it: a search writes nothing.
 type Searcher interface {
 	// SearchContext answers req, or stops with search.ErrStopped when
 	// ctx ends, or refuses a query over its work budget with
 	// search.ErrTooBroad.
 	SearchContext(ctx context.Context, userID string, req search.Request) (search.Result, error)
-	// Delete drops documents the item store no longer has (an item
-	// removed between a crash and the index's catch-up).
-	Delete(userID string, ids ...string) error
 }
 
 // suggester offers a "did you mean" for a query whose words the user's
@@ -75,11 +71,13 @@ func fragments(fs []search.Fragment) []Fragment {
 // (the language of docs/search.md, "The query language"), one page of
 // results ranked by relevance (or newest first with sort=date), each with
 // a snippet of its text around the best matching passage and the words
-// of its text the query matched (matched). integrationId
+// of its text the query matched (matched), all from the index's stored
+// fields: a search opens no content file. integrationId
 // keeps one record's items, inIds and ninIds filter by item id, limit
 // (1 to 100, default 20) and cursor page. A query that does not parse is
 // 400 invalid_query with a detail saying what and where. A hit the item
-// store no longer has (a removal the index has not caught up on), or whose
+// store no longer has (a removal the index has not caught up on: the
+// indexer's catch-up is made due, Config.Stale), or whose
 // record is being disconnected, or whose metadata does not open, is left
 // out of the page and of total; a page can then hold fewer than limit
 // results while nextCursor says more follow. The first page holds
@@ -125,15 +123,15 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		return searchError(err)
 	}
 	results := make([]SearchResult, 0, len(res.Hits))
-	labels := recordLabels{h: h, seen: map[string]string{}}
-	var ghosts []string
+	recs := searchRecords{h: h, userID: userID, seen: map[string]searchRecord{}}
+	stale := 0
 	dropped := 0 // hits left out: not counted in total either
 	y := yielder{every: yieldResults, yield: h.yield}
 	for _, hit := range res.Hits {
 		y.step()
-		one, ok, ghost := h.result(store, userID, hit, req, &labels)
-		if ghost {
-			ghosts = append(ghosts, hit.ID)
+		one, ok, gone := h.result(store, userID, hit, req, &recs)
+		if gone {
+			stale++
 		}
 		if !ok {
 			dropped++
@@ -141,12 +139,13 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		}
 		results = append(results, one)
 	}
-	if len(ghosts) > 0 {
+	if stale > 0 {
 		// The index found items the store no longer has: a removal it
-		// missed and has not caught up on yet. Drop them now.
-		h.log.Warn("search found removed items", "user_id", userID, "items", len(ghosts))
-		if err := h.cfg.Search.Delete(userID, ghosts...); err != nil {
-			h.log.Error("drop removed items from the index", "user_id", userID, "err", err)
+		// missed. The indexer's catch-up deletes them; a GET writes
+		// nothing.
+		h.log.Warn("search found removed items", "user_id", userID, "items", stale)
+		if h.cfg.Stale != nil {
+			h.cfg.Stale(userID)
 		}
 	}
 	fields := []httpx.Field{
@@ -174,37 +173,27 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// result is one hit as the answer shows it, read from the item store: ok
-// is false for a hit left out, ghost true for one the store no longer has.
-func (h *Handlers) result(store *items.Store, userID string, hit search.Hit, req search.Request, labels *recordLabels) (r SearchResult, ok, ghost bool) {
+// result is one hit as the answer shows it: ok is false for a hit left
+// out, gone true for one the item store no longer has.
+func (h *Handlers) result(store *items.Store, userID string, hit search.Hit, req search.Request, recs *searchRecords) (r SearchResult, ok, gone bool) {
 	it, err := store.Get(userID, hit.ID)
 	if err != nil {
 		return SearchResult{}, false, true
 	}
-	rec, err := h.cfg.Records.Get(userID, it.RecordID)
-	if err != nil {
+	rec, live := recs.get(it.RecordID)
+	if !live {
 		return SearchResult{}, false, false // a record being disconnected: its items are going
 	}
-	m, err := store.OpenMeta(&it)
-	if err != nil {
-		// One item that does not open (damage the key check did not
-		// see) must not fail the whole search: leave it out.
-		h.log.Error("open a search result's metadata", "item_id", it.ID, "err", err)
+	if r, ok = h.answer(store, &it, hit, req.Query); !ok {
 		return SearchResult{}, false, false
 	}
-	text, err := store.Text(&it)
-	if err != nil && !errors.Is(err, items.ErrContentMissing) {
-		h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
-		text = "" // the result without its snippet
-	}
-	snippet, matched := search.Highlight(text, req.Query)
-	r = SearchResult{
-		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
-		Title: m.Title, From: m.From, Date: it.Date, Score: hit.Score,
-		Snippet: fragments(snippet), Matched: matched, Source: m.Source,
-	}
-	if r.Source == "" {
-		r.Source = labels.of(rec)
+	r.Source = rec.label
+	if rec.perItem {
+		// A record following several sources (a feed list): each item
+		// names its own, in its sealed metadata.
+		if m, err := store.OpenMeta(&it); err == nil && m.Source != "" {
+			r.Source = m.Source
+		}
 	}
 	return r, true, false
 }
@@ -250,6 +239,36 @@ func (y *yielder) step() {
 		y.n = 0
 		y.yield()
 	}
+}
+
+// answer is the result of one hit: its title, sender and snippet from
+// the index's stored fields (docs/search.md, "Answers from the index"),
+// opening nothing of the item. A hit of an index written before stored
+// fields has none: its answer opens the item's metadata and text, as
+// every answer did before. false: the item does not open, and is left
+// out.
+func (h *Handlers) answer(store *items.Store, it *items.ItemRecord, hit search.Hit, q search.Node) (SearchResult, bool) {
+	title, from, text := hit.Stored.Title, hit.Stored.From, hit.Stored.Text
+	if !hit.HasStored {
+		m, err := store.OpenMeta(it)
+		if err != nil {
+			// One item that does not open (damage the key check did
+			// not see) must not fail the whole search: leave it out.
+			h.log.Error("open a search result's metadata", "item_id", it.ID, "err", err)
+			return SearchResult{}, false
+		}
+		title, from = m.Title, m.From
+		if text, err = store.Text(it); err != nil && !errors.Is(err, items.ErrContentMissing) {
+			h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
+			text = "" // the result without its snippet
+		}
+	}
+	snippet, matched := search.Highlight(text, q)
+	return SearchResult{
+		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
+		Title: title, From: from, Date: it.Date, Score: hit.Score,
+		Snippet: fragments(snippet), Matched: matched,
+	}, true
 }
 
 // invalidQuery is the 400 for a query that does not parse.
@@ -312,21 +331,35 @@ func parseSearch(r *http.Request) (search.Request, error) {
 	return req, nil
 }
 
-// recordLabels gives the labels of a page's records, each worked out
-// once (it opens the record's credentials).
-type recordLabels struct {
-	h    *Handlers
-	seen map[string]string
+// searchRecord is what a search's results need of a record: whether it
+// is still connected, the label naming it, and whether its items name
+// their own source (Definition.Details: a record following several).
+type searchRecord struct {
+	live, perItem bool
+	label         string
 }
 
-func (l recordLabels) of(rec records.Record) string {
-	if v, ok := l.seen[rec.ID]; ok {
-		return v
+// searchRecords asks each record of a search's hits once.
+type searchRecords struct {
+	h      *Handlers
+	userID string
+	seen   map[string]searchRecord
+}
+
+func (l *searchRecords) get(recordID string) (searchRecord, bool) {
+	if v, ok := l.seen[recordID]; ok {
+		return v, v.live
 	}
-	label := ""
-	if def, ok := l.h.cfg.Registry.Get(rec.Integration); ok && def.Describe != nil {
-		label = l.h.view(rec).Label
+	var v searchRecord
+	if rec, err := l.h.cfg.Records.Get(l.userID, recordID); err == nil {
+		v.live = true
+		if def, ok := l.h.cfg.Registry.Get(rec.Integration); ok {
+			v.perItem = def.Details != nil
+			if def.Describe != nil {
+				v.label = l.h.view(rec).Label
+			}
+		}
 	}
-	l.seen[rec.ID] = label
-	return label
+	l.seen[recordID] = v
+	return v, v.live
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +41,9 @@ type searchFixture struct {
 	*syncFixture
 	ix  *search.Index
 	srv http.Handler
+	// stale lists the users whose catch-up the route made due
+	// (api.Config.Stale).
+	stale []string
 }
 
 func newSearchFixture(t testing.TB) *searchFixture {
@@ -55,8 +60,10 @@ func newSearchFixture(t testing.TB) *searchFixture {
 	f := newSyncFixture(t)
 	f.indexer = testIndexer{ix}
 	f.reopen()
+	sf := &searchFixture{syncFixture: f, ix: ix}
 	h, err := api.New(api.Config{
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Search: ix, Sync: f.syncer,
+		Stale:  func(user string) { sf.stale = append(sf.stale, user) },
 		Getenv: func(k string) string { return f.env[k] },
 		UserID: func(r *http.Request) (string, bool) {
 			id := r.Header.Get("X-Test-User")
@@ -69,7 +76,8 @@ func newSearchFixture(t testing.TB) *searchFixture {
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/search", h.Search())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
-	return &searchFixture{syncFixture: f, ix: ix, srv: newStack(t, mux, httpx.Config{})}
+	sf.srv = newStack(t, mux, httpx.Config{})
+	return sf
 }
 
 // search asks GET /v1/search?query as user.
@@ -96,8 +104,8 @@ func resultIDs(body map[string]any) []string {
 }
 
 // TestSearchRoute: the answer's shape, users apart, paging, and a hit the
-// item store no longer has left out of the page and of total, and dropped
-// from the index.
+// item store no longer has left out of the page and of total, and handed
+// to the indexer's catch-up: the search itself writes nothing.
 func TestSearchRoute(t *testing.T) {
 	f := newSearchFixture(t)
 	start := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -167,12 +175,19 @@ func TestSearchRoute(t *testing.T) {
 	if err := f.st.Commit(ops...); err != nil {
 		t.Fatal(err)
 	}
+	commits, written := f.st.Stats().Commits, f.ix.Stats().BytesWritten
 	_, body = f.search("u1", "q=confidential")
 	if body["count"] != 4.0 || body["total"] != 4.0 || slices.Contains(resultIDs(body), live[0].ID) {
 		t.Errorf("after a removal the index missed: %v", body)
 	}
-	if res, _ := f.ix.Search("u1", search.Request{Query: search.Term{Field: search.FieldAny, Text: "confidenti"}}); res.Total != 4 {
-		t.Errorf("the index still holds the removed item: total %d, want 4", res.Total)
+	if !slices.Equal(f.stale, []string{"u1"}) {
+		t.Errorf("catch-ups made due: %v, want [u1]", f.stale)
+	}
+	if res, _ := f.ix.Search("u1", search.Request{Query: search.Term{Field: search.FieldAny, Text: "confidenti"}}); res.Total != 5 {
+		t.Errorf("the search changed the index: total %d, want 5 until the catch-up", res.Total)
+	}
+	if c, w := f.st.Stats().Commits, f.ix.Stats().BytesWritten; c != commits || w != written {
+		t.Errorf("the search wrote: commits %d to %d, index bytes %d to %d", commits, c, written, w)
 	}
 
 	// A disconnect removes the record's items from the index at once.
@@ -224,5 +239,43 @@ func TestSearchRouteRefuses(t *testing.T) {
 		if code != 400 || e["code"] != tc.code || !strings.Contains(strings.Join(details, "; "), tc.detail) {
 			t.Errorf("%s: got %d %v, want 400 %s with %q", tc.query, code, body, tc.code, tc.detail)
 		}
+	}
+}
+
+// TestSearchOpensNoContentFile: with every content file gone, a search
+// still answers each result's title, sender and snippet, from the index,
+// and writes nothing.
+func TestSearchOpensNoContentFile(t *testing.T) {
+	f := newSearchFixture(t)
+	start := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	f.mail.Fill("ann", 3, start)
+	f.connectManual("u1", "ann")
+	f.runOnce()
+	if err := os.RemoveAll(filepath.Join(f.dir, "items")); err != nil {
+		t.Fatal(err)
+	}
+	commits, written := f.st.Stats().Commits, f.ix.Stats().BytesWritten
+	code, body := f.search("u1", "q=confidential&sort=date")
+	if code != 200 || body["count"] != 3.0 {
+		t.Fatalf("q=confidential: %d %v", code, body)
+	}
+	first := body["results"].([]any)[0].(map[string]any)
+	if first["title"] != "Subject ann number 2" || first["from"] != "sender2@private.example" {
+		t.Errorf("newest result: %v", first)
+	}
+	var text string
+	var marked []string
+	for _, fr := range first["snippet"].([]any) {
+		m := fr.(map[string]any)
+		text += m["text"].(string)
+		if m["match"] == true {
+			marked = append(marked, m["text"].(string))
+		}
+	}
+	if !slices.Equal(marked, []string{"Confidential"}) || !strings.Contains(text, "body 2") {
+		t.Errorf("snippet %q marks %q, want the text of body 2 with [Confidential]", text, marked)
+	}
+	if c, w := f.st.Stats().Commits, f.ix.Stats().BytesWritten; c != commits || w != written || f.stale != nil {
+		t.Errorf("the search wrote: commits %d to %d, index bytes %d to %d, catch-ups %v", commits, c, written, w, f.stale)
 	}
 }

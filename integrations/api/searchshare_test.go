@@ -27,8 +27,6 @@ func (s blockingSearcher) SearchContext(_ context.Context, user string, _ search
 	return search.Result{Hits: []search.Hit{}}, nil
 }
 
-func (blockingSearcher) Delete(string, ...string) error { return nil }
-
 // TestSearchRouteShare: with one search per user and no queue, a user's
 // second search while the first runs is answered 429 too_many_searches
 // with Retry-After and a sentence, another user's search still runs, and

@@ -39,6 +39,20 @@ func (x *Indexer) CatchUp(users []string) []string {
 	return failed
 }
 
+// Stale makes a catch-up of the user due without waiting for it: the
+// search route (GET /v1/search) found documents the item store no longer
+// has, a removal the index missed. The catch-up, on the user's worker,
+// deletes them; a search writes nothing itself. A catch-up already due
+// or under way stands for it.
+func (x *Indexer) Stale(userID string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if q := x.queues[userID]; q != nil && (q.catchUp || q.catchingUp) {
+		return
+	}
+	x.markLocked(userID)
+}
+
 // busy reports whether a worker is on one of the users' queues. x.mu is
 // held.
 func (x *Indexer) busy(users []string) bool {

@@ -79,6 +79,7 @@ type buffer struct {
 	ids     map[string]uint32 // id to its latest document number
 	lenSums [numFields]uint64
 	withF   [numFields]uint64 // documents with a non-empty field
+	stored  [][]byte          // each document's stored record (stored.go)
 	bytes   int               // estimate of the memory held
 }
 
@@ -96,6 +97,9 @@ func (b *buffer) add(a *analyzed) uint32 {
 	b.cols.record = append(b.cols.record, tableIndex(&b.cols.records, d.RecordID))
 	b.cols.lens = append(b.cols.lens, a.lens)
 	b.ids[d.ID] = doc
+	rec := appendStored(nil, &d)
+	b.stored = append(b.stored, rec)
+	b.bytes += 24 + cap(rec)
 	for f, n := range a.lens {
 		b.lenSums[f] += uint64(n)
 		if n > 0 {

@@ -173,6 +173,10 @@ func (ix *Index) writeBuffer(u *user, seq uint64, b *buffer) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.f1 = ix.f1
+	for _, rec := range b.stored {
+		w.addStored(rec)
+	}
 	for _, t := range b.sortedTerms() {
 		bt := b.terms[t]
 		w.writePostings(bt.pos)

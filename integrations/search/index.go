@@ -87,6 +87,9 @@ type Index struct {
 	wg        sync.WaitGroup
 	ioMu      sync.Mutex // one flush at a time
 	scratch   sync.Pool  // of *scratch, for queries
+	// f1 makes flushes write segments as before stored fields existed
+	// (footer F1, stored.go): tests stand an older index with it.
+	f1 bool
 
 	stats struct {
 		queries, queryNanos, written, flushes, merges atomic.Int64

@@ -298,7 +298,11 @@ func (ix *Index) writeMerged(u *user, seq uint64, path string, in []*part, dels 
 	if err != nil {
 		return nil, nil, err
 	}
-	if i, err := mergePostings(w, in, remaps); err != nil {
+	i, err := mergeStored(w, in, remaps)
+	if err == nil {
+		i, err = mergePostings(w, in, remaps)
+	}
+	if err != nil {
 		w.abort()
 		os.Remove(path + ".tmp")
 		if i >= 0 && errors.Is(err, ErrCorrupt) {

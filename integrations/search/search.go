@@ -47,6 +47,12 @@ type Hit struct {
 	Kind        string
 	Date        time.Time
 	Score       float64 // BM25F; 0 under SortDate
+	// Stored is the document's stored fields when HasStored (stored.go):
+	// the answer without opening the item. A document of a segment
+	// written before stored fields existed has none until a merge with
+	// them or a reindex (docs/search.md, "Answers from the index").
+	Stored    Stored
+	HasStored bool
 }
 
 // Result is one page of results.
@@ -303,10 +309,11 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		pg.add(p, s, req.RecordID)
 		ev.release(s)
 	}
+	res := pg.result(&r, pl)
 	for _, p := range u.parts {
 		damaged = damaged || p.bad.Load()
 	}
-	return pg.result(&r, pl), damaged, nil
+	return res, damaged, nil
 }
 
 // searchable returns the parts of u a search reads: those not marked bad
@@ -414,6 +421,8 @@ func (pg *pager) add(p *part, s set, recordID string) {
 // relevance, so that the next page scores as this one did.
 func (pg *pager) result(r *ranker, pl *planner) Result {
 	top, limit := pg.top, pg.limit
+	var pn pins
+	defer pn.release()
 	res := Result{Hits: make([]Hit, 0, min(len(top), limit)), Total: min(pg.total, MaxTotal), TotalIsLowerBound: pg.total > MaxTotal}
 	for j, cd := range top {
 		if j == limit {
@@ -425,7 +434,17 @@ func (pg *pager) result(r *ranker, pl *planner) Result {
 			break
 		}
 		c := cd.p.cols()
+		// A stored record that does not open leaves the hit without
+		// it (the route then answers from the item) and the part is
+		// dropped and rebuilt, as for any block that does not open.
+		st, ok, err := cd.p.stored(cd.d, &pn)
+		pn.release()
+		if err != nil {
+			cd.p.bad.Store(true)
+		}
 		res.Hits = append(res.Hits, Hit{
+			Stored:      st,
+			HasStored:   ok && err == nil,
 			ID:          c.id(cd.d),
 			RecordID:    c.records[c.record[cd.d]],
 			Integration: c.integs[c.integ[cd.d]],

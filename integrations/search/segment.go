@@ -16,7 +16,8 @@ import (
 // Blocks are numbered in file order; the footer has number footerBlock.
 // The postings stream (see postings.go) is cut into postBlock-byte blocks;
 // the dictionary into blocks of about dictBlock bytes of entries; one
-// columns block holds the per-document values. The footer lists every
+// columns block holds the per-document values; stored blocks hold the
+// stored fields (stored.go). The footer lists every
 // block's length and kind, and the first term of each dictionary block:
 // that sparse index stays in memory, everything else is read through the
 // cache when a query needs it.
@@ -57,9 +58,15 @@ type segWriter struct {
 	dictBase  []uint64
 	sealBuf   []byte
 	comp      compressor
-	written   int64
-	plain     int64 // block bytes before compression and sealing
-	err       error
+	// The stored fields (stored.go): the block being filled, each
+	// block's first document, and the documents added so far.
+	stored      []byte
+	storedFirst []uint32
+	storedDocs  uint32
+	f1          bool // no stored fields, footer F1 (Index.f1)
+	written     int64
+	plain       int64 // block bytes before compression and sealing
+	err         error
 }
 
 func newSegWriter(path string, s *sealer, user string, seq uint64) (*segWriter, error) {
@@ -87,7 +94,7 @@ func (w *segWriter) writeBlock(kind byte, plain []byte) {
 		id.block = footerBlock
 	}
 	w.plain += int64(len(plain))
-	if kind == kindPostings || kind == kindDict {
+	if kind == kindPostings || kind == kindDict || kind == kindStored {
 		plain = w.comp.compress(plain)
 	}
 	w.sealBuf = binary.BigEndian.AppendUint32(w.sealBuf[:0], 0)
@@ -145,6 +152,7 @@ func (w *segWriter) endTerm(term string, df uint32, posLen uint64) {
 // finish writes the last blocks, the columns, the footer, syncs and closes
 // the file. It returns the file's size.
 func (w *segWriter) finish(c *columns, lenSums [numFields]uint64) (int64, error) {
+	w.endStored()
 	if len(w.post) > 0 {
 		w.writeBlock(kindPostings, w.post)
 	}
@@ -152,7 +160,10 @@ func (w *segWriter) finish(c *columns, lenSums [numFields]uint64) (int64, error)
 		w.writeBlock(kindDict, w.dict)
 	}
 	w.writeBlock(kindColumns, encodeColumns(c))
-	foot := []byte("F1")
+	foot := []byte("F2")
+	if w.f1 {
+		foot = []byte("F1")
+	}
 	foot = binary.AppendUvarint(foot, uint64(c.len()))
 	for _, n := range lenSums {
 		foot = binary.AppendUvarint(foot, n)
@@ -168,6 +179,9 @@ func (w *segWriter) finish(c *columns, lenSums [numFields]uint64) (int64, error)
 		foot = binary.AppendUvarint(foot, w.dictBase[i])
 		foot = binary.AppendUvarint(foot, uint64(len(t)))
 		foot = append(foot, t...)
+	}
+	if !w.f1 {
+		foot = w.appendStoredIndex(foot)
 	}
 	w.writeBlock(kindFooter, foot)
 	w.write(binary.BigEndian.AppendUint32(nil, uint32(len(w.sealBuf)-4)))

@@ -29,11 +29,16 @@ type segment struct {
 	post      []uint32 // block numbers of the postings blocks, in order
 	postTotal uint64
 	dict      []uint32 // block numbers of the dictionary blocks
-	dictFirst []string
-	dictBase  []uint64
-	cols      columns
-	lenSums   [numFields]uint64
-	withF     [numFields]uint64 // documents with a non-empty field
+	// storedBlocks are the block numbers of the stored blocks, and
+	// storedFirst each one's first document (stored.go); none in a
+	// segment of footer F1.
+	storedBlocks []uint32
+	storedFirst  []uint32
+	dictFirst    []string
+	dictBase     []uint64
+	cols         columns
+	lenSums      [numFields]uint64
+	withF        [numFields]uint64 // documents with a non-empty field
 }
 
 // openSegmentFile opens and checks a segment file's footer and columns.
@@ -72,7 +77,8 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 	}
 	seg.key = key
 	r := &reader{b: foot}
-	if string(r.bytes(2)) != "F1" {
+	version := string(r.bytes(2))
+	if version != "F1" && version != "F2" {
 		return nil, fmt.Errorf("%w: unknown footer", ErrCorrupt)
 	}
 	nDocs := r.uvarint()
@@ -86,6 +92,13 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 	}
 	if err := seg.readDictIndex(r); err != nil {
 		return nil, err
+	}
+	if version == "F2" {
+		if err := seg.readStoredIndex(r, nDocs); err != nil {
+			return nil, err
+		}
+	} else if len(seg.storedBlocks) > 0 {
+		return nil, fmt.Errorf("%w: stored blocks in an F1 segment", ErrCorrupt)
 	}
 	if err := seg.readColumns(uint32(columnsBlock), nDocs); err != nil {
 		return nil, err
@@ -152,6 +165,8 @@ func (s *segment) readBlocks(r *reader, foff int64) (columnsBlock int, err error
 			s.dict = append(s.dict, uint32(i))
 		case kindColumns:
 			columnsBlock = i
+		case kindStored:
+			s.storedBlocks = append(s.storedBlocks, uint32(i))
 		default:
 			return 0, fmt.Errorf("%w: unknown block kind", ErrCorrupt)
 		}
@@ -277,7 +292,7 @@ func (s *segment) openBlock(n uint32, raw, out []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if kind == kindPostings || kind == kindDict {
+	if kind == kindPostings || kind == kindDict || kind == kindStored {
 		if plain, err = s.inflate.decompress(out, plain); err != nil {
 			return nil, err
 		}
