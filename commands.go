@@ -227,7 +227,7 @@ func rotateKeyCmd(getenv func(string) string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("rotate-key: %w", err)
 		}
 	}
-	n, items, nUsers, docs, err := rotateKeys(c, s)
+	n, items, tasks, nUsers, docs, err := rotateKeys(c, s)
 	if cerr := s.closeStores(); err == nil {
 		err = cerr
 	}
@@ -237,8 +237,9 @@ func rotateKeyCmd(getenv func(string) string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("rotate-key: %d credentials and %d items re-sealed before: %w", n, items, err)
 	}
-	fmt.Fprintf(stdout, "re-sealed %d integration credentials, %d items, %d users and the search index (%d documents) under key %s\n",
-		n, items, nUsers, docs, s.vault.KeyID())
+	fmt.Fprintf(stdout, "re-sealed %d integration credentials, %s, %s, %s and the search index (%s) under key %s\n",
+		n, plural(items, "item", "items"), plural(tasks, "task or sync state", "tasks and sync states"),
+		plural(nUsers, "user", "users"), plural(docs, "document", "documents"), s.vault.KeyID())
 	return nil
 }
 
@@ -246,16 +247,14 @@ func rotateKeyCmd(getenv func(string) string, stdout, stderr io.Writer) error {
 // under a previous one: the records' credentials, the items and the
 // syncer's tasks and kept values (counted together as items), the users,
 // and the search index.
-func rotateKeys(c *config, s *stores) (creds, items, users, docs int, err error) {
+func rotateKeys(c *config, s *stores) (creds, items, tasks, users, docs int, err error) {
 	before := s.main.Position()
 	creds, err = s.records.RotateKeys()
 	if err == nil {
 		items, err = s.items.RotateKeys()
 	}
 	if err == nil {
-		var n int
-		n, err = s.tasks.RotateKeys()
-		items += n
+		tasks, err = s.tasks.RotateKeys()
 	}
 	if err == nil {
 		users, err = s.users.RotateKeys()
@@ -263,7 +262,7 @@ func rotateKeys(c *config, s *stores) (creds, items, users, docs int, err error)
 	if err == nil {
 		docs, err = resealIndex(c, s.vault, before, s.main.Position())
 	}
-	return creds, items, users, docs, err
+	return creds, items, tasks, users, docs, err
 }
 
 // resealIndex rewrites the search index under the new CREDENTIALS_KEY. An index that was level with the store before the

@@ -89,7 +89,7 @@ func TestCommandsOnADevDataDir(t *testing.T) {
 		t.Errorf("reindex: %v\nstdout %q\nstderr %q", err, out, errOut)
 	}
 	out, _, err = runSplit(t, plain, "rotate-key")
-	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items, 2 users and the search index (2 documents)") {
+	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items, 1 task or sync state, 2 users and the search index (2 documents)") {
 		t.Errorf("rotate-key: %v\n%s", err, out)
 	}
 	backupDir := filepath.Join(t.TempDir(), "backup")
@@ -130,7 +130,7 @@ func TestDevRotateKey(t *testing.T) {
 	before := readDevSecrets(t, dir)
 
 	out, _, err := runSplit(t, plain, "rotate-key")
-	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items, 2 users") {
+	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items, 1 task or sync state, 2 users") {
 		t.Fatalf("rotate-key: %v\n%s", err, out)
 	}
 	after := readDevSecrets(t, dir)

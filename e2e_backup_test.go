@@ -165,7 +165,7 @@ func TestRotateKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := runCmd(t, env, "rotate-key")
-	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items, 1 users and the search index (2 documents) under key") {
+	if err != nil || !strings.Contains(out, "re-sealed 1 integration credentials, 2 items, 1 task or sync state, 1 user and the search index (2 documents) under key") {
 		t.Fatalf("rotate-key: %v %q", err, out)
 	}
 	if out, _ := runCmd(t, env, "rotate-key"); !strings.Contains(out, "re-sealed 0") {
