@@ -167,7 +167,7 @@ func TestRotateKeyKeepsTOTP(t *testing.T) {
 	}
 	env["CREDENTIALS_KEY"], env["CREDENTIALS_KEY_PREVIOUS"] = newKey, oldKey
 	out, err := runCmd(t, env, "rotate-key")
-	if err != nil || !strings.Contains(out, ", 1 users ") {
+	if err != nil || !strings.Contains(out, ", 1 user and the search index") {
 		t.Fatalf("rotate-key: %v %q", err, out)
 	}
 	delete(env, "CREDENTIALS_KEY_PREVIOUS")

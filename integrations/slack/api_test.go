@@ -83,7 +83,7 @@ func TestConversations(t *testing.T) {
 		}
 		titles[conv.ID] = title
 	}
-	for id, want := range map[string]string{"C0000001": "#channel-1", "G0000002": "#channel-2", "D0000003": "DM with Chen", "G0000004": "Group DM with user1, user2, me"} {
+	for id, want := range map[string]string{"C0000001": "#channel-1", "G0000002": "#channel-2", "D0000003": "DM with Chen Jiayi", "G0000004": "Group DM with user1, user2, me"} {
 		if titles[id] != want {
 			t.Errorf("title of %s: got %q, want %q", id, titles[id], want)
 		}

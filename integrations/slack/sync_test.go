@@ -118,10 +118,10 @@ func TestSyncerSyncsSlack(t *testing.T) {
 		conv  int
 		msg   int
 		title string
-	}{{0, 0, "#channel-1"}, {1, 3, "#channel-2"}, {2, 7, "DM with Chen"}, {3, 149, "Group DM with user1, user2, me"}} {
+	}{{0, 0, "#channel-1"}, {1, 3, "#channel-2"}, {2, 7, "DM with Chen Jiayi"}, {3, 149, "Group DM with user1, user2, me"}} {
 		m := opts.Conversations[tc.conv].Messages[tc.msg]
 		it := got[m.TS]
-		from := map[string]string{"U0000001": "Ana", "U0000002": "Bo", "U0000003": "Chen", "U0000004": "Dara", "U0000005": "Eli"}[m.User]
+		from := map[string]string{"U0000001": "Ana", "U0000002": "Bo", "U0000003": "Chen Jiayi", "U0000004": "Dara", "U0000005": "Eli"}[m.User]
 		if it.Title != tc.title || it.From != from || it.Text != m.Text || !it.Date.Equal(slack.TSTime(m.TS)) {
 			t.Errorf("message %d of %d: got %q from %q, %q at %v; want %q from %q, %q at %v",
 				tc.msg, tc.conv, it.Title, it.From, it.Text, it.Date, tc.title, from, m.Text, slack.TSTime(m.TS))
@@ -171,7 +171,7 @@ func TestSyncerSyncsSlack(t *testing.T) {
 	if got[posted].Text != "a new message" || got[posted].From != "Bo" {
 		t.Errorf("posted: got %+v", got[posted])
 	}
-	if got[replied].Text != "a new reply" || got[replied].From != "Chen" {
+	if got[replied].Text != "a new reply" || got[replied].From != "Chen Jiayi" {
 		t.Errorf("reply: got %+v", got[replied])
 	}
 	if _, ok := got[msgs[129].Replies[0].TS]; !ok {
@@ -181,7 +181,7 @@ func TestSyncerSyncsSlack(t *testing.T) {
 		t.Errorf("third sync: got %d items, want 720", len(got))
 	}
 	r.checkIndex(t)
-	if leaks := r.fx.PlainText("hunter2", "a new reply", "Chen", "channel-1", r.fake.AccessToken); len(leaks) != 0 {
+	if leaks := r.fx.PlainText("hunter2", "a new reply", "Chen Jiayi", "channel-1", r.fake.AccessToken); len(leaks) != 0 {
 		t.Errorf("plain text under DATA_DIR: %q", leaks)
 	}
 }

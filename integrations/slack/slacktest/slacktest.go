@@ -109,7 +109,7 @@ func Generate(channels, perChannel int) Options {
 	users := []slack.User{}
 	for i := range 5 {
 		u := slack.User{ID: fmt.Sprintf("U%07d", i+1), Name: fmt.Sprintf("user%d", i+1)}
-		u.Profile.DisplayName = []string{"Ana", "Bo", "Chen", "Dara", "Eli"}[i]
+		u.Profile.DisplayName = []string{"Ana", "Bo", "Chen Jiayi", "Dara", "Eli"}[i]
 		users = append(users, u)
 	}
 	var convs []Conversation
