@@ -33,7 +33,7 @@ import (
 //   - dead-records: records of the main log that no longer hold a live
 //     value after the sync (a task run and gone, say);
 //
-// The bounds of issue 21 are 0.6 on disk and 1.5 written; it says NOT MET
+// The bounds are 0.6 on disk and 1.5 written; it says NOT MET
 // without failing.
 func BenchmarkBytesPerMail(b *testing.B) {
 	corpus := mailtest.Corpus(b)

@@ -14,7 +14,7 @@ import (
 )
 
 // dovecotMails is how many mails BenchmarkDovecotFirstSync syncs: the
-// shared corpus, repeated (issue 21 item 2 names 60,000).
+// shared corpus, repeated, to 60,000 mails.
 const dovecotMails = 60_000
 
 // memoryHighMiB is searchsvc.service's MemoryHigh=112M, where the kernel
@@ -30,7 +30,7 @@ const memoryHighMiB = 112
 // exec until the connection's itemsSynced reaches the count:
 //
 //   - hwm-MiB: the binary's peak RSS (VmHWM), against the unit's
-//     MemoryHigh of 112 MiB (issue 21 item 2), said NOT MET without failing;
+//     MemoryHigh of 112 MiB, said NOT MET without failing;
 //   - mails/s: mails stored a second of wall time from the connect;
 //   - cpu-us/mail: the binary's CPU (user and system) per mail.
 func BenchmarkDovecotFirstSync(b *testing.B) {

@@ -49,7 +49,7 @@ func needWrk(b *testing.B) string {
 // against a handler that only looks the cookie up in a map and writes the
 // same JSON. ratio is the chain's requests a second over the bare
 // server's, summed over the blocks; median-ratio the median of the
-// blocks' ratios. The bound is 0.85 (issue 21); it is said, not failed
+// blocks' ratios. The bound is 0.85; it is said, not failed
 // on, as BenchmarkPiMemory says its bounds.
 func BenchmarkAuthReadWrk(b *testing.B) {
 	wrk := needWrk(b)

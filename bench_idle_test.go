@@ -18,8 +18,8 @@ import (
 	"searchsvc/storage"
 )
 
-// idleItems is how many items BenchmarkIdleGC's store holds (issue 21:
-// a real Gmail of 100,000 mails).
+// idleItems is how many items BenchmarkIdleGC's store holds
+// (a real Gmail of 100,000 mails).
 const idleItems = 100_000
 
 // idleWindow is how long BenchmarkIdleGC counts the collector's cycles.
@@ -197,7 +197,7 @@ func (p *logged) stop(b *testing.B) {
 
 // BenchmarkIdleRSSEmpty starts the real binary on an empty data directory
 // with the production defaults and reports its RSS after 10 s of idle
-// (idle-rss-MB, at most 12: issue 21), split into the binary's file pages
+// (idle-rss-MB, at most 12), split into the binary's file pages
 // (file-MB) and its anonymous memory (anon-MB), and its peak from exec
 // (hwm-MB).
 func BenchmarkIdleRSSEmpty(b *testing.B) {

@@ -17,7 +17,7 @@ import (
 )
 
 // coldItems is how many items BenchmarkItemsCold stores: one real-looking
-// mailbox (issue 21).
+// mailbox.
 const coldItems = 100_000
 
 // buildItemStore stores n mails of one user's Gmail record in dir through
@@ -122,7 +122,7 @@ func coldStart(b *testing.B, bin, dir string) (ready, cpu time.Duration, hwm, se
 }
 
 // BenchmarkItemsCold measures what items cost the real binary after a
-// restart (issue 21): it starts the binary on an empty store and on one of
+// restart: it starts the binary on an empty store and on one of
 // 100,000 mails of one user, built through the packages with their search
 // index, and reports
 //

@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// BenchmarkLoadTrickleLogins is the body-budget attack of issue 24 on the
+// BenchmarkLoadTrickleLogins is the body-budget attack on the
 // real binary, at its default limits: attackers on 20, then 200, loopback
 // addresses (127.1.x.y) each keep two connections trickling 1 MiB login
 // bodies, 32 KiB every 0.3 s (under the 13 s body deadline), and
@@ -198,7 +198,7 @@ func fairFeed(f int) string {
 	return sb.String()
 }
 
-// BenchmarkLoadSearchFairness is issue 24's search fairness on the real
+// BenchmarkLoadSearchFairness is the search fairness between users on the real
 // binary: one user (from 127.4.0.1) with 4,000 feed entries floods GET
 // /v1/search with fairFlood heavy queries at once (forty prefixes ORed,
 // 100 results with snippets), each retried as soon as it is answered

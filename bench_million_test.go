@@ -322,7 +322,7 @@ func procCPU(b *testing.B, pid int) time.Duration {
 //     the index wrote, merges included, over its final size) and
 //     index-segments.
 //
-// The targets of issue 21 (RSS ≤ 160 MB settled, search median ≤ 2 ms,
+// The targets (RSS ≤ 160 MB settled, search median ≤ 2 ms,
 // slowest ≤ 20 ms) are said, NOT MET, without failing. It is skipped
 // under -short.
 func BenchmarkMillion(b *testing.B) {

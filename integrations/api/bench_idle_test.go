@@ -37,7 +37,7 @@ const defaultPollInterval = 900 * time.Second
 // time. bytes/idle-poll is one poll of the 4 sources (commits/idle-poll
 // the log lines it appends, each fsynced); MB/day that times
 // the polls of a day at the default schedule (every 900 s). The bound is
-// 1 MB a day (issue 21); it is said, not failed on.
+// 1 MB a day; it is said, not failed on.
 func BenchmarkIdlePollWrites(b *testing.B) {
 	if _, err := os.Stat("/proc/self/io"); err != nil {
 		b.Skip("needs /proc/self/io")

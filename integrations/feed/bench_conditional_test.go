@@ -11,7 +11,7 @@ import (
 // BenchmarkSecondPollUnchanged polls a feed whose server supports ETags
 // once, then measures the polls after it: each sends the ETag back and
 // is answered 304. body-bytes/poll is what those polls transferred of
-// the feed's body (issue 23's figure: 0).
+// the feed's body (which should be 0).
 func BenchmarkSecondPollUnchanged(b *testing.B) {
 	site := newEtagSite(b, atomFeed)
 	fx := syncfx.New(b, syncfx.Options{Definition: feed.Definition(), Client: site.Client()})
