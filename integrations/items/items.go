@@ -48,6 +48,10 @@ type ItemRecord struct {
 	// soft-deleted, its Key, Meta and content file are gone, and the
 	// tombstone is dropped TombstoneTTL later.
 	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	// Content is where the item's sealed text lies in its record's packs,
+	// "<pack>.<offset>.<length>" (see pack.go); empty for a deleted item
+	// and for one stored before packs, whose text is a file of its own.
+	Content string `json:"c,omitempty"`
 }
 
 // Meta is the personal part of an item's metadata, sealed in
@@ -279,7 +283,7 @@ func (s *Store) OpenMeta(it *ItemRecord) (Meta, error) {
 // scrub soft-deletes an item and forgets what was personal in it.
 func scrub(it *ItemRecord, now time.Time) {
 	it.DeletedAt = &now
-	it.Key, it.Meta = "", nil
+	it.Key, it.Meta, it.Content = "", nil, ""
 }
 
 // View is an item as clients see it. IntegrationID is the id of the
