@@ -56,9 +56,6 @@ const contentLevel = flate.DefaultCompression
 // maxContentFile bounds what is read back from one content file (bytes).
 const maxContentFile = 256 << 20
 
-// tmpPrefix started the name of a content file before its rename into
-// place, before packs: the sweep removes what a crash left of them.
-const tmpPrefix = ".tmp-"
 
 // contentStore reads and writes item content files under dir.
 type contentStore struct {

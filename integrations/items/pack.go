@@ -118,6 +118,8 @@ type packSet struct {
 	size int64 // cur's size, where the next append goes
 	// dead counts the bytes of each pack known dead since the start.
 	dead map[int]int64
+	// appended counts the bytes appended since the start, for tests.
+	appended int64
 
 	// compact serialises compactions and zeroing of deleted items.
 	compact sync.Mutex
@@ -140,6 +142,7 @@ func (p *packSet) appendSealed(b []byte) (contentRef, error) {
 	// Whatever happens, the next append goes after this one: a failed
 	// write leaves dead bytes, never a record written over another.
 	p.size += ref.n
+	p.appended += ref.n
 	if _, err := p.cur.WriteAt(b, ref.off); err != nil {
 		p.dead[ref.pack] += ref.n
 		return contentRef{}, fmt.Errorf("write item content: %w", err)
