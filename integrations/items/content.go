@@ -56,7 +56,6 @@ const contentLevel = flate.DefaultCompression
 // maxContentFile bounds what is read back from one content file (bytes).
 const maxContentFile = 256 << 20
 
-
 // contentStore reads and writes item content files under dir.
 type contentStore struct {
 	dir   string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/vault"
 	"searchsvc/storage"
 )
 
@@ -271,4 +272,50 @@ func TestPackOwnFiles(t *testing.T) {
 		t.Errorf("sweep of own files and a pack: %d removed, %v", removed, err)
 	}
 	f.checkLive()
+}
+
+// TestPackRotateKeys: rotate-key re-seals the packed texts under the new
+// key, commits their new places, and drops the packs that held them
+// sealed under the old one: afterwards the new key alone reads every
+// text, and no pack holds a text sealed under the old key.
+func TestPackRotateKeys(t *testing.T) {
+	f := newPackFixture(t, 30)
+	var oldSealed [][]byte
+	for i := range f.items {
+		b, err := f.s.content.readSealed(&f.items[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldSealed = append(oldSealed, b)
+	}
+	f.st.Close()
+	oldKey, newKey := bytes.Repeat([]byte{3}, 32), bytes.Repeat([]byte{4}, 32)
+	open := func(keys ...[]byte) {
+		v, err := vault.New(keys[0], keys[1:]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.st = storage.New(filepath.Join(f.dir, "main"), storage.Options{})
+		f.s = New(f.st, v, filepath.Join(f.dir, "items"))
+		f.s.content.packMax = 4 << 10
+		if err := f.st.Open(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open(newKey, oldKey)
+	if n, err := f.s.RotateKeys(); n != 30 || err != nil {
+		t.Fatalf("RotateKeys: %d, %v; want 30 metadata re-sealed", n, err)
+	}
+	f.st.Close()
+	open(newKey)
+	f.checkLive()
+	_, all := f.packBytes()
+	for i, b := range oldSealed {
+		if bytes.Contains(all, b[len(b)-32:]) {
+			t.Errorf("item %d: its text sealed under the old key is still in a pack", i)
+		}
+	}
+	if removed, missing, err := f.s.Sweep(); removed != 0 || missing != 0 || err != nil {
+		t.Errorf("sweep after rotate-key: %d removed, %d missing, %v", removed, missing, err)
+	}
 }
