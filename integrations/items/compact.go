@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"searchsvc/storage"
 )
@@ -107,4 +108,64 @@ func (s *Store) compactPack(recordID string, p *packSet, n int) (int, error) {
 	delete(p.dead, n)
 	p.mu.Unlock()
 	return len(moved) - len(stale), nil
+}
+
+// packOwnFiles moves the texts of the record's live items that an earlier
+// build stored in files of their own into the record's pack: their sealed
+// bytes appended as they are, fsynced, their references committed, then
+// the files removed. A crash before the commit leaves dead bytes in the
+// pack and the files in place; after it, files that the next sweep
+// removes here, their items having references. It returns how many
+// items it moved.
+func (s *Store) packOwnFiles(recordID string) (int, error) {
+	p := s.content.packsOf(recordID)
+	p.compact.Lock()
+	defer p.compact.Unlock()
+	var ops []storage.Op
+	var done []string // files to remove once committed
+	for _, it := range s.ForRecord(recordID) {
+		path := filepath.Join(p.dir, it.ID)
+		if !it.Live() {
+			continue
+		}
+		if it.Content != "" {
+			if _, err := os.Stat(path); err == nil {
+				done = append(done, path) // moved, not yet removed
+			}
+			continue
+		}
+		b, err := s.content.readSealed(&it)
+		if err != nil {
+			continue // missing or unreadable: left as it is
+		}
+		to, err := p.appendSealed(b)
+		if err != nil {
+			return 0, err
+		}
+		ops = append(ops, s.t.UpdateIfExists(it.ID, func(raw []byte) ([]byte, string, error) {
+			var cur ItemRecord
+			if err := json.Unmarshal(raw, &cur); err != nil {
+				return nil, "", err
+			}
+			if !cur.Live() || cur.Content != "" {
+				return nil, "", nil
+			}
+			cur.Content = to.String()
+			b, err := json.Marshal(&cur)
+			return b, cur.Key, err
+		}))
+		done = append(done, path)
+	}
+	if err := p.sync(); err != nil {
+		return 0, err
+	}
+	for i := 0; i < len(ops); i += rotateBatch {
+		if err := s.st.Commit(ops[i:min(i+rotateBatch, len(ops))]...); err != nil {
+			return 0, err
+		}
+	}
+	for _, path := range done {
+		os.Remove(path)
+	}
+	return len(ops), storage.SyncDir(p.dir)
 }

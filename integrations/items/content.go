@@ -22,9 +22,10 @@ import (
 // on the SD card in plain text. Since packs (pack.go), the sealed texts of
 // a record's items are appended to a few shared files,
 // DATA_DIR/items/<recordID>/pack-<n>, each item's place kept in its log
-// record (ItemRecord.Content). Items stored before packs keep a file of
+// record (ItemRecord.Content). Items stored before packs had a file of
 // their own, DATA_DIR/items/<recordID>/<itemID>, which is still read (and
-// removed when the item goes): an item with no Content has one. The
+// removed when the item goes) until the start-up sweep moves it into the
+// pack (Store.Sweep): an item with no Content has one. The
 // content is a version byte then, deflated, the text's length (uvarint)
 // and the text: what search, snippets and the item page (GET
 // /v1/items/{id}) read. The raw original is not kept: it was more than a

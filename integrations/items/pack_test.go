@@ -222,13 +222,16 @@ func TestPackCompactionCrash(t *testing.T) {
 
 // TestPackOwnFiles: a data directory of an earlier build, each item's text
 // in a file of its own, still works: texts read, a deleted item's file is
-// removed, new items go to a pack beside them, and the sweep leaves both.
+// removed, new items go to a pack beside them; the start-up sweep then
+// moves the others' texts into the pack and removes their files, and a
+// crash after that commit, before the files went, leaves files the next
+// sweep removes.
 func TestPackOwnFiles(t *testing.T) {
 	f := newPackFixture(t, 0)
 	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	var ops []storage.Op
 	var old []ItemRecord
-	for i := range 3 {
+	for i := range 4 {
 		it, err := f.s.NewItem(packOwner, &integrations.Item{ProviderID: fmt.Sprintf("m%d", i), Date: now}, now)
 		if err != nil {
 			t.Fatal(err)
@@ -248,12 +251,9 @@ func TestPackOwnFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.reopen()
-	if removed, missing, err := f.s.Sweep(); removed != 0 || missing != 0 || err != nil {
-		t.Errorf("sweep of own files: %d removed, %d missing, %v", removed, missing, err)
-	}
 	f.checkLive()
-	it, _ := f.s.NewItem(packOwner, &integrations.Item{ProviderID: "m3", Date: now}, now)
-	sg, err := f.s.Stage(&it, packText(3))
+	it, _ := f.s.NewItem(packOwner, &integrations.Item{ProviderID: "m4", Date: now}, now)
+	sg, err := f.s.Stage(&it, packText(4))
 	if err != nil || f.s.Publish([]Staged{sg}) != nil || f.st.Commit(f.s.InsertOp(it)) != nil {
 		t.Fatalf("a new item beside own files: %v", err)
 	}
@@ -267,10 +267,35 @@ func TestPackOwnFiles(t *testing.T) {
 	if _, err := os.Stat(f.s.Path(&old[1])); !os.IsNotExist(err) {
 		t.Errorf("own file of a deleted item: %v, want it removed", err)
 	}
-	f.reopen()
-	if removed, _, err := f.s.Sweep(); removed != 0 || err != nil {
-		t.Errorf("sweep of own files and a pack: %d removed, %v", removed, err)
+	f.checkLive()
+
+	// A crash after the commit that moved m0, before its file went.
+	p := f.s.content.packsOf(packOwner.RecordID)
+	b, _ := f.s.content.readSealed(&old[0])
+	to, err := p.appendSealed(b)
+	if err != nil || p.sync() != nil {
+		t.Fatal(err)
 	}
+	if err := f.st.Commit(f.s.rotateOp(old[0], old[0].Meta, to.String())); err != nil {
+		t.Fatal(err)
+	}
+
+	f.reopen()
+	if removed, missing, err := f.s.Sweep(); removed != 0 || missing != 0 || err != nil {
+		t.Errorf("sweep of own files: %d removed, %d missing, %v", removed, missing, err)
+	}
+	for _, it := range old {
+		if _, err := os.Stat(filepath.Join(f.s.RecordDir(it.RecordID), it.ID)); !os.IsNotExist(err) {
+			t.Errorf("own file of %s after the sweep: %v, want it moved into the pack", it.ID, err)
+		}
+	}
+	for _, it := range f.s.ForRecord(packOwner.RecordID) {
+		if it.Live() && it.Content == "" {
+			t.Errorf("item %s after the sweep: no reference", it.ID)
+		}
+	}
+	f.checkLive()
+	f.reopen()
 	f.checkLive()
 }
 

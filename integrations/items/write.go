@@ -219,8 +219,10 @@ func (s *Store) LiveCounts() map[string]int64 {
 // Sweep removes content files that no item needs (a crash between
 // writing an item's own file and committing its metadata, or between a
 // soft delete and the file's removal; packs of a record no item names),
-// finishes the compactions a crash interrupted (pack-<n>.old), and counts
-// live items stored before packs whose file is missing. A packed item's
+// finishes the compactions a crash interrupted (pack-<n>.old), moves the
+// texts of live items stored before packs, each in a file of its own,
+// into their record's pack (packOwnFiles), and counts live items stored
+// before packs whose file is missing. A packed item's
 // text is checked when it is read (a checked pread; see pack.go).
 func (s *Store) Sweep() (removed, missing int, err error) {
 	names, err := listDir(s.content.dir)
@@ -234,7 +236,7 @@ func (s *Store) Sweep() (removed, missing int, err error) {
 			errs = append(errs, fmt.Errorf("record %s: %w", recID, err))
 			continue
 		}
-		orphans, olds, lost := s.sweepRecord(recID, files)
+		orphans, olds, own, lost := s.sweepRecord(recID, files)
 		missing += lost
 		for _, name := range orphans {
 			os.Remove(filepath.Join(s.content.recordDir(recID), name))
@@ -245,15 +247,21 @@ func (s *Store) Sweep() (removed, missing int, err error) {
 				errs = append(errs, fmt.Errorf("record %s: %w", recID, err))
 			}
 		}
+		if own > 0 {
+			if _, err := s.packOwnFiles(recID); err != nil {
+				errs = append(errs, fmt.Errorf("record %s: %w", recID, err))
+			}
+		}
 	}
 	return removed, missing, errors.Join(errs...)
 }
 
 // sweepRecord sorts the files of a record's directory: what to remove,
-// the packs whose compaction a crash interrupted, and how many live items
-// are missing their own file (counted only where the record has no pack:
-// which items are packed only their log records say).
-func (s *Store) sweepRecord(recID string, files []string) (orphans []string, olds []int, missing int) {
+// the packs whose compaction a crash interrupted, how many live items
+// have a file of their own, and how many live items are missing their own
+// file (counted only where the record has no pack: which items are packed
+// only their log records say).
+func (s *Store) sweepRecord(recID string, files []string) (orphans []string, olds []int, own, missing int) {
 	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
 		r, known := d.recordIdx[recID]
 		have := make(map[uint32]bool, len(files))
@@ -273,13 +281,14 @@ func (s *Store) sweepRecord(recID string, files []string) (orphans []string, old
 			}
 			have[sl] = true
 		}
+		own = len(have)
 		for i := range d.ents.n {
 			if e := d.ents.at(uint32(i)); known && !packed && e.record == r && e.live() && !have[uint32(i)] {
 				missing++
 			}
 		}
 	})
-	return orphans, olds, missing
+	return orphans, olds, own, missing
 }
 
 // Len returns the number of items, live or not.
