@@ -32,10 +32,17 @@ func (s *Store) compactDue(recordID string) error {
 // committed, the old file removed. An item whose bytes do not read back
 // whole is left pointing at the old pack, whose removal then makes its
 // text missing: it was damaged already, and the others are kept. It
-// returns how many items it moved.
+// returns how many items it moved. A pack that holds texts staged and
+// not yet published is left for a later compaction: their references are
+// not committed, so it would not copy them. A record's texts are staged,
+// published and committed by the one sync run of the record at a time,
+// which compacts only between its batches (RemoveFiles after a commit).
 func (s *Store) compactPack(recordID string, p *packSet, n int) (int, error) {
 	p.compact.Lock()
 	defer p.compact.Unlock()
+	if p.busy(n) {
+		return 0, nil
+	}
 	old := p.path(n) + oldSuffix
 	if err := os.Rename(p.path(n), old); err == nil {
 		if err := storage.SyncDir(p.dir); err != nil {
@@ -65,7 +72,7 @@ func (s *Store) compactPack(recordID string, p *packSet, n int) (int, error) {
 		if err != nil {
 			continue // damaged: see above
 		}
-		to, err := p.appendSealed(b)
+		to, err := p.appendSealed(b, false)
 		if err != nil {
 			return 0, err
 		}
@@ -138,7 +145,7 @@ func (s *Store) packOwnFiles(recordID string) (int, error) {
 		if err != nil {
 			continue // missing or unreadable: left as it is
 		}
-		to, err := p.appendSealed(b)
+		to, err := p.appendSealed(b, false)
 		if err != nil {
 			return 0, err
 		}

@@ -164,6 +164,15 @@ func (b *byteReader) ReadByte() (byte, error) {
 type Staged struct {
 	packs *packSet
 	ref   contentRef
+	open  *bool // still counted in packs.staged
+}
+
+// release ends the count of s in its pack's staged texts, once.
+func (s Staged) release() {
+	if s.packs != nil && s.open != nil && *s.open {
+		*s.open = false
+		s.packs.unstage(s.ref)
+	}
 }
 
 // stage seals an item's text, appends it to its record's current pack
@@ -173,12 +182,12 @@ func (c *contentStore) stage(it *ItemRecord, text string) (Staged, error) {
 		return Staged{}, err
 	}
 	p := c.packsOf(it.RecordID)
-	ref, err := p.appendSealed(c.vault.Seal(contentAAD(it), encodeContent(text)))
+	ref, err := p.appendSealed(c.vault.Seal(contentAAD(it), encodeContent(text)), true)
 	if err != nil {
 		return Staged{}, err
 	}
 	it.Content = ref.String()
-	return Staged{packs: p, ref: ref}, nil
+	return Staged{packs: p, ref: ref, open: new(true)}, nil
 }
 
 // publish makes Staged texts durable: one fsync of each pack they went
@@ -194,6 +203,11 @@ func (c *contentStore) publish(files []Staged) error {
 			return err
 		}
 	}
+	// Their references are committed next, by the caller that staged
+	// them, before it calls anything that compacts (RemoveFiles).
+	for _, s := range files {
+		s.release()
+	}
 	return nil
 }
 
@@ -202,6 +216,7 @@ func (c *contentStore) publish(files []Staged) error {
 func (c *contentStore) remove(files []Staged) {
 	for _, s := range files {
 		if s.packs != nil {
+			s.release()
 			s.packs.addDead([]contentRef{s.ref})
 		}
 	}
@@ -213,7 +228,7 @@ func (c *contentStore) packsOf(recordID string) *packSet {
 	defer c.mu.Unlock()
 	p := c.packs[recordID]
 	if p == nil {
-		p = &packSet{dir: c.recordDir(recordID), max: c.packMax, dead: make(map[int]int64)}
+		p = &packSet{dir: c.recordDir(recordID), max: c.packMax, dead: make(map[int]int64), staged: make(map[int]int)}
 		c.packs[recordID] = p
 	}
 	return p

@@ -120,6 +120,10 @@ type packSet struct {
 	dead map[int]int64
 	// appended counts the bytes appended since the start, for tests.
 	appended int64
+	// staged counts, per pack, the texts staged and not yet published or
+	// discarded: a compaction leaves such a pack alone, since their
+	// references are not committed yet and it would not copy them.
+	staged map[int]int
 
 	// compact serialises compactions and zeroing of deleted items.
 	compact sync.Mutex
@@ -129,8 +133,9 @@ func (p *packSet) path(n int) string { return filepath.Join(p.dir, packName(n)) 
 
 // appendSealed appends b to the current pack, starting a new one first
 // if there is none or it is full, and returns where b lies. It does not
-// fsync: sync does.
-func (p *packSet) appendSealed(b []byte) (contentRef, error) {
+// fsync: sync does. With stage, the text counts in p.staged until
+// unstage.
+func (p *packSet) appendSealed(b []byte, stage bool) (contentRef, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cur == nil || p.size >= p.max {
@@ -147,7 +152,26 @@ func (p *packSet) appendSealed(b []byte) (contentRef, error) {
 		p.dead[ref.pack] += ref.n
 		return contentRef{}, fmt.Errorf("write item content: %w", err)
 	}
+	if stage {
+		p.staged[ref.pack]++
+	}
 	return ref, nil
+}
+
+// unstage ends the count of a staged text, published or discarded.
+func (p *packSet) unstage(ref contentRef) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.staged[ref.pack]--; p.staged[ref.pack] <= 0 {
+		delete(p.staged, ref.pack)
+	}
+}
+
+// busy reports whether pack n holds staged texts not yet published.
+func (p *packSet) busy(n int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.staged[n] > 0
 }
 
 // roll makes the current pack the newest one under packMax, or a new

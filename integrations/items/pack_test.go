@@ -196,7 +196,7 @@ func TestPackCompactionCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.appendSealed(b); err != nil {
+	if _, err := p.appendSealed(b, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(dir, "pack-1"), filepath.Join(dir, "pack-1.old")); err != nil {
@@ -272,7 +272,7 @@ func TestPackOwnFiles(t *testing.T) {
 	// A crash after the commit that moved m0, before its file went.
 	p := f.s.content.packsOf(packOwner.RecordID)
 	b, _ := f.s.content.readSealed(&old[0])
-	to, err := p.appendSealed(b)
+	to, err := p.appendSealed(b, false)
 	if err != nil || p.sync() != nil {
 		t.Fatal(err)
 	}
@@ -342,5 +342,46 @@ func TestPackRotateKeys(t *testing.T) {
 	}
 	if removed, missing, err := f.s.Sweep(); removed != 0 || missing != 0 || err != nil {
 		t.Errorf("sweep after rotate-key: %d removed, %d missing, %v", removed, missing, err)
+	}
+}
+
+// TestPackCompactionSparesStaged: a pack holding a text staged and not
+// yet published is not compacted, even all dead otherwise: the staged
+// text's reference is committed after, and must find it there.
+func TestPackCompactionSparesStaged(t *testing.T) {
+	f := newPackFixture(t, 6)
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	it, _ := f.s.NewItem(packOwner, &integrations.Item{ProviderID: "m6", Date: now}, now)
+	sg, err := f.s.Stage(&it, packText(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref, _ := parseRef(it.Content); ref.pack != 1 {
+		t.Fatalf("staged into pack %d, want 1 beside the others", ref.pack)
+	}
+	ops, gone := f.s.RemoveProviderOps(packOwner.RecordID, f.pids, now)
+	if err := f.st.Commit(ops...); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.RemoveFiles(gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.s.RecordDir(packOwner.RecordID), "pack-1")); err != nil {
+		t.Fatalf("pack-1 with a staged text: %v, want it kept", err)
+	}
+	if err := f.s.Publish([]Staged{sg}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Commit(f.s.InsertOp(it)); err != nil {
+		t.Fatal(err)
+	}
+	f.checkLive()
+	// Once published and committed, the next deletion compacts it.
+	ops, gone = f.s.RemoveProviderOps(packOwner.RecordID, []string{"m6"}, now)
+	if err := f.st.Commit(ops...); err != nil || f.s.RemoveFiles(gone) != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.s.RecordDir(packOwner.RecordID), "pack-1")); !os.IsNotExist(err) {
+		t.Errorf("pack-1 all dead: %v, want it compacted away", err)
 	}
 }

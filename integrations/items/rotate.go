@@ -134,7 +134,7 @@ func (s *Store) rotateContent(it *ItemRecord) (string, error) {
 		return "", err
 	}
 	p := s.content.packsOf(it.RecordID)
-	to, err := p.appendSealed(sealed)
+	to, err := p.appendSealed(sealed, false)
 	if err != nil {
 		return "", err
 	}
