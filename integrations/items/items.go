@@ -1,9 +1,9 @@
 // Package items keeps the synced items: their metadata in the main store's
 // "items" table (the personal part sealed), their texts sealed in packs
 // shared by a record's items (pack.go), pages of a user's items through an
-// index of each user's live items in page order, and one user's item by id. It is the only
-// code that writes or reads item content; the sync scheduler stores and
-// deletes items through it.
+// index of each user's live items in page order, and one user's item by
+// id. It is the only code that writes or reads item content; the sync
+// scheduler stores and deletes items through it.
 package items
 
 import (
