@@ -22,8 +22,12 @@ const itemsDir = "items"
 // bytes (every complete, checksummed line, as Verify found them) never
 // change: copying exactly those bytes from an open descriptor gives the
 // store as of one commit, even if a compaction replaces the file meanwhile.
-// The main store is copied before the item files, so every item it names
-// had its sealed content written already. Secrets are not copied: keep
+// The item packs are copied before the main store and again after it
+// (the second time only what grew or is new), so every item the copied
+// log names has its text in the backup: appended before it was
+// committed, it is in the second copy; moved by a compaction of its pack
+// after the log was copied, it is in the first (see integrations/items'
+// pack.go). Secrets are not copied: keep
 // CREDENTIALS_KEY apart from the backup, which is useless without it.
 func backupCmd(getenv func(string) string, args []string, stdout io.Writer) error {
 	if len(args) != 1 {
@@ -44,6 +48,10 @@ func backupCmd(getenv func(string) string, args []string, stdout io.Writer) erro
 		return err
 	}
 	manifest := map[string]any{"version": version, "createdAt": time.Now().UTC().Format(time.RFC3339)}
+	n, err := copyFiles(filepath.Join(src, itemsDir), filepath.Join(dst, itemsDir))
+	if err != nil {
+		return fmt.Errorf("backup items: %w", err)
+	}
 	for _, name := range []string{mainStoreDir, sessionStoreDir} {
 		rep, err := copyStore(filepath.Join(src, name), filepath.Join(dst, name))
 		if err != nil {
@@ -52,10 +60,11 @@ func backupCmd(getenv func(string) string, args []string, stdout io.Writer) erro
 		manifest[name] = map[string]any{"file": filepath.Base(rep.File), "bytes": rep.ValidBytes, "records": rep.Ops}
 		fmt.Fprintf(stdout, "%s: %d records, %d bytes\n", name, rep.Ops, rep.ValidBytes)
 	}
-	n, err := copyFiles(filepath.Join(src, itemsDir), filepath.Join(dst, itemsDir))
+	more, err := copyFiles(filepath.Join(src, itemsDir), filepath.Join(dst, itemsDir))
 	if err != nil {
 		return fmt.Errorf("backup items: %w", err)
 	}
+	n += more
 	manifest["itemFiles"] = n
 	fmt.Fprintf(stdout, "items: %d sealed files\n", n)
 	b, _ := json.MarshalIndent(manifest, "", "  ")
@@ -108,9 +117,10 @@ func copyFile(r io.Reader, path string, n int64) error {
 }
 
 // copyFiles copies every regular file under src to dst (0600 files, 0700
-// directories), skipping temporary files, and returns how many it copied.
-// A file removed while the walk runs (an item deleted meanwhile) is
-// skipped.
+// directories), skipping temporary files, and returns how many it copied
+// that dst did not have. A file dst has already at the same size is left
+// (a pack only grows); one that differs is copied again. A file removed
+// while the walk runs (an item deleted meanwhile) is skipped.
 func copyFiles(src, dst string) (int, error) {
 	n := 0
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
@@ -136,7 +146,16 @@ func copyFiles(src, dst string) (int, error) {
 			return err
 		}
 		defer f.Close()
-		n++
+		if st, err := os.Stat(target); err == nil {
+			if fi, err := f.Stat(); err == nil && fi.Size() == st.Size() {
+				return nil
+			}
+			if err := os.Remove(target); err != nil {
+				return err
+			}
+		} else {
+			n++
+		}
 		return copyFile(f, target, -1)
 	})
 	if err != nil {

@@ -22,18 +22,20 @@ import (
 // what a synced mail costs the SD card, each as a ratio to the raw size of
 // the mail synced:
 //
-//   - disk-per-raw: the bytes of every file of the data directory
-//     (metadata in the main log, content files, the search index), all
-//     sealed; disk-blocks-per-raw the same in allocated blocks, where a
-//     small file takes a whole block; log-, items- and index-per-raw the
-//     three parts;
+//   - disk-blocks-per-raw: what a synced mail's data takes on the card
+//     (metadata in the main log, the items' texts in their packs, the
+//     search index, all sealed), in allocated blocks (st_blocks*512),
+//     where a small file takes a whole block: what an SD card pays, and
+//     the figure the bound of 0.6 judges; disk-per-raw the same in the
+//     files' bytes (apparent size); log-, items- and index-per-raw the
+//     three parts in bytes, items-blocks-per-raw the texts in blocks;
 //   - written-per-raw: what the process wrote at the block level during
 //     the sync and the index's catch-up (write_bytes in /proc/self/io:
 //     rewrites of a page after an fsync count again);
 //   - dead-records: records of the main log that no longer hold a live
 //     value after the sync (a task run and gone, say);
 //
-// The bounds are 0.6 on disk and 1.5 written; it says NOT MET
+// The bounds are 0.6 on disk (in blocks) and 1.5 written; it says NOT MET
 // without failing.
 func BenchmarkBytesPerMail(b *testing.B) {
 	corpus := mailtest.Corpus(b)
@@ -96,13 +98,16 @@ func BenchmarkBytesPerMail(b *testing.B) {
 		b.ReportMetric(float64(blocks)/r, "disk-blocks-per-raw")
 		b.ReportMetric(float64(parts[mainStoreDir][0])/r, "log-per-raw")
 		b.ReportMetric(float64(parts[itemsDir][0])/r, "items-per-raw")
+		b.ReportMetric(float64(parts[itemsDir][1])/r, "items-blocks-per-raw")
 		b.ReportMetric(float64(parts[searchDir][0])/r, "index-per-raw")
 		b.ReportMetric(float64(written)/r, "written-per-raw")
 		b.ReportMetric(float64(dead), "dead-records")
 		b.ReportMetric(r/float64(len(corpus)), "raw-B/mail")
-		if float64(total)/r > 0.6 || float64(written)/r > 1.5 {
-			b.Logf("NOT MET: %.2f on disk (bound 0.6), %.2f written (bound 1.5) per raw byte",
-				float64(total)/r, float64(written)/r)
+		b.Logf("per raw byte: %.4f on disk in blocks (bound 0.6; %.4f in bytes), %.4f written (bound 1.5)",
+			float64(blocks)/r, float64(total)/r, float64(written)/r)
+		if float64(blocks)/r > 0.6 || float64(written)/r > 1.5 {
+			b.Logf("NOT MET: %.4f on disk in blocks (bound 0.6), %.4f written (bound 1.5) per raw byte",
+				float64(blocks)/r, float64(written)/r)
 		}
 		b.StartTimer()
 	}

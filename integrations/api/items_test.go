@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -286,6 +287,28 @@ func TestItemHandler(t *testing.T) {
 			r.want(t, http.StatusNotFound, "item.readOne", "item_not_found")
 		})
 	}
+
+	// A byte of its sealed text altered in the pack: that item answers
+	// 500, another item of the same pack still reads.
+	other := f.liveItems(big.ID)[1]
+	if f.items().Path(&other) != f.items().Path(&it) {
+		t.Fatalf("items %s and %s in different packs", it.Content, other.Content)
+	}
+	var pack int
+	var off, n int64
+	if _, err := fmt.Sscanf(it.Content, "%d.%d.%d", &pack, &off, &n); err != nil {
+		t.Fatalf("reference %q: %v", it.Content, err)
+	}
+	pf, err := os.OpenFile(f.items().Path(&it), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	pf.ReadAt(b, off+n/2)
+	pf.WriteAt([]byte{b[0] ^ 1}, off+n/2)
+	pf.Close()
+	syncDo(t, h, "GET", "/v1/items/"+it.ID, "alice").want(t, http.StatusInternalServerError, "item.readOne", "internal_error")
+	syncDo(t, h, "GET", "/v1/items/"+other.ID, "alice").want(t, http.StatusOK, "item.readOne", "")
 
 	if err := os.Remove(f.items().Path(&it)); err != nil {
 		t.Fatal(err)

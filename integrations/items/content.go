@@ -17,38 +17,29 @@ import (
 	"searchsvc/storage"
 )
 
-// Item content lives in one file per item, DATA_DIR/items/<recordID>/<itemID>,
-// holding the content sealed for vault.ItemContent and the item: the
-// service holds private mail, and nothing personal sits on the SD card in
-// plain text. The content is a version byte then, deflated, the text's
-// length (uvarint) and the text: what search, snippets and the item page
-// (GET /v1/items/{id}) read. The raw original is not kept: it was more
-// than a third of what a synced mail cost the card (0.29 of the mail's
-// raw size out of 0.80, BenchmarkBytesPerMail), and nothing reads it (the
-// original stays at the provider, where an item's link leads; see "How
-// syncing works" in docs/sources.md). Files of contentV1, which kept the raw
+// Item content is each item's extracted text, sealed for vault.ItemContent
+// and the item: the service holds private mail, and nothing personal sits
+// on the SD card in plain text. Since packs (pack.go), the sealed texts of
+// a record's items are appended to a few shared files,
+// DATA_DIR/items/<recordID>/pack-<n>, each item's place kept in its log
+// record (ItemRecord.Content). Items stored before packs had a file of
+// their own, DATA_DIR/items/<recordID>/<itemID>, which is still read (and
+// removed when the item goes) until the start-up sweep moves it into the
+// pack (Store.Sweep): an item with no Content has one. The
+// content is a version byte then, deflated, the text's length (uvarint)
+// and the text: what search, snippets and the item page (GET
+// /v1/items/{id}) read. The raw original is not kept: it was more than a
+// third of what a synced mail cost the card (0.29 of the mail's raw size
+// out of 0.80, BenchmarkBytesPerMail), and nothing reads it (the original
+// stays at the provider, where an item's link leads; see "How syncing
+// works" in docs/sources.md). Contents of contentV1, which kept the raw
 // original after the text, are still read: the text comes first, and the
 // rest is never decompressed. Mail compresses well, and an SD card
-// prefers fewer bytes. The file holds the sealed bytes as they are
+// prefers fewer bytes. A pack holds the sealed bytes as they are
 // (vault.Seal), no text encoding. Files are 0600 in 0700 directories.
 //
-// One directory per record (rather than per id prefix) puts a batch's
-// files in one directory, so a batch costs one directory fsync, and a
+// One directory per record puts a record's packs together, and a
 // disconnect removes one directory.
-//
-// Crash safety, in the order a batch is written:
-//
-//  1. each item's file is written as .tmp-<itemID>;
-//  2. the batch's files are fsynced, several at once;
-//  3. each is renamed to <itemID>;
-//  4. the directory is fsynced once, making the renames durable;
-//  5. the metadata that names the items is committed (one fsynced log line).
-//
-// A crash before 5 leaves files that no item names; the start-up sweep
-// removes them. A crash after 5 finds every file in place, with its data. Deletion goes
-// the other way round: the soft delete is committed first and the files
-// removed after, so a crash between leaves files of deleted items, which
-// the sweep removes too.
 
 // Versions of a content plaintext, its first byte. contentV1 (the text,
 // then the raw original) is read, no longer written.
@@ -66,25 +57,30 @@ const contentLevel = flate.DefaultCompression
 // maxContentFile bounds what is read back from one content file (bytes).
 const maxContentFile = 256 << 20
 
-// tmpPrefix starts the name of a content file before its rename into place.
-const tmpPrefix = ".tmp-"
-
 // contentStore reads and writes item content files under dir.
 type contentStore struct {
 	dir   string
 	vault *vault.Vault
 
 	mu      sync.Mutex
-	madeDir map[string]bool // record directories known to exist durably
+	madeDir map[string]bool     // record directories known to exist durably
+	packs   map[string]*packSet // by record id
+	packMax int64               // packSet.max
 }
 
 func newContentStore(dir string, v *vault.Vault) *contentStore {
-	return &contentStore{dir: dir, vault: v, madeDir: make(map[string]bool)}
+	return &contentStore{dir: dir, vault: v, madeDir: make(map[string]bool), packs: make(map[string]*packSet),
+		packMax: defaultPackMax}
 }
 
 func (c *contentStore) recordDir(recordID string) string { return filepath.Join(c.dir, recordID) }
 
+// path is the file that holds the item's sealed text: its pack, or for
+// an item stored before packs, its own file.
 func (c *contentStore) path(it *ItemRecord) string {
+	if ref, err := parseRef(it.Content); err == nil {
+		return filepath.Join(c.dir, it.RecordID, packName(ref.pack))
+	}
 	return filepath.Join(c.dir, it.RecordID, it.ID)
 }
 
@@ -163,82 +159,95 @@ func (b *byteReader) ReadByte() (byte, error) {
 	return b.c[0], err
 }
 
-// Staged is an item's content file written under its temporary name,
-// still open (at most a batch's worth of files is), still unsynced;
-// Store.Publish makes it durable.
+// Staged is an item's sealed text appended to its record's current pack
+// (see pack.go), not yet fsynced; Store.Publish makes it durable.
 type Staged struct {
-	f          *os.File
-	tmp, final string
+	packs *packSet
+	ref   contentRef
+	open  *bool // still counted in packs.staged
 }
 
-// stage seals an item's text into its record's directory under a
-// temporary name. publish makes it durable.
+// release ends the count of s in its pack's staged texts, once.
+func (s Staged) release() {
+	if s.packs != nil && s.open != nil && *s.open {
+		*s.open = false
+		s.packs.unstage(s.ref)
+	}
+}
+
+// stage seals an item's text, appends it to its record's current pack
+// and sets it.Content to where it lies. publish makes it durable.
 func (c *contentStore) stage(it *ItemRecord, text string) (Staged, error) {
-	dir := c.recordDir(it.RecordID)
 	if err := c.ensureDir(it.RecordID); err != nil {
 		return Staged{}, err
 	}
-	sealed := c.vault.Seal(contentAAD(it), encodeContent(text))
-	s := Staged{tmp: filepath.Join(dir, tmpPrefix+it.ID), final: filepath.Join(dir, it.ID)}
-	f, err := os.OpenFile(s.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	p := c.packsOf(it.RecordID)
+	ref, err := p.appendSealed(c.vault.Seal(contentAAD(it), encodeContent(text)), true)
 	if err != nil {
-		return Staged{}, fmt.Errorf("create item content: %w", err)
+		return Staged{}, err
 	}
-	if _, err := f.Write(sealed); err != nil {
-		f.Close()
-		os.Remove(s.tmp)
-		return Staged{}, fmt.Errorf("write item content: %w", err)
-	}
-	s.f = f
-	return s, nil
+	it.Content = ref.String()
+	return Staged{packs: p, ref: ref, open: new(true)}, nil
 }
 
-// syncParallel bounds the fsyncs publish runs at once. Concurrent fsyncs
-// of files in one file system share journal commits (ext4's jbd2 gathers
-// their waiters), so a batch costs a few commits rather than one per file.
-const syncParallel = 8
-
-// publish makes Staged files durable and puts them in place: it fsyncs
-// and closes them (several at once), renames each to its final name, and
-// fsyncs each directory they are in once. On error the files may be in
-// either place; remove cleans both.
+// publish makes Staged texts durable: one fsync of each pack they went
+// to. On error they count as dead bytes, once remove is called.
 func (c *contentStore) publish(files []Staged) error {
-	sem := make(chan struct{}, syncParallel)
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, s := range files {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			errs[i] = storage.SyncClose(s.f)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	dirs := make(map[string]bool)
+	seen := make(map[*packSet]bool)
 	for _, s := range files {
-		if err := os.Rename(s.tmp, s.final); err != nil {
-			return fmt.Errorf("publish item content: %w", err)
+		if s.packs == nil || seen[s.packs] {
+			continue
 		}
-		dirs[filepath.Dir(s.final)] = true
-	}
-	for d := range dirs {
-		if err := storage.SyncDir(d); err != nil {
+		seen[s.packs] = true
+		if err := s.packs.sync(); err != nil {
 			return err
 		}
+	}
+	// Their references are committed next, by the caller that staged
+	// them, before it calls anything that compacts (RemoveFiles).
+	for _, s := range files {
+		s.release()
 	}
 	return nil
 }
 
-// remove deletes the files of a batch that was not committed.
+// remove forgets the texts of a batch that was not committed: their
+// bytes are dead, for the pack's next compaction.
 func (c *contentStore) remove(files []Staged) {
 	for _, s := range files {
-		s.f.Close() // an error here means it was closed already
-		os.Remove(s.tmp)
-		os.Remove(s.final)
+		if s.packs != nil {
+			s.release()
+			s.packs.addDead([]contentRef{s.ref})
+		}
 	}
+}
+
+// packsOf returns the packs of a record.
+func (c *contentStore) packsOf(recordID string) *packSet {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.packs[recordID]
+	if p == nil {
+		p = &packSet{dir: c.recordDir(recordID), max: c.packMax, dead: make(map[int]int64), staged: make(map[int]int)}
+		c.packs[recordID] = p
+	}
+	return p
+}
+
+// syncAll fsyncs every record's current pack.
+func (c *contentStore) syncAll() error {
+	c.mu.Lock()
+	ps := make([]*packSet, 0, len(c.packs))
+	for _, p := range c.packs {
+		ps = append(ps, p)
+	}
+	c.mu.Unlock()
+	for _, p := range ps {
+		if err := p.sync(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ensureDir creates the items directory and the record's directory once,
@@ -265,11 +274,18 @@ func (c *contentStore) ensureDir(recordID string) error {
 	return nil
 }
 
-// removeRecord deletes a record's content directory.
+// removeRecord deletes a record's content directory, its packs with it.
 func (c *contentStore) removeRecord(recordID string) error {
 	c.mu.Lock()
 	delete(c.madeDir, recordID)
+	p := c.packs[recordID]
+	delete(c.packs, recordID)
 	c.mu.Unlock()
+	if p != nil {
+		p.compact.Lock()
+		defer p.compact.Unlock()
+		p.close()
+	}
 	if err := os.RemoveAll(c.recordDir(recordID)); err != nil {
 		return fmt.Errorf("remove item content: %w", err)
 	}
@@ -279,25 +295,39 @@ func (c *contentStore) removeRecord(recordID string) error {
 // ErrContentMissing means an item's content file is not there.
 var ErrContentMissing = errors.New("item content missing")
 
-// readText opens an item's content file and returns its text.
+// readText reads an item's sealed text, from its pack (one pread of the
+// length its reference names) or, for an item stored before packs, its
+// own file, and returns the text.
 func (c *contentStore) readText(it *ItemRecord) (string, error) {
-	f, err := os.Open(c.path(it))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", ErrContentMissing
-	}
-	if err != nil {
-		return "", fmt.Errorf("open item content: %w", err)
-	}
-	defer f.Close()
-	b, err := readContentFile(f)
+	b, err := c.readSealed(it)
 	if err != nil {
 		return "", err
 	}
 	p, err := c.vault.Open(contentAAD(it), b)
 	if err != nil {
-		return "", fmt.Errorf("open item content: %w", err)
+		return "", fmt.Errorf("%w: %w", ErrContentDamaged, err)
 	}
 	return decodeContent(p)
+}
+
+// readSealed returns an item's sealed text as stored.
+func (c *contentStore) readSealed(it *ItemRecord) ([]byte, error) {
+	if it.Content != "" {
+		ref, err := parseRef(it.Content)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrContentDamaged, err)
+		}
+		return readRef(c.recordDir(it.RecordID), ref)
+	}
+	f, err := os.Open(c.path(it))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrContentMissing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open item content: %w", err)
+	}
+	defer f.Close()
+	return readContentFile(f)
 }
 
 // readContentFile reads a content file whole, refusing one over

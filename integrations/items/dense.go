@@ -246,7 +246,11 @@ func fastFields(v []byte, f *coldFields) bool {
 	if c, ok := str(`,"createdAt":"`, false); !ok || c == nil {
 		return false
 	}
-	if deleted, ok = str(`,"deletedAt":"`, true); !ok || string(v[p:]) != "}" {
+	if deleted, ok = str(`,"deletedAt":"`, true); !ok {
+		return false
+	}
+	// The content reference (ItemRecord.Content), which memory does not keep.
+	if _, ok = str(`,"c":"`, true); !ok || string(v[p:]) != "}" {
 		return false
 	}
 	unq := func(b []byte) string { return string(b[1 : len(b)-1]) }

@@ -148,11 +148,13 @@ func TestFastFields(t *testing.T) {
 	scrub(&gone, at.Add(time.Hour))
 	odd := live
 	odd.UserID = `u"1`
+	packed := live
+	packed.Content = "3.1048576.912"
 	for _, tc := range []struct {
 		name string
 		it   ItemRecord
 		fast bool
-	}{{"live", live, true}, {"deleted", gone, true}, {"escaped", odd, false}} {
+	}{{"live", live, true}, {"deleted", gone, true}, {"escaped", odd, false}, {"packed", packed, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, err := json.Marshal(&tc.it)
 			if err != nil {

@@ -1,9 +1,9 @@
 // Package items keeps the synced items: their metadata in the main store's
-// "items" table (the personal part sealed), their content in sealed files
-// of their own, pages of a user's items through an index of each user's
-// live items in page order, and one user's item by id. It is the only
-// code that writes or reads item content; the sync scheduler stores and
-// deletes items through it.
+// "items" table (the personal part sealed), their texts sealed in packs
+// shared by a record's items (pack.go), pages of a user's items through an
+// index of each user's live items in page order, and one user's item by
+// id. It is the only code that writes or reads item content; the sync
+// scheduler stores and deletes items through it.
 package items
 
 import (
@@ -25,8 +25,8 @@ import (
 // ItemRecord is the metadata of one synced item (an email, a feed entry),
 // owned by a user and the integration record that fetched it, kept in the
 // main store's "items" table. What is personal in it (provider id, title,
-// sender, recipients) is sealed in Meta, like the content, which is in a
-// sealed file of its own (see content.go): the store's log is plain JSON on
+// sender, recipients) is sealed in Meta, like the content, which is in
+// its record's pack (see content.go): the store's log is plain JSON on
 // the SD card, and nothing personal sits there in plain text. Date, size
 // and the ids stay plain, enough to select and order a page, so a listing
 // opens only the page's Meta. Memory grows with the number of items, not
@@ -48,6 +48,10 @@ type ItemRecord struct {
 	// soft-deleted, its Key, Meta and content file are gone, and the
 	// tombstone is dropped TombstoneTTL later.
 	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	// Content is where the item's sealed text lies in its record's packs,
+	// "<pack>.<offset>.<length>" (see pack.go); empty for a deleted item
+	// and for one stored before packs, whose text is a file of its own.
+	Content string `json:"c,omitempty"`
 }
 
 // Meta is the personal part of an item's metadata, sealed in
@@ -279,7 +283,7 @@ func (s *Store) OpenMeta(it *ItemRecord) (Meta, error) {
 // scrub soft-deletes an item and forgets what was personal in it.
 func scrub(it *ItemRecord, now time.Time) {
 	it.DeletedAt = &now
-	it.Key, it.Meta = "", nil
+	it.Key, it.Meta, it.Content = "", nil, ""
 }
 
 // View is an item as clients see it. IntegrationID is the id of the

@@ -29,12 +29,18 @@ var killOwner = Owner{UserID: "u1", RecordID: "r1", Integration: "gmail"}
 
 // killStore opens the item store of the kill -9 test in dir; a small
 // compaction floor makes kills land in compactions too, which copy the
-// cold items to a new log and move every position memory keeps.
+// cold items to a new log and move every position memory keeps, and small
+// packs make them land in new packs and compactions of packs.
 func killStore(tb testing.TB, dir string) (*storage.Store, *Store) {
 	st := storage.New(filepath.Join(dir, "main"), storage.Options{CompactMinBytes: 16 << 10})
 	s := New(st, testVault(tb, 3), filepath.Join(dir, "items"))
+	s.content.packMax = 8 << 10
 	return st, s
 }
+
+// killText is the text the kill -9 test stores for the item with
+// provider id pid: a few hundred bytes, as a short mail's.
+func killText(pid string) string { return strings.Repeat("text of "+pid+" ", 12) }
 
 // TestItemsKill runs a child process that stores items with several
 // goroutines (each commit: a new item, and every other one the soft
@@ -43,7 +49,9 @@ func killStore(tb testing.TB, dir string) (*storage.Store, *Store) {
 // it with SIGKILL at a random moment, reopens the store and checks that
 // nothing acknowledged is lost: each acknowledged item reads back whole,
 // its sealed metadata opening to what was stored, live or deleted as the
-// commits left it, and the user's page holds exactly the live ones.
+// commits left it, its text reading back (from a pack the start-up
+// sweep may have had to finish compacting), and the user's page holds
+// exactly the live ones.
 // ITEMS_CRASH_CYCLES sets the number of cycles (default 20).
 func TestItemsKill(t *testing.T) {
 	if os.Getenv(itemsKillDirEnv) != "" {
@@ -73,12 +81,30 @@ func TestItemsKill(t *testing.T) {
 		if after, _ := filepath.Glob(filepath.Join(dir, "main", "log.*.jsonl")); len(logs) > 0 && after[len(after)-1] != logs[len(logs)-1] {
 			compacted++
 		}
+		if _, _, err := s.Sweep(); err != nil {
+			t.Fatalf("cycle %d (seed %d): sweep after kill: %v", c, seed, err)
+		}
+		if olds, _ := filepath.Glob(filepath.Join(dir, "items", "*", "pack-*.old")); len(olds) > 0 {
+			t.Fatalf("cycle %d: the sweep left %q", c, olds)
+		}
 		checkKilled(t, c, s, acked)
 		st.Close()
 	}
 	t.Logf("%d kills, %d acknowledged items, none lost; %d cycles compacted", cycles, len(acked), compacted)
 	if compacted == 0 {
 		t.Errorf("no cycle compacted the log: the test does not cover moving the cold items")
+	}
+	// Packs compacted away leave gaps in the numbers.
+	packs, _ := filepath.Glob(filepath.Join(dir, "items", killOwner.RecordID, "pack-*"))
+	newest := 0
+	for _, p := range packs {
+		if n, _, ok := parsePackName(filepath.Base(p)); ok {
+			newest = max(newest, n)
+		}
+	}
+	t.Logf("%d packs, the newest pack-%d", len(packs), newest)
+	if newest-len(packs) == 0 {
+		t.Errorf("no pack was compacted: the test does not cover moving the texts")
 	}
 }
 
@@ -123,6 +149,9 @@ func checkKilled(t *testing.T, cycle int, s *Store, acked []string) {
 			m, err := s.OpenMeta(&got)
 			if err != nil || m.ProviderID != pid || m.Title != "title "+pid {
 				t.Fatalf("cycle %d: item %s reads back as %+v, %v; want provider id %s", cycle, id, m, err, pid)
+			}
+			if text, err := s.Text(&got); err != nil || text != killText(pid) {
+				t.Fatalf("cycle %d: item %s's text reads back as %q, %v", cycle, pid, text, err)
 			}
 		}
 	}
@@ -222,12 +251,21 @@ func TestItemsKillHelper(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			var prev, deleted string // the item before, the last deleted, by id
+			var prevIt ItemRecord
 			for n := 0; ; n++ {
 				pid := fmt.Sprintf("%s-%d-%d", tag, w, n)
 				it, err := s.NewItem(killOwner, &integrations.Item{ProviderID: pid, Title: "title " + pid,
 					Date: now.Add(time.Duration(n) * time.Second)}, now)
 				if err != nil {
 					say("new item: " + err.Error())
+					os.Exit(4)
+				}
+				staged, err := s.Stage(&it, killText(pid))
+				if err == nil {
+					err = s.Publish([]Staged{staged})
+				}
+				if err != nil {
+					say("stage: " + err.Error())
 					os.Exit(4)
 				}
 				ops := []storage.Op{s.InsertOp(it)}
@@ -246,8 +284,13 @@ func TestItemsKillHelper(t *testing.T) {
 				say("ack " + pid + " " + it.ID)
 				if n%2 == 1 {
 					deleted = prev
+					// Its text erased, and packs half dead compacted.
+					if err := s.RemoveFiles([]ItemRecord{prevIt}); err != nil {
+						say("remove text: " + err.Error())
+						os.Exit(4)
+					}
 				}
-				prev = it.ID
+				prev, prevIt = it.ID, it
 			}
 		})
 	}

@@ -16,23 +16,23 @@ import (
 // produced or removed the items, the record's progress), and removes the
 // content files once that line is durable.
 
-// Stage seals an item's extracted text into a content file under a
-// temporary name in its record's directory. The raw original is not kept
-// (see content.go).
+// Stage seals an item's extracted text and appends it to its record's
+// current pack (see pack.go), setting it.Content to where it lies; it is
+// durable once Publish returns. The raw original is not kept (see
+// content.go).
 func (s *Store) Stage(it *ItemRecord, text string) (Staged, error) {
 	return s.content.stage(it, text)
 }
 
-// Publish makes Staged files durable and puts them in place (fsync of the
-// files, renames, one fsync per directory). On error the files may be in
-// either place; Discard cleans both.
+// Publish makes Staged texts durable: one fsync of each pack they were
+// appended to. On error, Discard.
 func (s *Store) Publish(files []Staged) error { return s.content.publish(files) }
 
-// Discard removes the files of a batch that was not committed.
+// Discard forgets the texts of a batch that was not committed: their
+// bytes are dead space of their pack, for its next compaction.
 func (s *Store) Discard(files []Staged) { s.content.remove(files) }
 
-// InsertOp returns the op that stores it, whose content file is
-// published.
+// InsertOp returns the op that stores it, whose text is published.
 func (s *Store) InsertOp(it ItemRecord) storage.Op {
 	b, err := json.Marshal(&it)
 	if err != nil {
@@ -101,14 +101,33 @@ func (s *Store) scrubOp(id string, now time.Time) storage.Op {
 	})
 }
 
-// RemoveFiles removes the content files of items whose soft delete is
-// committed. A file already gone is not an error; what is left is the
+// RemoveFiles removes the texts of items whose soft delete is committed:
+// in a pack, their bytes are overwritten with zeros, and a pack then half
+// dead is compacted (see pack.go); an item stored before packs has its
+// file removed. A file already gone is not an error; what is left is the
 // start-up sweep's to remove.
 func (s *Store) RemoveFiles(its []ItemRecord) error {
 	var errs []error
+	refs := make(map[string][]contentRef)
 	for i := range its {
+		if ref, err := parseRef(its[i].Content); err == nil {
+			refs[its[i].RecordID] = append(refs[its[i].RecordID], ref)
+			continue
+		}
 		if err := os.Remove(s.content.path(&its[i])); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove item content: %w", err))
+		}
+	}
+	for recordID, rs := range refs {
+		p := s.content.packsOf(recordID)
+		p.compact.Lock()
+		err := p.zero(rs)
+		p.compact.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.compactDue(recordID); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -197,9 +216,14 @@ func (s *Store) LiveCounts() map[string]int64 {
 	return n
 }
 
-// Sweep removes content files that no live item names (a crash between
-// writing them and committing their metadata, or between a soft delete
-// and the files' removal), and counts live items whose file is missing.
+// Sweep removes content files that no item needs (a crash between
+// writing an item's own file and committing its metadata, or between a
+// soft delete and the file's removal; packs of a record no item names),
+// finishes the compactions a crash interrupted (pack-<n>.old), moves the
+// texts of live items stored before packs, each in a file of its own,
+// into their record's pack (packOwnFiles), and counts live items stored
+// before packs whose file is missing. A packed item's
+// text is checked when it is read (a checked pread; see pack.go).
 func (s *Store) Sweep() (removed, missing int, err error) {
 	names, err := listDir(s.content.dir)
 	if err != nil {
@@ -212,30 +236,59 @@ func (s *Store) Sweep() (removed, missing int, err error) {
 			errs = append(errs, fmt.Errorf("record %s: %w", recID, err))
 			continue
 		}
-		var orphans []string
-		s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
-			r, known := d.recordIdx[recID]
-			have := make(map[uint32]bool, len(files))
-			for _, name := range files {
-				sl, ok := d.slot(name)
-				if !known || !ok || !d.ents.at(sl).live() || d.ents.at(sl).record != r {
-					orphans = append(orphans, name)
-					continue
-				}
-				have[sl] = true
-			}
-			for i := range d.ents.n {
-				if e := d.ents.at(uint32(i)); known && e.record == r && e.live() && !have[uint32(i)] {
-					missing++
-				}
-			}
-		})
+		orphans, olds, own, lost := s.sweepRecord(recID, files)
+		missing += lost
 		for _, name := range orphans {
 			os.Remove(filepath.Join(s.content.recordDir(recID), name))
 			removed++
 		}
+		for _, n := range olds {
+			if _, err := s.compactPack(recID, s.content.packsOf(recID), n); err != nil {
+				errs = append(errs, fmt.Errorf("record %s: %w", recID, err))
+			}
+		}
+		if own > 0 {
+			if _, err := s.packOwnFiles(recID); err != nil {
+				errs = append(errs, fmt.Errorf("record %s: %w", recID, err))
+			}
+		}
 	}
 	return removed, missing, errors.Join(errs...)
+}
+
+// sweepRecord sorts the files of a record's directory: what to remove,
+// the packs whose compaction a crash interrupted, how many live items
+// have a file of their own, and how many live items are missing their own
+// file (counted only where the record has no pack: which items are packed
+// only their log records say).
+func (s *Store) sweepRecord(recID string, files []string) (orphans []string, olds []int, own, missing int) {
+	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
+		r, known := d.recordIdx[recID]
+		have := make(map[uint32]bool, len(files))
+		packed := false
+		for _, name := range files {
+			if n, old, ok := parsePackName(name); ok && known {
+				packed = true
+				if old {
+					olds = append(olds, n)
+				}
+				continue
+			}
+			sl, ok := d.slot(name)
+			if !known || !ok || !d.ents.at(sl).live() || d.ents.at(sl).record != r {
+				orphans = append(orphans, name)
+				continue
+			}
+			have[sl] = true
+		}
+		own = len(have)
+		for i := range d.ents.n {
+			if e := d.ents.at(uint32(i)); known && !packed && e.record == r && e.live() && !have[uint32(i)] {
+				missing++
+			}
+		}
+	})
+	return orphans, olds, own, missing
 }
 
 // Len returns the number of items, live or not.
@@ -245,7 +298,8 @@ func (s *Store) Len() int {
 	return n
 }
 
-// Path is the item's content file.
+// Path is the file that holds the item's sealed text: its pack, or its
+// own file if it was stored before packs.
 func (s *Store) Path(it *ItemRecord) string { return s.content.path(it) }
 
 // RecordDir is the directory of the record's content files.
