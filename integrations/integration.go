@@ -183,6 +183,14 @@ type Item struct {
 	// record follows several things (a feed entry's feed title); empty:
 	// the record's own label names it.
 	Source string `json:"source,omitempty"`
+	// Thread names the email's conversation: Gmail's thread id, or for
+	// other mail the message id of the conversation's first message
+	// (mail.Message.Thread). Empty for items that are not email.
+	Thread string `json:"thread,omitempty"`
+	// Refs are the message ids (or Gmail's thread id) that link the item
+	// to the others of its conversation, whatever order they arrive in
+	// (mail.Message.Refs).
+	Refs []string `json:"refs,omitempty"`
 }
 
 // Integration is one connected instance: one user's credentials for one

@@ -284,6 +284,7 @@ func (m *mailbox) downloadMany(ctx context.Context, list string) (integrations.T
 // fullMessage is messages.get's answer with format=raw.
 type fullMessage struct {
 	ID           string     `json:"id"`
+	ThreadID     string     `json:"threadId"`
 	InternalDate string     `json:"internalDate"` // ms since the epoch, as a string
 	Raw          rawMessage `json:"raw"`
 }
@@ -334,6 +335,9 @@ func (m *mailbox) download(ctx context.Context, id string) (integrations.TaskRes
 		Size:       int64(len(msg.Raw)),
 		Text:       parsed.Text,
 		Raw:        msg.Raw,
+	}
+	if validID(msg.ThreadID) {
+		item.Thread, item.Refs = msg.ThreadID, []string{msg.ThreadID}
 	}
 	return integrations.TaskResult{Output: []integrations.Item{item}}, nil
 }

@@ -62,6 +62,7 @@ func MessageItem(folder string, validity uint32, m Message) integrations.Item {
 	parsed, err := mail.Parse(m.Raw)
 	if err == nil {
 		item.Title, item.From, item.To = parsed.Subject, parsed.From, parsed.To
+		item.Thread, item.Refs = parsed.ThreadKeys()
 		if !parsed.Date.IsZero() {
 			item.Date = parsed.Date
 		}

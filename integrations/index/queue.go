@@ -79,7 +79,10 @@ func (x *Indexer) RemoveUser(userID string) {
 }
 
 func docBytes(d *search.Doc) int {
-	n := opOverhead + len(d.ID) + len(d.RecordID) + len(d.Title) + len(d.From) + len(d.Text)
+	n := opOverhead + len(d.ID) + len(d.RecordID) + len(d.Title) + len(d.From) + len(d.Text) + len(d.Thread)
+	for _, a := range d.Refs {
+		n += len(a)
+	}
 	for _, a := range d.To {
 		n += len(a)
 	}
@@ -90,6 +93,7 @@ func (x *Indexer) doc(it Item) search.Doc {
 	return search.Doc{
 		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: x.kinds[it.Integration],
 		Title: it.Title, From: it.From, To: it.To, Text: it.Text, Date: it.Date,
+		Thread: it.Thread, Refs: it.Refs,
 	}
 }
 

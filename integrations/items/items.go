@@ -61,6 +61,10 @@ type Meta struct {
 	// Source is where in its record the item comes from (a feed's title;
 	// integrations.Item.Source), empty for most.
 	Source string `json:"s,omitempty"`
+	// Thread and Refs are integrations.Item's: the email's conversation
+	// and the ids that link it there (GET /v1/items/{id}/thread).
+	Thread string   `json:"th,omitempty"`
+	Refs   []string `json:"rf,omitempty"`
 }
 
 // UnmarshalJSON decodes an item, sharing one copy of the strings that
@@ -90,6 +94,10 @@ const (
 	maxRecipients = 20
 	maxProviderID = 2048
 	maxLink       = 2048
+	// A thread id or link longer than maxThreadKey is not kept (IMAP's
+	// are 16 characters, Gmail's about as many); at most maxRefs links.
+	maxThreadKey = 64
+	maxRefs      = 12
 )
 
 // TombstoneTTL is how long a soft-deleted item's tombstone is kept before
@@ -249,6 +257,14 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 	if len(out.Link) <= maxLink {
 		m.Link = out.Link // a cut link would lead elsewhere: none instead
 	}
+	if len(out.Thread) <= maxThreadKey {
+		m.Thread = out.Thread
+	}
+	for _, r := range out.Refs {
+		if len(m.Refs) < maxRefs && r != "" && len(r) <= maxThreadKey {
+			m.Refs = append(m.Refs, r)
+		}
+	}
 	for _, to := range out.To {
 		if len(m.To) == maxRecipients {
 			break
@@ -299,6 +315,10 @@ type View struct {
 	// Link is the address of the original (a feed entry's page, the
 	// message in Gmail); absent when there is none.
 	Link string `json:"link,omitempty"`
+	// ThreadID names an email's conversation (Meta.Thread): Gmail's
+	// thread id, or for IMAP one made from the first message's id;
+	// absent for other items.
+	ThreadID string `json:"threadId,omitempty"`
 }
 
 // View returns what a client may see of it, opening its metadata.
@@ -313,7 +333,7 @@ func (s *Store) View(it *ItemRecord) (View, error) {
 	return View{
 		ID: it.ID, UserID: it.UserID, IntegrationID: it.RecordID, Integration: it.Integration,
 		ProviderID: m.ProviderID, Title: m.Title, From: m.From, To: m.To,
-		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link,
+		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link, ThreadID: m.Thread,
 	}, nil
 }
 

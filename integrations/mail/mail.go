@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"mime"
 	"net/mail"
+	"net/textproto"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -60,6 +61,14 @@ type Message struct {
 	// not an attachment and not blank, else the first text/html part with
 	// its markup removed. At most MaxText bytes.
 	Text string
+	// Thread is the message id of the conversation's first message, as
+	// far as the message knows it: the first of References, else
+	// In-Reply-To, else its own Message-ID. Empty when it names none.
+	Thread string
+	// Refs are the message ids that link the message to its
+	// conversation: its own, the one it replies to, the conversation's
+	// first and the latest references; at most MaxRefs.
+	Refs []string
 }
 
 // headerDecoder decodes RFC 2047 encoded words. It is never modified.
@@ -90,6 +99,7 @@ func Parse(raw []byte) (Message, error) {
 			m.To = appendRecipients(m.To, v)
 		}
 	}
+	m.Thread, m.Refs = threadOf(textproto.MIMEHeader(h))
 	m.Text = bodyText(h.Get("Content-Type"), h.Get("Content-Transfer-Encoding"), msg.Body)
 	return m, nil
 }

@@ -61,6 +61,16 @@ func analyzeDoc(d Doc) *analyzed {
 		})
 	}
 	Analyze(d.Text, field(FieldText))
+	for _, r := range d.Refs {
+		// A link is a term of the title without a position or a length:
+		// no word query can name it (RefTerm) and it weighs nothing in
+		// the ranking of the title.
+		t := RefTerm(r)
+		if _, ok := at[t]; !ok {
+			at[t] = len(a.terms)
+			a.terms = append(a.terms, docTerm{term: t, tf: [numFields]uint32{FieldTitle: 1}})
+		}
+	}
 	return a
 }
 
