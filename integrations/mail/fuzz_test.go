@@ -15,6 +15,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(crlf(tt.raw)))
 	}
 	f.Add([]byte(nested(mail.MaxDepth + 2)))
+	f.Add([]byte("Message-ID: <a@x>\nIn-Reply-To: <<b@x> (c)\nReferences: <a@x> <b@x>\n\nhi"))
 	f.Add([]byte("Content-Type: text/html\n\n<a x='<!--<script>&amp;"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		m, err := mail.Parse(raw)
@@ -29,6 +30,14 @@ func FuzzParse(f *testing.F) {
 		}
 		if len(m.To) > mail.MaxRecipients {
 			t.Errorf("%d recipients, want at most %d", len(m.To), mail.MaxRecipients)
+		}
+		if len(m.Refs) > mail.MaxRefs || m.Thread != "" && len(m.Refs) == 0 {
+			t.Errorf("thread %q with %d links, want at most %d and one at least", m.Thread, len(m.Refs), mail.MaxRefs)
+		}
+		for _, id := range append([]string{m.Thread}, m.Refs...) {
+			if len(id) > 998 || id != "" && (id[0] != '<' || id[len(id)-1] != '>') {
+				t.Errorf("message id %q", id)
+			}
 		}
 		for _, s := range append([]string{m.Subject, m.From, m.Text}, m.To...) {
 			if !utf8.ValidString(s) {

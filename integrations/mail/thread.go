@@ -84,9 +84,12 @@ func messageIDs(v string, max int) []string {
 		if j < 0 {
 			break
 		}
-		id := v[:j+1]
+		// The id is what the last '<' before the '>' opens: "<<a@x>"
+		// holds "<a@x>".
+		k := strings.LastIndexByte(v[:j], '<')
+		id := v[k : j+1]
 		v = v[j+1:]
-		if j+1 > maxMessageID || j < 3 || strings.ContainsAny(id[1:j], "<> \t\r\n") || !strings.Contains(id, "@") {
+		if len(id) > maxMessageID || len(id) < 5 || strings.ContainsAny(id[1:len(id)-1], " \t\r\n") || !strings.Contains(id, "@") {
 			continue
 		}
 		ids = append(ids, id)

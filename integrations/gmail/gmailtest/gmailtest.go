@@ -165,6 +165,10 @@ const idBase = 0x18f0000000000000
 // ID returns the Gmail id of message seq.
 func ID(seq int) string { return fmt.Sprintf("%016x", idBase+uint64(seq)) }
 
+// ThreadID is the thread of message seq: three messages a conversation,
+// named after its first, as Gmail names a thread after its first message.
+func ThreadID(seq int) string { return ID(seq - (seq-1)%3) }
+
 // seqOf returns the seq of a Gmail id, or 0.
 func seqOf(id string) int {
 	if len(id) != 16 {
@@ -330,7 +334,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}{Estimate: len(order)}
 	end := min(at+size, len(order))
 	for _, seq := range order[at:end] {
-		page.Messages = append(page.Messages, ref{ID: ID(seq), ThreadID: ID(seq)})
+		page.Messages = append(page.Messages, ref{ID: ID(seq), ThreadID: ThreadID(seq)})
 	}
 	if end < len(order) {
 		page.NextPageToken = strconv.Itoa(order[end])
@@ -371,7 +375,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id":           ID(seq),
-		"threadId":     ID(seq),
+		"threadId":     ThreadID(seq),
 		"labelIds":     []string{"INBOX", "CATEGORY_PERSONAL"},
 		"snippet":      "Hello, this is a message",
 		"sizeEstimate": len(raw),
