@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net/url"
 	"testing"
 
 	"searchsvc/integrations/imap/imaptest"
@@ -26,6 +28,12 @@ func TestDovecotSearch(t *testing.T) {
 		"Date: Mon, 2 Nov 2026 11:00:00 +0000\r\n\r\nUnder the mat.\r\n"
 	dc.Deliver(t, []byte(question))
 	dc.DeliverTo(t, "Sent", []byte(answer))
+	attached := "From: Bob <bob@example.org>\r\nTo: dove@example.org\r\nSubject: Timetable\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=\"sep\"\r\nDate: Tue, 3 Nov 2026 09:00:00 +0000\r\n\r\n" +
+		"--sep\r\nContent-Type: text/plain\r\n\r\nThe times are attached.\r\n" +
+		"--sep\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Disposition: attachment; filename=\"ferry times.txt\"\r\n\r\n" +
+		"The ferry to Zanzibar leaves at nine.\r\n--sep--\r\n"
+	dc.Deliver(t, []byte(attached))
 	env := testEnv(t.TempDir())
 	env["ALLOW_PRIVATE_TARGETS"] = "true" // Dovecot is on 127.0.0.1
 	srv := startRun(t, env)
@@ -38,17 +46,19 @@ func TestDovecotSearch(t *testing.T) {
 	if status != 201 {
 		t.Fatalf("connect Dovecot: %d %v", status, body)
 	}
-	items := waitItems(t, c, len(corpus)+2)
-	if len(items) != len(corpus)+2 {
-		t.Fatalf("items: got %d, want %d", len(items), len(corpus)+2)
+	items := waitItems(t, c, len(corpus)+3)
+	if len(items) != len(corpus)+3 {
+		t.Fatalf("items: got %d, want %d", len(items), len(corpus)+3)
 	}
-	var klez, keys string
+	var klez, keys, timetable string
 	for _, it := range items {
 		switch m := it.(map[string]any); m["title"] {
 		case "[IRR] Klez: The Virus That Won't Die":
 			klez = m["id"].(string)
 		case "Boat keys?":
 			keys = m["id"].(string)
+		case "Timetable":
+			timetable = m["id"].(string)
 		}
 	}
 	if klez == "" {
@@ -81,5 +91,17 @@ func TestDovecotSearch(t *testing.T) {
 	})
 	if titles[0] != "Boat keys?" || titles[1] != "Re: Boat keys?" {
 		t.Errorf("the conversation: %q", titles)
+	}
+
+	// The attachment: listed on its mail, its text and its name found.
+	status, body, _ = c.do("GET", "/v1/items/"+timetable, nil)
+	atts, _ := body["result"].(map[string]any)["attachments"].([]any)
+	if status != 200 || len(atts) != 1 || fmt.Sprint(atts[0]) != "map[index:0 name:ferry times.txt size:37 type:text/plain]" {
+		t.Errorf("the timetable's attachments: %d %v", status, atts)
+	}
+	for _, q := range []string{"q=zanzibar", "q=filename:ferry", "q=has:attachment", "q=" + url.QueryEscape(`filename:"ferry times.txt"`)} {
+		if got, _ := searchIDs(t, c, q); len(got) != 1 || got[0] != timetable {
+			t.Errorf("%s: %v, want the timetable %s", q, got, timetable)
+		}
 	}
 }

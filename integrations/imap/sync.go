@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/extract"
 	"searchsvc/integrations/mail"
 )
 
@@ -77,8 +78,13 @@ func MessageItem(folder string, validity uint32, m Message) integrations.Item {
 		item.Title = unreadableTitle
 		item.Raw = m.Raw
 	default:
-		item.Text = parsed.Text
+		item.Attachments = integrations.MailAttachments(&parsed)
+		item.Text = mailExtractor.MailText(&parsed)
 		item.Raw = m.Raw
 	}
 	return item
 }
+
+// mailExtractor reads the text of mail attachments, within the limits
+// Dropbox files have by default.
+var mailExtractor = extract.New(extract.Limits{})

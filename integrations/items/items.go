@@ -65,6 +65,9 @@ type Meta struct {
 	// and the ids that link it there (GET /v1/items/{id}/thread).
 	Thread string   `json:"th,omitempty"`
 	Refs   []string `json:"rf,omitempty"`
+	// Attachments are an email's files, listed (their text is in the
+	// content).
+	Attachments []integrations.Attachment `json:"at,omitempty"`
 }
 
 // UnmarshalJSON decodes an item, sharing one copy of the strings that
@@ -96,8 +99,9 @@ const (
 	maxLink       = 2048
 	// A thread id or link longer than maxThreadKey is not kept (IMAP's
 	// are 16 characters, Gmail's about as many); at most maxRefs links.
-	maxThreadKey = 64
-	maxRefs      = 12
+	maxThreadKey   = 64
+	maxRefs        = 12
+	maxAttachments = 50
 )
 
 // TombstoneTTL is how long a soft-deleted item's tombstone is kept before
@@ -265,6 +269,13 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 			m.Refs = append(m.Refs, r)
 		}
 	}
+	for _, a := range out.Attachments {
+		if len(m.Attachments) == maxAttachments {
+			break
+		}
+		a.Name, a.Type = textguard.Truncate(a.Name, maxTitle), textguard.Truncate(a.Type, maxTitle)
+		m.Attachments = append(m.Attachments, a)
+	}
 	for _, to := range out.To {
 		if len(m.To) == maxRecipients {
 			break
@@ -319,6 +330,9 @@ type View struct {
 	// thread id, or for IMAP one made from the first message's id;
 	// absent for other items.
 	ThreadID string `json:"threadId,omitempty"`
+	// Attachments are an email's files: an empty list for an item
+	// without any.
+	Attachments []integrations.Attachment `json:"attachments"`
 }
 
 // View returns what a client may see of it, opening its metadata.
@@ -330,10 +344,14 @@ func (s *Store) View(it *ItemRecord) (View, error) {
 	if m.To == nil {
 		m.To = []string{}
 	}
+	if m.Attachments == nil {
+		m.Attachments = []integrations.Attachment{}
+	}
 	return View{
 		ID: it.ID, UserID: it.UserID, IntegrationID: it.RecordID, Integration: it.Integration,
 		ProviderID: m.ProviderID, Title: m.Title, From: m.From, To: m.To,
 		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link, ThreadID: m.Thread,
+		Attachments: m.Attachments,
 	}, nil
 }
 

@@ -36,6 +36,15 @@ const refMark = "\x02"
 // a query Term{Field: FieldTitle, Text: RefTerm(ref)} matches them.
 func RefTerm(ref string) string { return refMark + ref }
 
+// nameMark starts the dictionary key of a word of a file's or an
+// attachment's name (Doc.Names), which filename: searches; like refMark,
+// no typed word reaches one.
+const nameMark = "\x03"
+
+// attachedTerm is the term of every document with an attachment
+// (Doc.Attached), which has:attachment searches.
+const attachedTerm = "\x04attachment"
+
 // maxTerm bounds a term read from a segment, in bytes.
 const maxTerm = 1024
 

@@ -73,3 +73,50 @@ func TestRefTerms(t *testing.T) {
 		t.Errorf("subject:report with links %+v, without %+v", a.Hits, b.Hits)
 	}
 }
+
+// TestFileNameAndAttachment: filename: finds a document by the words and
+// the extension of an attachment's or a file's name, has:attachment the
+// documents with attachments; a plain word does not reach a name's term;
+// has: knows one value.
+func TestFileNameAndAttachment(t *testing.T) {
+	ix := openTest(t, t.TempDir())
+	docs := handDocs()
+	docs[0].Names, docs[0].Attached = []string{"Q3 zorbix.pdf", "minutes.docx"}, true
+	docs[3].Names = []string{"budget q3 xlsx"}
+	if err := ix.Add(userA, docs...); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string][]string{
+		`filename:zorbix`:             {"d1"},
+		`filename:pdf`:                {"d1"},
+		`filename:"q3 zorbix.pdf"`:    {"d1"},
+		`filename:q3`:                 {"d1", "d4"},
+		`filename:minutes.docx`:       {"d1"},
+		`has:attachment`:              {"d1"},
+		`has:attachment quarterly`:    {"d1"},
+		`-has:attachment filename:q3`: {"d4"},
+		`zorbix`:                      nil,
+		`filename:lunch`:              nil,
+	} {
+		n, err := Parse(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var got []string
+		for _, h := range search(t, ix, userA, Request{Query: n, Limit: 10}).Hits {
+			got = append(got, h.ID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", q, got, want)
+		}
+	}
+	for q, msg := range map[string]string{
+		"has:pictures": `unknown value "pictures" in has: (attachment) at 0`,
+		"filename:--":  `filename: needs a word of a name at 0`,
+	} {
+		if _, err := Parse(q); err == nil || err.Error() != msg {
+			t.Errorf("%s: %v, want %s", q, err, msg)
+		}
+	}
+}

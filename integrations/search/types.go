@@ -101,4 +101,9 @@ type Doc struct {
 	// RefTerms so that a conversation's items are found by them.
 	Thread string
 	Refs   []string
+	// Names are the names of the item's attachments, or of the file it
+	// is, whose words filename: finds; Attached says the item has
+	// attachments (has:attachment).
+	Names    []string
+	Attached bool
 }
