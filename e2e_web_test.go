@@ -61,7 +61,7 @@ func TestBrowser(t *testing.T) {
 		},
 	})
 	gmailtest.New(t, gmailtest.Options{Messages: len(mails), Mux: google.Mux, URL: google.URL,
-		Authorized: google.Bearer, Message: mail})
+		Authorized: google.Bearer, Message: mail, Thread: mailThread})
 	env := testEnv(t.TempDir())
 	env["ALLOW_PRIVATE_TARGETS"] = "true" // the fake feed is on 127.0.0.1
 	env["CSRF_TOKENS"] = "true"
@@ -235,6 +235,7 @@ func TestBrowser(t *testing.T) {
 	step("the keys of the search page", w.keyboard)
 	step("a misspelled word offers a did-you-mean link", w.suggestionLink)
 	step("a question finds the items with most of its words", w.relaxedShown)
+	step("results grouped by conversation, and an item's conversation", w.conversation)
 
 	// Another device: signed in from outside the browser.
 	jar, _ := cookiejar.New(nil)

@@ -455,6 +455,7 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("GET /v1/search", au.Require(ui.Search()))
 	mux.Handle("GET /v1/items", au.Require(ui.ListItems()))
 	mux.Handle("GET /v1/items/{id}", au.Require(ui.GetItem()))
+	mux.Handle("GET /v1/items/{id}/thread", au.Require(ui.GetThread()))
 
 	// The web app (package web), not part of the API: each of its pages
 	// answers the same document, whose script shows the page its path

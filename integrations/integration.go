@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"searchsvc/integrations/mail"
 )
 
 // AuthType says how a user connects an integration.
@@ -183,6 +185,38 @@ type Item struct {
 	// record follows several things (a feed entry's feed title); empty:
 	// the record's own label names it.
 	Source string `json:"source,omitempty"`
+	// Thread names the email's conversation: Gmail's thread id, or for
+	// other mail the message id of the conversation's first message
+	// (mail.Message.Thread). Empty for items that are not email.
+	Thread string `json:"thread,omitempty"`
+	// Refs are the message ids (or Gmail's thread id) that link the item
+	// to the others of its conversation, whatever order they arrive in
+	// (mail.Message.Refs).
+	Refs []string `json:"refs,omitempty"`
+	// Attachments are an email's files (their text is in Text).
+	Attachments []Attachment `json:"attachments,omitempty"`
+}
+
+// Attachment is a file an email carries, as its item lists it: its place
+// among the mail's attachments, its file name, media type and decoded
+// size in bytes.
+type Attachment struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Size  int64  `json:"size"`
+}
+
+// MailAttachments lists a parsed message's attachments as an item does.
+func MailAttachments(m *mail.Message) []Attachment {
+	if len(m.Attachments) == 0 {
+		return nil
+	}
+	out := make([]Attachment, len(m.Attachments))
+	for i, a := range m.Attachments {
+		out[i] = Attachment{Index: a.Index, Name: a.Name, Type: a.Type, Size: a.Size}
+	}
+	return out
 }
 
 // Integration is one connected instance: one user's credentials for one

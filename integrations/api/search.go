@@ -50,6 +50,11 @@ type SearchResult struct {
 	// integration: a feed entry's feed title, else the record's label
 	// (an IMAP mailbox's label or host); absent when there is neither.
 	Source string `json:"source,omitempty"`
+	// ThreadID names an email's conversation (items.View.ThreadID).
+	ThreadID string `json:"threadId,omitempty"`
+	// ThreadCount, with collapse=thread, is how many items the
+	// conversation this result stands for holds.
+	ThreadCount int `json:"threadCount,omitempty"`
 }
 
 // Fragment is a piece of a result's snippet: plain text, never HTML;
@@ -109,6 +114,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	collapse := r.URL.Query().Get("collapse") == "thread"
 	req.Relax = true // docs/search.md, "Questions and long queries"
 	// The whole search, snippets included, runs within the user's share.
 	leave, err := h.gate.enter(r.Context(), userID)
@@ -118,7 +124,12 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	defer leave()
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.SearchTimeout)
 	defer cancel()
-	res, err := h.cfg.Search.SearchContext(ctx, userID, req)
+	var res search.Result
+	if collapse {
+		res, err = h.collapsed(ctx, userID, req)
+	} else {
+		res, err = h.cfg.Search.SearchContext(ctx, userID, req)
+	}
 	if err != nil {
 		return searchError(err)
 	}
@@ -136,6 +147,9 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		if !ok {
 			dropped++
 			continue
+		}
+		if collapse {
+			one.ThreadCount = h.threadCount(ctx, userID, one.RecordID, one.ThreadID)
 		}
 		results = append(results, one)
 	}
@@ -248,7 +262,7 @@ func (y *yielder) step() {
 // every answer did before. false: the item does not open, and is left
 // out.
 func (h *Handlers) answer(store *items.Store, it *items.ItemRecord, hit search.Hit, q search.Node) (SearchResult, bool) {
-	title, from, text := hit.Stored.Title, hit.Stored.From, hit.Stored.Text
+	title, from, text, thread := hit.Stored.Title, hit.Stored.From, hit.Stored.Text, hit.Stored.Thread
 	if !hit.HasStored {
 		m, err := store.OpenMeta(it)
 		if err != nil {
@@ -257,7 +271,7 @@ func (h *Handlers) answer(store *items.Store, it *items.ItemRecord, hit search.H
 			h.log.Error("open a search result's metadata", "item_id", it.ID, "err", err)
 			return SearchResult{}, false
 		}
-		title, from = m.Title, m.From
+		title, from, thread = m.Title, m.From, m.Thread
 		if text, err = store.Text(it); err != nil && !errors.Is(err, items.ErrContentMissing) {
 			h.log.Error("read a search result's text", "item_id", it.ID, "err", err)
 			text = "" // the result without its snippet
@@ -267,7 +281,7 @@ func (h *Handlers) answer(store *items.Store, it *items.ItemRecord, hit search.H
 	return SearchResult{
 		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
 		Title: title, From: from, Date: it.Date, Score: hit.Score,
-		Snippet: fragments(snippet), Matched: matched,
+		Snippet: fragments(snippet), Matched: matched, ThreadID: thread,
 	}, true
 }
 
@@ -325,6 +339,15 @@ func parseSearch(r *http.Request) (search.Request, error) {
 		req.RecordID = v
 	}
 	req.Cursor = vals.Get("cursor")
+	switch vals.Get("collapse") {
+	case "":
+	case "thread":
+		if req.Cursor != "" {
+			details = append(details, httpx.FieldError{Field: "cursor", Message: "collapse=thread answers one page: there is no next one"})
+		}
+	default:
+		details = append(details, httpx.FieldError{Field: "collapse", Message: "must be thread"})
+	}
 	if details != nil {
 		return search.Request{}, httpx.Invalid(details...)
 	}

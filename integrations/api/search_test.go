@@ -27,7 +27,7 @@ func (x testIndexer) Index(user string, its []syncer.IndexedItem) {
 	docs := make([]search.Doc, len(its))
 	for i, it := range its {
 		docs[i] = search.Doc{ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: "email",
-			Title: it.Title, From: it.From, To: it.To, Text: it.Text, Date: it.Date}
+			Title: it.Title, From: it.From, To: it.To, Text: it.Text, Date: it.Date, Thread: it.Thread, Refs: it.Refs}
 	}
 	x.ix.Add(user, docs...)
 }
@@ -75,6 +75,8 @@ func newSearchFixture(t testing.TB) *searchFixture {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/search", h.Search())
+	mux.Handle("GET /v1/items/{id}/thread", h.GetThread())
+	mux.Handle("GET /v1/items/{id}", h.GetItem())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
 	sf.srv = newStack(t, mux, httpx.Config{})
 	return sf

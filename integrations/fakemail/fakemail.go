@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/mail"
 	"searchsvc/integrations/oauthclient"
 	"searchsvc/integrations/oauthtest"
 )
@@ -38,6 +39,9 @@ type Msg struct {
 	To      []string
 	Date    time.Time
 	Body    string
+	// Header is more header lines of the raw message, each ending in
+	// CRLF (a Message-ID, In-Reply-To and References, for conversations).
+	Header string
 }
 
 // Fail is a scripted failure: the next request of kind ("list", "get"
@@ -278,7 +282,7 @@ func (m *Server) get(w http.ResponseWriter, r *http.Request) {
 	m.downloads[box+"/"+id]++
 	m.Mu.Unlock()
 	raw := "From: " + msg.From + "\r\nTo: " + strings.Join(msg.To, ", ") + "\r\nSubject: " + msg.Subject +
-		"\r\nDate: " + msg.Date.Format(time.RFC1123Z) + "\r\n\r\n" + msg.Body
+		"\r\nDate: " + msg.Date.Format(time.RFC1123Z) + "\r\n" + msg.Header + "\r\n" + msg.Body
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(fakeMessage{ID: msg.ID, Subject: msg.Subject, From: msg.From, To: msg.To, Date: msg.Date, Raw: raw, Text: msg.Body})
 }
@@ -356,10 +360,16 @@ func (c *fakeClient) RunTask(ctx context.Context, task integrations.Task) (integ
 		if err := c.call(ctx, "/"+c.box+"/messages/"+task.Payload["emailId"], &msg); err != nil {
 			return integrations.TaskResult{}, err
 		}
-		return integrations.TaskResult{Output: []integrations.Item{{
+		item := integrations.Item{
 			ProviderID: msg.ID, Title: msg.Subject, From: msg.From, To: msg.To, Date: msg.Date,
 			Size: int64(len(msg.Raw)), Text: msg.Text, Raw: []byte(msg.Raw),
-		}}}, nil
+		}
+		// Its conversation, from the raw header, as the IMAP integration
+		// finds it.
+		if parsed, err := mail.Parse([]byte(msg.Raw)); err == nil {
+			item.Thread, item.Refs = parsed.ThreadKeys()
+		}
+		return integrations.TaskResult{Output: []integrations.Item{item}}, nil
 	}
 	return integrations.TaskResult{}, integrations.ErrUnsupportedTask
 }

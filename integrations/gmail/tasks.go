@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/extract"
 	"searchsvc/integrations/mail"
 	"searchsvc/integrations/textguard"
 )
@@ -284,6 +285,7 @@ func (m *mailbox) downloadMany(ctx context.Context, list string) (integrations.T
 // fullMessage is messages.get's answer with format=raw.
 type fullMessage struct {
 	ID           string     `json:"id"`
+	ThreadID     string     `json:"threadId"`
 	InternalDate string     `json:"internalDate"` // ms since the epoch, as a string
 	Raw          rawMessage `json:"raw"`
 }
@@ -332,11 +334,19 @@ func (m *mailbox) download(ctx context.Context, id string) (integrations.TaskRes
 		To:         parsed.To,
 		Date:       date,
 		Size:       int64(len(msg.Raw)),
-		Text:       parsed.Text,
+		Text:       mailExtractor.MailText(&parsed),
 		Raw:        msg.Raw,
+	}
+	item.Attachments = integrations.MailAttachments(&parsed)
+	if validID(msg.ThreadID) {
+		item.Thread, item.Refs = msg.ThreadID, []string{msg.ThreadID}
 	}
 	return integrations.TaskResult{Output: []integrations.Item{item}}, nil
 }
+
+// mailExtractor reads the text of mail attachments, within the limits
+// Dropbox files have by default.
+var mailExtractor = extract.New(extract.Limits{})
 
 // rawMessage decodes the raw field, base64url (RFC 4648 §5) with or
 // without padding, straight from the JSON answer, without the copy a

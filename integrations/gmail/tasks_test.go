@@ -153,9 +153,9 @@ func TestFirstSyncListsThenHistoryFetchesOnlyWhatIsNew(t *testing.T) {
 	for _, seq := range []int{1, 100, 101, 250} {
 		it := st.items[gmailtest.ID(seq)]
 		if it.Title != gmailtest.Subject(seq) || !it.Date.Equal(gmailtest.Date(seq)) || it.Size != int64(len(gmailtest.Message(seq))) ||
-			it.Link != gmail.WebURL+gmailtest.ID(seq) {
-			t.Errorf("item %d: got %q %v %d %q; want %q %v %d", seq, it.Title, it.Date, it.Size, it.Link,
-				gmailtest.Subject(seq), gmailtest.Date(seq), len(gmailtest.Message(seq)))
+			it.Link != gmail.WebURL+gmailtest.ID(seq) || it.Thread != gmailtest.ThreadID(seq) || len(it.Refs) != 1 || it.Refs[0] != it.Thread {
+			t.Errorf("item %d: got %q %v %d %q thread %q %q; want %q %v %d thread %q", seq, it.Title, it.Date, it.Size, it.Link, it.Thread, it.Refs,
+				gmailtest.Subject(seq), gmailtest.Date(seq), len(gmailtest.Message(seq)), gmailtest.ThreadID(seq))
 		}
 	}
 

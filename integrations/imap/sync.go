@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/extract"
 	"searchsvc/integrations/mail"
 )
 
@@ -62,6 +63,7 @@ func MessageItem(folder string, validity uint32, m Message) integrations.Item {
 	parsed, err := mail.Parse(m.Raw)
 	if err == nil {
 		item.Title, item.From, item.To = parsed.Subject, parsed.From, parsed.To
+		item.Thread, item.Refs = parsed.ThreadKeys()
 		if !parsed.Date.IsZero() {
 			item.Date = parsed.Date
 		}
@@ -76,8 +78,13 @@ func MessageItem(folder string, validity uint32, m Message) integrations.Item {
 		item.Title = unreadableTitle
 		item.Raw = m.Raw
 	default:
-		item.Text = parsed.Text
+		item.Attachments = integrations.MailAttachments(&parsed)
+		item.Text = mailExtractor.MailText(&parsed)
 		item.Raw = m.Raw
 	}
 	return item
 }
+
+// mailExtractor reads the text of mail attachments, within the limits
+// Dropbox files have by default.
+var mailExtractor = extract.New(extract.Limits{})

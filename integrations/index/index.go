@@ -34,6 +34,9 @@ type Item struct {
 	To          []string
 	Date        time.Time
 	Text        string
+	Thread      string   // items.Meta.Thread
+	Refs        []string // items.Meta.Refs
+	Attachments []string // the names of items.Meta.Attachments
 }
 
 // Items is the item store as a catch-up reads it; *items.Store has it.

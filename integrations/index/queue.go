@@ -3,6 +3,7 @@ package index
 import (
 	"slices"
 
+	"searchsvc/integrations/items"
 	"searchsvc/integrations/search"
 )
 
@@ -79,7 +80,13 @@ func (x *Indexer) RemoveUser(userID string) {
 }
 
 func docBytes(d *search.Doc) int {
-	n := opOverhead + len(d.ID) + len(d.RecordID) + len(d.Title) + len(d.From) + len(d.Text)
+	n := opOverhead + len(d.ID) + len(d.RecordID) + len(d.Title) + len(d.From) + len(d.Text) + len(d.Thread)
+	for _, a := range d.Refs {
+		n += len(a)
+	}
+	for _, a := range d.Names {
+		n += len(a)
+	}
 	for _, a := range d.To {
 		n += len(a)
 	}
@@ -87,10 +94,28 @@ func docBytes(d *search.Doc) int {
 }
 
 func (x *Indexer) doc(it Item) search.Doc {
-	return search.Doc{
+	d := search.Doc{
 		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: x.kinds[it.Integration],
 		Title: it.Title, From: it.From, To: it.To, Text: it.Text, Date: it.Date,
+		Thread: it.Thread, Refs: it.Refs, Names: it.Attachments, Attached: len(it.Attachments) > 0,
 	}
+	if d.Kind == "file" && d.Title != "" {
+		d.Names = []string{d.Title} // filename: finds a file by its own name
+	}
+	return d
+}
+
+// AttachmentNames returns the names of an item's attachments, as Item
+// has them.
+func AttachmentNames(m *items.Meta) []string {
+	if len(m.Attachments) == 0 {
+		return nil
+	}
+	names := make([]string, len(m.Attachments))
+	for i, a := range m.Attachments {
+		names[i] = a.Name
+	}
+	return names
 }
 
 // enqueue adds a change to the user's queue, unless a catch-up due makes

@@ -65,6 +65,13 @@ type Meta struct {
 	// Source is where in its record the item comes from (a feed's title;
 	// integrations.Item.Source), empty for most.
 	Source string `json:"s,omitempty"`
+	// Thread and Refs are integrations.Item's: the email's conversation
+	// and the ids that link it there (GET /v1/items/{id}/thread).
+	Thread string   `json:"th,omitempty"`
+	Refs   []string `json:"rf,omitempty"`
+	// Attachments are an email's files, listed (their text is in the
+	// content).
+	Attachments []integrations.Attachment `json:"at,omitempty"`
 }
 
 // UnmarshalJSON decodes an item, sharing one copy of the strings that
@@ -94,6 +101,11 @@ const (
 	maxRecipients = 20
 	maxProviderID = 2048
 	maxLink       = 2048
+	// A thread id or link longer than maxThreadKey is not kept (IMAP's
+	// are 16 characters, Gmail's about as many); at most maxRefs links.
+	maxThreadKey   = 64
+	maxRefs        = 12
+	maxAttachments = 50
 )
 
 // TombstoneTTL is how long a soft-deleted item's tombstone is kept before
@@ -253,6 +265,21 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 	if len(out.Link) <= maxLink {
 		m.Link = out.Link // a cut link would lead elsewhere: none instead
 	}
+	if len(out.Thread) <= maxThreadKey {
+		m.Thread = out.Thread
+	}
+	for _, r := range out.Refs {
+		if len(m.Refs) < maxRefs && r != "" && len(r) <= maxThreadKey {
+			m.Refs = append(m.Refs, r)
+		}
+	}
+	for _, a := range out.Attachments {
+		if len(m.Attachments) == maxAttachments {
+			break
+		}
+		a.Name, a.Type = textguard.Truncate(a.Name, maxTitle), textguard.Truncate(a.Type, maxTitle)
+		m.Attachments = append(m.Attachments, a)
+	}
 	for _, to := range out.To {
 		if len(m.To) == maxRecipients {
 			break
@@ -303,6 +330,13 @@ type View struct {
 	// Link is the address of the original (a feed entry's page, the
 	// message in Gmail); absent when there is none.
 	Link string `json:"link,omitempty"`
+	// ThreadID names an email's conversation (Meta.Thread): Gmail's
+	// thread id, or for IMAP one made from the first message's id;
+	// absent for other items.
+	ThreadID string `json:"threadId,omitempty"`
+	// Attachments are an email's files: an empty list for an item
+	// without any.
+	Attachments []integrations.Attachment `json:"attachments"`
 }
 
 // View returns what a client may see of it, opening its metadata.
@@ -314,10 +348,14 @@ func (s *Store) View(it *ItemRecord) (View, error) {
 	if m.To == nil {
 		m.To = []string{}
 	}
+	if m.Attachments == nil {
+		m.Attachments = []integrations.Attachment{}
+	}
 	return View{
 		ID: it.ID, UserID: it.UserID, IntegrationID: it.RecordID, Integration: it.Integration,
 		ProviderID: m.ProviderID, Title: m.Title, From: m.From, To: m.To,
-		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link,
+		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link, ThreadID: m.Thread,
+		Attachments: m.Attachments,
 	}, nil
 }
 

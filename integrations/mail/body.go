@@ -94,14 +94,19 @@ func attachment(v string) bool {
 // Content-Transfer-Encoding. Content that stops decoding halfway is kept up
 // to where it stopped.
 func readPart(encoding string, r io.Reader) []byte {
+	b, _ := io.ReadAll(io.LimitReader(decoder(encoding, r), maxPartRead))
+	return b
+}
+
+// decoder undoes a part's Content-Transfer-Encoding as r is read.
+func decoder(encoding string, r io.Reader) io.Reader {
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "quoted-printable":
-		r = quotedprintable.NewReader(r)
+		return quotedprintable.NewReader(r)
 	case "base64":
-		r = base64.NewDecoder(base64.StdEncoding, &base64Filter{r: r})
+		return base64.NewDecoder(base64.StdEncoding, &base64Filter{r: r})
 	}
-	b, _ := io.ReadAll(io.LimitReader(r, maxPartRead))
-	return b
+	return r
 }
 
 // base64Filter drops every byte that is not in the base64 alphabet: line

@@ -15,6 +15,8 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(crlf(tt.raw)))
 	}
 	f.Add([]byte(nested(mail.MaxDepth + 2)))
+	f.Add([]byte("Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Disposition: attachment; filename=a.pdf\nContent-Transfer-Encoding: base64\n\nJVBERi0=\n--b--\n"))
+	f.Add([]byte("Message-ID: <a@x>\nIn-Reply-To: <<b@x> (c)\nReferences: <a@x> <b@x>\n\nhi"))
 	f.Add([]byte("Content-Type: text/html\n\n<a x='<!--<script>&amp;"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		m, err := mail.Parse(raw)
@@ -29,6 +31,27 @@ func FuzzParse(f *testing.F) {
 		}
 		if len(m.To) > mail.MaxRecipients {
 			t.Errorf("%d recipients, want at most %d", len(m.To), mail.MaxRecipients)
+		}
+		if len(m.Refs) > mail.MaxRefs || m.Thread != "" && len(m.Refs) == 0 {
+			t.Errorf("thread %q with %d links, want at most %d and one at least", m.Thread, len(m.Refs), mail.MaxRefs)
+		}
+		if len(m.Attachments) > mail.MaxAttachments {
+			t.Errorf("%d attachments, want at most %d", len(m.Attachments), mail.MaxAttachments)
+		}
+		kept := 0
+		for i, a := range m.Attachments {
+			kept += len(a.Data)
+			if a.Index != i || a.Name == "" || int64(len(a.Data)) > a.Size || len(a.Data) > mail.MaxAttachmentData || !utf8.ValidString(a.Name) {
+				t.Errorf("attachment %d: %d %q size %d, %d bytes kept", i, a.Index, a.Name, a.Size, len(a.Data))
+			}
+		}
+		if kept > 2*mail.MaxAttachmentData {
+			t.Errorf("%d attachment bytes kept", kept)
+		}
+		for _, id := range append([]string{m.Thread}, m.Refs...) {
+			if len(id) > 998 || id != "" && (id[0] != '<' || id[len(id)-1] != '>') {
+				t.Errorf("message id %q", id)
+			}
 		}
 		for _, s := range append([]string{m.Subject, m.From, m.Text}, m.To...) {
 			if !utf8.ValidString(s) {

@@ -9,11 +9,13 @@
 package mail
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"mime"
 	"net/mail"
+	"net/textproto"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -60,6 +62,17 @@ type Message struct {
 	// not an attachment and not blank, else the first text/html part with
 	// its markup removed. At most MaxText bytes.
 	Text string
+	// Thread is the message id of the conversation's first message, as
+	// far as the message knows it: the first of References, else
+	// In-Reply-To, else its own Message-ID. Empty when it names none.
+	Thread string
+	// Refs are the message ids that link the message to its
+	// conversation: its own, the one it replies to, the conversation's
+	// first and the latest references; at most MaxRefs.
+	Refs []string
+	// Attachments are the files the message carries, at most
+	// MaxAttachments.
+	Attachments []Attachment
 }
 
 // headerDecoder decodes RFC 2047 encoded words. It is never modified.
@@ -72,7 +85,9 @@ var addressParser = &mail.AddressParser{WordDecoder: headerDecoder}
 // mbox "From " line is skipped. The error wraps ErrMalformed when there is
 // no readable header section; everything after it is read leniently.
 func Parse(raw []byte) (Message, error) {
-	msg, err := mail.ReadMessage(bytes.NewReader(skipMboxLine(raw)))
+	raw = skipMboxLine(raw)
+	r := bytes.NewReader(raw)
+	msg, err := mail.ReadMessage(r)
 	if err != nil {
 		return Message{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
@@ -89,6 +104,13 @@ func Parse(raw []byte) (Message, error) {
 		for _, v := range field {
 			m.To = appendRecipients(m.To, v)
 		}
+	}
+	m.Thread, m.Refs = threadOf(textproto.MIMEHeader(h))
+	// Where the body starts: what the reader took from r, less what it
+	// holds unread.
+	if br, ok := msg.Body.(*bufio.Reader); ok {
+		body := raw[len(raw)-r.Len()-br.Buffered():]
+		m.Attachments = attachments(h.Get("Content-Type"), bytes.NewReader(body))
 	}
 	m.Text = bodyText(h.Get("Content-Type"), h.Get("Content-Transfer-Encoding"), msg.Body)
 	return m, nil

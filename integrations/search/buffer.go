@@ -61,7 +61,35 @@ func analyzeDoc(d Doc) *analyzed {
 		})
 	}
 	Analyze(d.Text, field(FieldText))
+	// Links, the words of names and the attachment mark are terms of the
+	// title without a position or a length: no typed word reaches them
+	// (postings.go's marks) and they weigh nothing in the title's
+	// ranking.
+	mark := func(t string) {
+		if _, ok := at[t]; !ok {
+			at[t] = len(a.terms)
+			a.terms = append(a.terms, docTerm{term: t, tf: [numFields]uint32{FieldTitle: 1}})
+		}
+	}
+	for _, r := range d.Refs {
+		mark(RefTerm(r))
+	}
+	for _, n := range d.Names {
+		nameTerms(n, func(t string) { mark(nameMark + t) })
+	}
+	if d.Attached {
+		mark(attachedTerm)
+	}
 	return a
+}
+
+// nameTerms gives the terms of a file name that filename: matches: the
+// analyzed words of the name, and its extension as a word ("pdf").
+func nameTerms(name string, emit func(string)) {
+	Analyze(name, func(t Token) { emit(t.Term) })
+	if i := strings.LastIndexByte(name, '.'); i >= 0 && i < len(name)-1 && len(name)-i <= 9 {
+		Analyze(name[i+1:], func(t Token) { emit(t.Term) })
+	}
 }
 
 // bufTerm is one term's postings in a buffer.

@@ -26,6 +26,25 @@ import (
 // apart from the stemmed terms and are never taken for one.
 const wordMark = "\x01"
 
+// refMark starts the dictionary key of a link between the items of a
+// conversation (Doc.Refs). The analyzer never makes a term with a control
+// character, so a query's words, prefixes and fuzzy terms never reach
+// one, and "did you mean" never offers one.
+const refMark = "\x02"
+
+// RefTerm is the term under which the documents linked by ref are found:
+// a query Term{Field: FieldTitle, Text: RefTerm(ref)} matches them.
+func RefTerm(ref string) string { return refMark + ref }
+
+// nameMark starts the dictionary key of a word of a file's or an
+// attachment's name (Doc.Names), which filename: searches; like refMark,
+// no typed word reaches one.
+const nameMark = "\x03"
+
+// attachedTerm is the term of every document with an attachment
+// (Doc.Attached), which has:attachment searches.
+const attachedTerm = "\x04attachment"
+
 // maxTerm bounds a term read from a segment, in bytes.
 const maxTerm = 1024
 

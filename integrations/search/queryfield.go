@@ -37,7 +37,7 @@ func (p *parser) field() (n Node, ok bool, err error) {
 	f, text := textField(name)
 	known := text
 	switch name {
-	case "kind", "integration", "after", "before":
+	case "kind", "integration", "after", "before", "filename", "has":
 		known = true
 	}
 	if p.endsChunk(j+1) && p.quoteAt(j+1) == 0 {
@@ -78,6 +78,13 @@ func (p *parser) field() (n Node, ok bool, err error) {
 		return nil, true, errAt(start, "too many terms (at most %d)", MaxTerms)
 	}
 	switch name {
+	case "filename":
+		return fileNameNode(start, v)
+	case "has":
+		if strings.ToLower(v) != "attachment" {
+			return nil, true, errAt(start, "unknown value %q in has: (attachment)", v)
+		}
+		return Term{Field: FieldTitle, Text: attachedTerm}, true, nil
 	case "kind":
 		switch k := strings.ToLower(v); k {
 		case "email", "message", "file", "entry":
@@ -99,6 +106,25 @@ func (p *parser) field() (n Node, ok bool, err error) {
 		}
 		return DateRange{Before: t}, true, nil
 	}
+}
+
+// fileNameNode is filename:v: the items whose file or one of whose
+// attachments has every word of v in its name (docs/search.md, "The
+// query language").
+func fileNameNode(start int, v string) (Node, bool, error) {
+	var and And
+	nameTerms(v, func(t string) {
+		if len(and.Children) < MaxTerms {
+			and.Children = append(and.Children, Term{Field: FieldTitle, Text: nameMark + t})
+		}
+	})
+	switch len(and.Children) {
+	case 0:
+		return nil, true, errAt(start, "filename: needs a word of a name")
+	case 1:
+		return and.Children[0], true, nil
+	}
+	return and, true, nil
 }
 
 // validIntegration reports whether v can be an integration domain: 1 to

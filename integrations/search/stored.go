@@ -17,9 +17,10 @@ import (
 // postings, each holding the records of consecutive documents; the
 // footer ("F2") lists each stored block's first document. A record is a
 // flag (0: the document has no stored fields, as in a segment written
-// before they existed and merged since; 1: it has) and, with 1, the
-// title, the sender and the text's start, each uvarint(length) and
-// bytes. A segment with footer "F1" has none at all.
+// before they existed and merged since; 1: it has; 2: it has, and a
+// thread) and, with 1 or 2, the title, the sender and the text's start,
+// and with 2 the thread, each uvarint(length) and bytes. A segment with
+// footer "F1" has none at all.
 
 // StoredTextBytes bounds the start of the text a document keeps for its
 // snippet: enough for the snippet of most mails, whose matches lie near
@@ -40,6 +41,8 @@ type Stored struct {
 	// Text is the start of the text, at most StoredTextBytes, cut at a
 	// character boundary.
 	Text string
+	// Thread is Doc.Thread: what collapse=thread groups by.
+	Thread string
 }
 
 // storedPrefix returns the start of text kept for its snippet.
@@ -56,10 +59,18 @@ func storedPrefix(text string) string {
 
 // appendStored appends the stored record of d.
 func appendStored(b []byte, d *Doc) []byte {
-	b = append(b, 1)
+	flag := byte(1)
+	if d.Thread != "" {
+		flag = 2
+	}
+	b = append(b, flag)
 	b = appendString(b, d.Title)
 	b = appendString(b, d.From)
-	return appendString(b, storedPrefix(d.Text))
+	b = appendString(b, storedPrefix(d.Text))
+	if flag == 2 {
+		b = appendString(b, d.Thread)
+	}
+	return b
 }
 
 // noStored is the record of a document without stored fields.
@@ -68,10 +79,11 @@ var noStored = []byte{0}
 // readStored reads one record from r; ok is false for a document
 // without stored fields.
 func readStored(r *reader) (st Stored, ok bool) {
-	switch r.uvarint() {
+	flag := r.uvarint()
+	switch flag {
 	case 0:
 		return Stored{}, false
-	case 1:
+	case 1, 2:
 	default:
 		r.err = fmt.Errorf("%w: stored record flag", ErrCorrupt)
 		return Stored{}, false
@@ -79,6 +91,9 @@ func readStored(r *reader) (st Stored, ok bool) {
 	st.Title = r.string(maxStoredField)
 	st.From = r.string(maxStoredField)
 	st.Text = r.string(maxStoredField)
+	if flag == 2 {
+		st.Thread = r.string(maxStoredField)
+	}
 	return st, r.err == nil
 }
 
@@ -89,7 +104,11 @@ const maxStoredField = 1 << 20
 func skipStored(b []byte) (rec, rest []byte, err error) {
 	r := &reader{b: b}
 	if flag := r.uvarint(); flag != 0 {
-		for range 3 {
+		n := 3
+		if flag == 2 {
+			n = 4
+		}
+		for range n {
 			r.string(maxStoredField)
 		}
 	}

@@ -95,4 +95,15 @@ type Doc struct {
 	To          []string // recipients, to and cc
 	Text        string
 	Date        time.Time
+	// Thread names the item's conversation (integrations.Item.Thread),
+	// kept with its stored fields for collapse=thread; Refs are the ids
+	// that link it to the others (integrations.Item.Refs), indexed as
+	// RefTerms so that a conversation's items are found by them.
+	Thread string
+	Refs   []string
+	// Names are the names of the item's attachments, or of the file it
+	// is, whose words filename: finds; Attached says the item has
+	// attachments (has:attachment).
+	Names    []string
+	Attached bool
 }

@@ -25,7 +25,11 @@ const keyHelp = [
   ['Enter', 'open the result'],
 ];
 
-const filterKeys = ['sort', 'integrationId', 'kind', 'after', 'before'];
+const filterKeys = ['sort', 'integrationId', 'kind', 'after', 'before', 'group'];
+
+// groupLimit is how many conversations a grouped search shows: the
+// server answers them on one page (collapse=thread has no next one).
+const groupLimit = '50';
 
 async function pageSearch(params) {
   const q = params.get('q') || '';
@@ -46,6 +50,8 @@ async function pageSearch(params) {
     [['', 'All kinds'], ['email', 'Email'], ['message', 'Messages'], ['file', 'Files'], ['entry', 'Feed entries']], params.get('kind'));
   const after = field('From date', { type: 'date', name: 'after', value: params.get('after') || '' });
   const before = field('Before date', { type: 'date', name: 'before', value: params.get('before') || '' });
+  const group = field('Group by conversation', { type: 'checkbox', name: 'group', value: 'thread', checked: params.get('group') === 'thread' },
+    'One result a conversation, with how many messages it holds.');
   const form = h('form', { role: 'search', action: '/search', method: 'get' },
     h('label', { for: 'q', class: 'vh' }, 'Search for'),
     h('div', { class: 'searchbar' }, input, h('button', { type: 'submit' }, 'Search')),
@@ -55,7 +61,7 @@ async function pageSearch(params) {
         h('tr', null, h('td', null, keys.split('  ').map(k => h('kbd', null, k))), h('td', null, what)))))),
     h('details', { class: 'filterbox', open: filterKeys.some(k => params.get(k)) },
       h('summary', null, 'Filters and order'),
-      h('div', { class: 'filters' }, sort.wrap, integ.wrap, kind.wrap, after.wrap, before.wrap)));
+      h('div', { class: 'filters' }, sort.wrap, integ.wrap, kind.wrap, after.wrap, before.wrap, group.wrap)));
   form.addEventListener('submit', e => {
     e.preventDefault();
     const p = new URLSearchParams();
@@ -63,9 +69,10 @@ async function pageSearch(params) {
     for (const el of [sort.input, integ.input, kind.input, after.input, before.input]) {
       if (el.value && !(el.name === 'sort' && el.value === 'relevance')) p.set(el.name, el.value);
     }
+    if (group.input.checked) p.set('group', 'thread');
     go('/search' + (p.toString() ? '?' + p : ''));
   });
-  for (const el of [sort.input, integ.input, kind.input]) {
+  for (const el of [sort.input, integ.input, kind.input, group.input]) {
     el.addEventListener('change', () => { if (input.value.trim() || el !== sort.input) form.requestSubmit(); });
   }
   page('Search', form, region, list, moreBox);
@@ -84,6 +91,8 @@ async function pageSearch(params) {
   const base = new URLSearchParams({ q: query.trim(), limit: '20' });
   if (params.get('sort') === 'date') base.set('sort', 'date');
   if (params.get('integrationId')) base.set('integrationId', params.get('integrationId'));
+  const grouped = params.get('group') === 'thread';
+  if (grouped) { base.set('collapse', 'thread'); base.set('limit', groupLimit); }
   document.title = plain(q || query.trim()) + ' · Search · searchsvc';
 
   // The pages "More results" added and the result last opened are kept in
@@ -124,7 +133,7 @@ async function pageSearch(params) {
     const total = Number(res.total) || shown;
     if (!cursor && res.suggestion) suggested = suggestion(res.suggestion, q, query, params);
     region.replaceChildren(h('p', { class: 'count' }, shown === 0 ? 'Nothing found for ' : (res.totalIsLowerBound ? 'More than ' : '') +
-      plural(total, 'result', 'results') + ' for ', h('strong', null, q || query.trim()),
+      (grouped ? plural(total, 'conversation', 'conversations') : plural(total, 'result', 'results')) + ' for ', h('strong', null, q || query.trim()),
       shown && shown < total ? ' (showing ' + shown.toLocaleString() + ')' : ''));
     if (res.relaxed && shown) region.append(h('p', { class: 'relaxed' }, 'No results with every word; showing results with most of them.'));
     if (suggested) region.append(suggested);
@@ -244,9 +253,12 @@ function resultItem(r) {
   // The words the query matched go with the link, for the item page to
   // mark (itemText).
   const hl = Array.isArray(r.matched) && r.matched.length ? '?' + new URLSearchParams(r.matched.map(w => ['hl', String(w)])) : '';
+  // A grouped search's result stands for its conversation (collapse=thread).
+  const many = Number(r.threadCount) > 1
+    ? h('p', { class: 'thread-count' }, plural(Number(r.threadCount), 'message', 'messages') + ' in this conversation') : null;
   return h('li', { class: 'result' },
     h('h2', null, h('a', { href: '/items/' + encodeURIComponent(r.id) + hl }, r.title || '(no title)')),
-    h('p', { class: 'meta' }, meta), snippet);
+    h('p', { class: 'meta' }, meta), snippet, many);
 }
 
 // recordName names a connection, with when it was made if the person has
@@ -286,6 +298,33 @@ async function pageItem(id) {
     h('div', { class: 'item-text', id: 'item-text' }, itemText(item.text || '(no text)', new URLSearchParams(location.search).getAll('hl'))));
   const first = document.querySelector('#item-text mark');
   if (first) first.scrollIntoView({ block: 'center' });
+  if (item.threadId) await showThread(item, here);
+}
+
+// showThread adds the conversation around an email to its page (GET
+// /v1/items/{id}/thread), oldest first, the item itself marked as the
+// current one; nothing when it is alone. A failure says so in words
+// without hiding the item.
+async function showThread(item, here) {
+  let res;
+  try {
+    res = await api('GET', '/v1/items/' + encodeURIComponent(item.id) + '/thread');
+  } catch (err) {
+    if (location.href !== here || err.status === 401) return;
+    document.getElementById('main').append(notice('error', 'The conversation could not be shown: ' + explain(err).message));
+    return;
+  }
+  const all = res.results || [];
+  if (location.href !== here || all.length < 2) return;
+  const list = h('ol', { class: 'thread' }, all.map(m => {
+    const line = [m.from, fmtDate(m.date)].filter(Boolean).flatMap((w, i) => i ? [' · ', w] : [w]);
+    const title = m.title || '(no title)';
+    return h('li', m.id === item.id ? { 'aria-current': 'page' } : null,
+      m.id === item.id ? h('strong', null, title) : h('a', { href: '/items/' + encodeURIComponent(m.id) }, title),
+      h('span', { class: 'meta' }, ' ', line));
+  }));
+  document.getElementById('main').append(h('section', { class: 'conversation', 'aria-labelledby': 'conv-h' },
+    h('h2', { id: 'conv-h' }, 'Conversation (' + plural(all.length, 'message', 'messages') + ')'), list));
 }
 
 // itemText is an item's text as one isolated run (as append makes it)

@@ -43,6 +43,8 @@ type Options struct {
 	Authorized func(*http.Request) bool
 	// Message gives the raw RFC 5322 message seq; nil gives Message.
 	Message func(seq int) []byte
+	// Thread gives the thread id of message seq; nil gives ThreadID.
+	Thread func(seq int) string
 	// Fault, when set, is asked first about every API request: a status
 	// other than 0 is answered with Gmail's error for it and retryAfter
 	// as Retry-After, if not empty.
@@ -164,6 +166,17 @@ const idBase = 0x18f0000000000000
 
 // ID returns the Gmail id of message seq.
 func ID(seq int) string { return fmt.Sprintf("%016x", idBase+uint64(seq)) }
+
+// ThreadID is the thread of message seq: three messages a conversation,
+// named after its first, as Gmail names a thread after its first message.
+func ThreadID(seq int) string { return ID(seq - (seq-1)%3) }
+
+func (s *Server) threadID(seq int) string {
+	if s.opts.Thread != nil {
+		return s.opts.Thread(seq)
+	}
+	return ThreadID(seq)
+}
 
 // seqOf returns the seq of a Gmail id, or 0.
 func seqOf(id string) int {
@@ -330,7 +343,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}{Estimate: len(order)}
 	end := min(at+size, len(order))
 	for _, seq := range order[at:end] {
-		page.Messages = append(page.Messages, ref{ID: ID(seq), ThreadID: ID(seq)})
+		page.Messages = append(page.Messages, ref{ID: ID(seq), ThreadID: s.threadID(seq)})
 	}
 	if end < len(order) {
 		page.NextPageToken = strconv.Itoa(order[end])
@@ -371,7 +384,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id":           ID(seq),
-		"threadId":     ID(seq),
+		"threadId":     s.threadID(seq),
 		"labelIds":     []string{"INBOX", "CATEGORY_PERSONAL"},
 		"snippet":      "Hello, this is a message",
 		"sizeEstimate": len(raw),

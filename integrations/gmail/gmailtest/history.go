@@ -94,7 +94,7 @@ func (s *Server) historyList(w http.ResponseWriter, r *http.Request) {
 			page.NextPageToken = strconv.FormatUint(c.id, 10)
 			break
 		}
-		m := ref{ID: ID(c.seq), ThreadID: ID(c.seq)}
+		m := ref{ID: ID(c.seq), ThreadID: s.threadID(c.seq)}
 		rec := record{ID: strconv.FormatUint(c.id, 10), Messages: []ref{m}}
 		if c.deleted {
 			rec.MessagesDeleted = []added{{m}}

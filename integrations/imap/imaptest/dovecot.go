@@ -262,9 +262,28 @@ func (d *Dovecot) Fields() map[string]string {
 // It may run from several goroutines.
 func (d *Dovecot) Deliver(t testing.TB, raw []byte) string {
 	t.Helper()
+	return d.DeliverTo(t, "", raw)
+}
+
+// DeliverTo puts raw in the folder named folder ("" is INBOX), made if
+// need be: a Maildir++ folder is a directory ".name" of the maildir.
+func (d *Dovecot) DeliverTo(t testing.TB, folder string, raw []byte) string {
+	t.Helper()
+	dir := d.Maildir
+	if folder != "" {
+		dir = filepath.Join(d.Maildir, "."+folder)
+		for _, p := range []string{dir, filepath.Join(dir, "cur"), filepath.Join(dir, "new"), filepath.Join(dir, "tmp")} {
+			if err := os.MkdirAll(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(p, d.uid, d.gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	n := d.seq.Add(1)
 	// A maildir name: time.unique.host, then the flags (S: seen).
-	p := filepath.Join(d.Maildir, "cur", fmt.Sprintf("%d.%s_%d.imaptest:2,S", 1_700_000_000+n, d.prefix, n))
+	p := filepath.Join(dir, "cur", fmt.Sprintf("%d.%s_%d.imaptest:2,S", 1_700_000_000+n, d.prefix, n))
 	if err := os.WriteFile(p, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"net/url"
+
+	"searchsvc/integrations/gmail/gmailtest"
+)
+
+// mailThread is the fake mailbox's Gmail threads: the dinner mail (seq 3)
+// is in the crew list's (seq 1) conversation, the invoice alone.
+func mailThread(seq int) string {
+	if seq == 3 {
+		return gmailtest.ID(1)
+	}
+	return gmailtest.ID(seq)
+}
+
+// TestBrowser's conversation step: grouped by conversation, the two
+// regatta mails are one result that says it holds 2 messages; its item
+// page lists the conversation oldest first, itself marked, and the other
+// mail's link opens it.
+func (w *webTest) conversation() error {
+	b := w.b
+	if err := w.searchFor("/search?q=regatta&sort=date&group=thread", []string{regattaDinner, regattaWinter, regattaAutumn}); err != nil {
+		return err
+	}
+	if err := w.waitValue("the count", countJS, "3 conversations for regatta"); err != nil {
+		return err
+	}
+	if err := w.waitValue("the conversations' sizes", `[...document.querySelectorAll('.result')].map(r => (r.querySelector('.thread-count') || {}).textContent || '')`,
+		[]string{"2 messages in this conversation", "", ""}); err != nil {
+		return err
+	}
+	if _, err := w.lastSearch(url.Values{"q": {"regatta"}, "limit": {"50"}, "sort": {"date"}, "collapse": {"thread"}}); err != nil {
+		return err
+	}
+	if err := w.waitValue("the group box", `document.querySelector('input[name=group]').checked`, true); err != nil {
+		return err
+	}
+	if err := b.click(".result h2 a", regattaDinner); err != nil {
+		return err
+	}
+	if err := w.waitValue("the conversation's heading", `(document.querySelector('.conversation h2') || {}).textContent`, "Conversation (2 messages)"); err != nil {
+		return err
+	}
+	if err := w.waitValue("the conversation", `[...document.querySelectorAll('.thread li')].map(li =>
+		(li.getAttribute('aria-current') || '-') + ' ' + (li.querySelector('a') ? 'link ' : '') + li.querySelector('a, strong').textContent)`,
+		[]string{"- link " + regattaCrew, "page " + regattaDinner}); err != nil {
+		return err
+	}
+	if err := b.click(".thread a", regattaCrew); err != nil {
+		return err
+	}
+	return w.waitValue("the other mail's page", `document.querySelector('main h1').textContent`, regattaCrew)
+}
