@@ -235,6 +235,7 @@ func TestBrowser(t *testing.T) {
 	step("the keys of the search page", w.keyboard)
 	step("a misspelled word offers a did-you-mean link", w.suggestionLink)
 	step("a question finds the items with most of its words", w.relaxedShown)
+	step("suggestions while typing, by keyboard", w.completionsWhileTyping)
 
 	// Another device: signed in from outside the browser.
 	jar, _ := cookiejar.New(nil)

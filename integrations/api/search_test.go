@@ -75,6 +75,7 @@ func newSearchFixture(t testing.TB) *searchFixture {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/search", h.Search())
+	mux.Handle("GET /v1/search/suggest", h.Suggest())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
 	sf.srv = newStack(t, mux, httpx.Config{})
 	return sf
