@@ -17,7 +17,8 @@ import (
 // them), the senders and titles from the stored fields of the newest
 // items matching the word as a prefix in that field. The work is
 // bounded: a few hundred dictionary entries per part and
-// completePostings postings per field, whatever the index holds.
+// completePostings postings per field (from the third letter on),
+// whatever the index holds.
 
 // Completion kinds.
 const (
@@ -35,7 +36,11 @@ const (
 	completeScan = 256
 	// completePostings bounds the postings a sender or title lookup
 	// reads; a prefix too common for it offers words alone.
-	completePostings = 20_000
+	completePostings = 5_000
+	// completeFieldRunes is the shortest word completed to senders and
+	// titles: two letters start too many of them to find the newest
+	// within the bound.
+	completeFieldRunes = 3
 	// completeEach is how many senders, and how many titles, one answer
 	// holds at most.
 	completeEach = 3
@@ -74,6 +79,9 @@ func (ix *Index) Complete(ctx context.Context, userID, q string) ([]Completion, 
 		}
 	}
 	for _, f := range []Field{FieldFrom, FieldTitle} {
+		if utf8.RuneCountInString(word) < completeFieldRunes {
+			break
+		}
 		cs, err := ix.completeField(ctx, u, f, word)
 		if err != nil {
 			return []Completion{}, err
@@ -183,6 +191,17 @@ func completeWords(u *user, word string) []string {
 			}
 		}
 	}
+	// A stem is in the dictionary for every word written with it; the
+	// words written otherwise are there too, marked. A stem is a word
+	// itself ("money") when more items hold it than hold its other
+	// written forms ("moneyed"); else ("softwar") it is offered as its
+	// most frequent written form, with the stem's items.
+	type form struct {
+		word string
+		df   uint64
+	}
+	forms := map[string]form{} // stem: its most frequent written form
+	others := map[string]uint64{}
 	for w, c := range cands {
 		if !c.written {
 			continue
@@ -190,10 +209,20 @@ func completeWords(u *user, word string) []string {
 		stem := ""
 		Analyze(w, func(t Token) { stem = t.Term })
 		if s, ok := cands[stem]; ok && stem != w && !s.written {
-			c.df = max(c.df, s.df)
-			cands[w] = c
-			delete(cands, stem)
+			others[stem] += c.df
+			if f := forms[stem]; c.df > f.df || c.df == f.df && w < f.word {
+				forms[stem] = form{w, c.df}
+			}
 		}
+	}
+	for stem, f := range forms {
+		if cands[stem].df > others[stem] {
+			continue
+		}
+		c := cands[f.word]
+		c.df = max(c.df, cands[stem].df)
+		cands[f.word] = c
+		delete(cands, stem)
 	}
 	words := make([]string, 0, len(cands))
 	for w := range cands {

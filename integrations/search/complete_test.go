@@ -10,8 +10,8 @@ import (
 func TestComplete(t *testing.T) {
 	date := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	docs := []Doc{
-		{ID: "a", Title: "Quarterly report for March", From: "Alice Quinn <alice@example.org>", Text: "the quarterly numbers, quarterly again"},
-		{ID: "b", Title: "Lunch", From: "Quentin Blake <quentin@example.org>", Text: "a quarterly quiz and software updates", Date: date.Add(time.Hour)},
+		{ID: "a", Title: "Quarterly report for March", From: "Alice Quinn <alice@example.org>", Text: "the quarterly numbers, quarterly again, money"},
+		{ID: "b", Title: "Lunch", From: "Quentin Blake <quentin@example.org>", Text: "a quarterly quiz and software updates, moneyed money", Date: date.Add(time.Hour)},
 		{ID: "c", Title: "Software", From: "bob@example.org", Text: "quartz clocks and software"},
 	}
 	for i := range docs {
@@ -26,16 +26,23 @@ func TestComplete(t *testing.T) {
 		q    string
 		want []Completion
 	}{
-		{"budget qu", []Completion{
-			{CompleteFrom, "Quentin Blake <quentin@example.org>", "from:quentin@example.org"},
-			{CompleteFrom, "Alice Quinn <alice@example.org>", "from:alice@example.org"},
-			{CompleteTitle, "Quarterly report for March", `subject:"Quarterly report for March"`},
+		{"budget qu", []Completion{ // two letters: words alone
 			{CompleteWord, "quarterly", "budget quarterly"},
 			{CompleteWord, "quartz", "budget quartz"},
 			{CompleteWord, "quentin", "budget quentin"},
 			{CompleteWord, "quinn", "budget quinn"},
 			{CompleteWord, "quiz", "budget quiz"},
 		}},
+		{"que", []Completion{
+			{CompleteFrom, "Quentin Blake <quentin@example.org>", "from:quentin@example.org"},
+			{CompleteWord, "quentin", "quentin"},
+		}},
+		{"Quar", []Completion{
+			{CompleteTitle, "Quarterly report for March", `subject:"Quarterly report for March"`},
+			{CompleteWord, "quarterly", "quarterly"},
+			{CompleteWord, "quartz", "quartz"},
+		}},
+		{"mon", []Completion{{CompleteWord, "money", "money"}, {CompleteWord, "moneyed", "moneyed"}}},
 		{"SOFTW", []Completion{
 			{CompleteTitle, "Software", `subject:"Software"`},
 			{CompleteWord, "software", "software"},
