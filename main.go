@@ -453,6 +453,7 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", au.Require(ui.SubmitCredentials()))
 	mux.Handle("POST /v1/user-integrations/{id}/sync", au.Require(ui.SyncNow()))
 	mux.Handle("GET /v1/search", au.Require(ui.Search()))
+	mux.Handle("GET /v1/search/suggest", au.Require(ui.Suggest()))
 	mux.Handle("GET /v1/items", au.Require(ui.ListItems()))
 	mux.Handle("GET /v1/items/{id}", au.Require(ui.GetItem()))
 	mux.Handle("GET /v1/items/{id}/thread", au.Require(ui.GetThread()))

@@ -77,6 +77,7 @@ func newSearchFixture(t testing.TB) *searchFixture {
 	mux.Handle("GET /v1/search", h.Search())
 	mux.Handle("GET /v1/items/{id}/thread", h.GetThread())
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
+	mux.Handle("GET /v1/search/suggest", h.Suggest())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
 	sf.srv = newStack(t, mux, httpx.Config{})
 	return sf

@@ -80,6 +80,7 @@ type plan struct {
 	after  int64        // opDate, Unix ms; inclusive
 	before int64        // opDate, Unix ms; exclusive
 	min    int          // opAtLeast: the children a document must match
+	exact  bool         // opTerm: a word as it is, not a prefix nor fuzzy (proximity, rank.go)
 }
 
 type weighted struct {
@@ -222,7 +223,7 @@ func (pl *planner) checkedTerm(t Term) (*plan, error) {
 // frequencies summed, at most every document): each word it matched in a
 // document adds to the score with that one weight.
 func (pl *planner) term(t Term) (*plan, error) {
-	p := &plan{op: opTerm, field: t.Field, refs: make([][]weighted, len(pl.parts))}
+	p := &plan{op: opTerm, field: t.Field, refs: make([][]weighted, len(pl.parts)), exact: !t.Prefix && t.Fuzzy == 0}
 	var ed editor
 	for i, part := range pl.parts {
 		if part.bad.Load() {

@@ -1,6 +1,10 @@
 package search
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"slices"
+)
 
 // Ranking is BM25F: a term's frequencies in the fields are weighted,
 // each normalised by its field's length against the average, summed, and
@@ -79,3 +83,184 @@ func (r *ranker) score(w float64, tf *[numFields]uint32, lens *[numFields]uint32
 const scoreQuantum = 1.0 / (1 << 32)
 
 func quantize(s float64) float64 { return math.Round(s/scoreQuantum) * scoreQuantum }
+
+// Proximity (docs/search.md, "Ranking and freshness"): an item in which
+// two words that stand next to each other in the query also stand close
+// together ranks above one that merely holds them. Each pair of
+// neighbouring query words is scored as one more term would be: its
+// frequencies are the times the two words follow each other in the
+// query's order (ordered), and the times they stand within
+// proximityWindow words of each other in either order (near), in each
+// field, weighted and normalised by field as BM25F does, saturated with
+// k1, and weighted by the rarer word's idf:
+//
+//	score += min(idf(a), idf(b)) · (proximityOrdered · sat(ordered) + proximityNear · sat(near))
+//
+// Words in more than about a third of the items (idf under
+// proximityMinIDF: "the", "of", "what") pair with nothing, so "models of
+// heated aircraft" pairs "models" with "heated". Only the words of the
+// query as typed count (not prefixes, fuzzy words or exclusions), the
+// first maxProximityTerms of them: a long query reads the positions of
+// a bounded number of terms. The score depends on the document and the
+// query's frozen figures alone (a cursor's), so a later page scores a
+// document as the first did.
+const (
+	maxProximityTerms = 12
+	proximityWindow   = 8
+	proximityMinIDF   = 1.0
+	proximityOrdered  = 0.2
+	proximityNear     = 0.1
+)
+
+// proximityTerms returns the query's exact words that proximity weighs:
+// none when fewer than two, else the first maxProximityTerms, in the
+// query's order.
+func proximityTerms(root *plan) []*plan {
+	var terms []*plan
+	var walk func(p *plan)
+	walk = func(p *plan) {
+		switch p.op {
+		case opTerm:
+			if p.exact && termIDF(p) >= proximityMinIDF {
+				terms = append(terms, p)
+			}
+		case opAnd, opOr, opAtLeast:
+			for _, k := range p.kids {
+				walk(k)
+			}
+		}
+	}
+	walk(root)
+	if len(terms) < 2 {
+		return nil
+	}
+	return terms[:min(len(terms), maxProximityTerms)]
+}
+
+// termIDF is an opTerm plan's weight, the same in every part it has a
+// term in.
+func termIDF(p *plan) float64 {
+	for _, refs := range p.refs {
+		if len(refs) > 0 {
+			return refs[0].idf
+		}
+	}
+	return 0
+}
+
+// proximity adds the proximity scores of the words near to the documents
+// of s, the matches of this part.
+func (ev *evaluator) proximity(near []*plan, s set) {
+	if len(near) < 2 || len(s.docs) == 0 || s.scores == nil || ev.err != nil {
+		return
+	}
+	// Every word keeps its place in the query, so that a word missing
+	// from this part does not make its neighbours neighbours.
+	its := make([]postingIter, len(near))
+	idfs := make([]float64, len(near))
+	found := 0
+	for j, p := range near {
+		if len(p.refs[ev.i]) != 1 {
+			continue
+		}
+		w := p.refs[ev.i][0]
+		if !ev.work.spend(int(w.ref.df)) {
+			return
+		}
+		var docBuf, posBuf []byte
+		docs, pos, err := ev.p.postings(w.ref, &docBuf, &posBuf, &ev.sc.blocks, true)
+		if err != nil {
+			ev.err = err
+			return
+		}
+		its[j].reset(docs, pos)
+		idfs[j] = w.idf
+		found++
+	}
+	if found < 2 {
+		return
+	}
+	c := ev.p.cols()
+	var occ []uint64 // field<<56 | position<<8 | word
+	var pos []uint32
+	acc := make([][numFields]float64, 2*len(its))
+	for k, d := range s.docs {
+		occ = occ[:0]
+		for j := range its {
+			it := &its[j]
+			if !it.advance(d) {
+				if it.err != nil {
+					ev.err = it.err
+					return
+				}
+				continue
+			}
+			if it.doc != d {
+				continue
+			}
+			for f := range numFields {
+				if it.tf[f] == 0 {
+					continue
+				}
+				pos = it.positions(pos[:0], Field(f))
+				for _, at := range pos {
+					occ = append(occ, uint64(f)<<56|uint64(at)<<8|uint64(j))
+				}
+			}
+		}
+		if int(d) >= len(c.lens) {
+			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
+			return
+		}
+		if len(occ) > 1 {
+			s.scores[k] += ev.r.proximity(occ, idfs, acc, &c.lens[d])
+		}
+	}
+}
+
+// proximity is the proximity score of one document from the occurrences
+// of the query's words in it (field<<56 | position<<8 | word, any order),
+// the words' idfs and the document's field lengths; acc is scratch, two
+// per word.
+func (r *ranker) proximity(occ []uint64, idfs []float64, acc [][numFields]float64, lens *[numFields]uint32) float64 {
+	slices.Sort(occ)
+	clear(acc)
+	n := len(idfs)
+	for k, a := range occ {
+		f := a >> 56
+		j := int(a & 0xff)
+		for _, b := range occ[k+1:] {
+			dist := (b>>8)&0xffffffff - (a>>8)&0xffffffff
+			if b>>56 != f || dist > proximityWindow {
+				break
+			}
+			m := int(b & 0xff)
+			if dist == 0 || m != j+1 && j != m+1 {
+				continue
+			}
+			if m == j+1 && dist == 1 {
+				acc[j][f]++ // the two words in the query's order
+			}
+			acc[n+min(j, m)][f]++ // the two words near each other
+		}
+	}
+	var total float64
+	for j := range n - 1 {
+		w := min(idfs[j], idfs[j+1])
+		total += quantize(w * (proximityOrdered*r.saturate(&acc[j], lens) + proximityNear*r.saturate(&acc[n+j], lens)))
+	}
+	return total
+}
+
+// saturate is BM25F's saturation of field frequencies.
+func (r *ranker) saturate(tf *[numFields]float64, lens *[numFields]uint32) float64 {
+	var t float64
+	for f := range numFields {
+		if tf[f] == 0 {
+			continue
+		}
+		norm := 1 - bm25B + bm25B*float64(lens[f])*r.invAvg[f]
+		t += fieldWeight[f] * tf[f] / norm
+	}
+	return t * (bm25K1 + 1) / (bm25K1 + t)
+}

@@ -286,6 +286,10 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		ix.scratch.Put(sc)
 	}()
 	pg := newPager(req, limit, sortByte, after)
+	var near []*plan
+	if sortByte == 'r' && !ix.noProximity {
+		near = proximityTerms(root)
+	}
 	damaged := false
 	for i, p := range parts {
 		if p.bad.Load() {
@@ -294,6 +298,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		}
 		ev := &evaluator{p: p, i: i, r: &r, sc: sc, work: work}
 		s := ev.eval(root)
+		ev.proximity(near, s)
 		if work.err != nil {
 			// Spent or stopped: no answer from part of the index. The
 			// part is not damaged, whatever ev.err says of a read cut

@@ -54,7 +54,8 @@ async function pageSearch(params) {
     'One result a conversation, with how many messages it holds.');
   const form = h('form', { role: 'search', action: '/search', method: 'get' },
     h('label', { for: 'q', class: 'vh' }, 'Search for'),
-    h('div', { class: 'searchbar' }, input, h('button', { type: 'submit' }, 'Search')),
+    h('div', { class: 'searchbar' }, h('div', { class: 'searchbox' }, input, completions(input, () => form.requestSubmit())),
+      h('button', { type: 'submit' }, 'Search')),
     h('details', { class: 'qhelp', id: 'qhelp' }, h('summary', null, 'How to search'),
       h('table', null, h('tbody', null, queryHelp.map(([ex, what]) => h('tr', null, h('td', null, h('code', null, ex)), h('td', null, what))))),
       h('table', { class: 'keys', 'aria-label': 'Keys' }, h('tbody', null, keyHelp.map(([keys, what]) =>
@@ -159,6 +160,82 @@ async function pageSearch(params) {
     const a = [...list.querySelectorAll('a[href]')].find(a => a.getAttribute('href') === kept.opened);
     if (a) a.focus();
   }
+}
+
+// completions lists, under the search box, completions of the word being
+// typed (GET /v1/search/suggest): senders, titles and words of the
+// person's own items. Arrow keys move through them, Enter takes one and
+// searches (submit), Escape closes the list; they are text, never markup.
+function completions(input, submit) {
+  const list = h('ul', { class: 'completions', id: 'q-completions', role: 'listbox', 'aria-label': 'Suggestions', hidden: true });
+  input.setAttribute('role', 'combobox');
+  input.setAttribute('aria-autocomplete', 'list');
+  input.setAttribute('aria-controls', list.id);
+  input.setAttribute('aria-expanded', 'false');
+  const kinds = { from: 'from', title: 'subject', word: '' };
+  let items = [], active = -1, asked = 0, timer = 0;
+  const close = () => {
+    items = []; active = -1;
+    list.hidden = true; list.replaceChildren();
+    input.setAttribute('aria-expanded', 'false');
+    input.removeAttribute('aria-activedescendant');
+  };
+  const mark = at => {
+    active = at;
+    [...list.children].forEach((li, i) => {
+      li.classList.toggle('active', i === at);
+      li.setAttribute('aria-selected', i === at ? 'true' : 'false');
+    });
+    if (at >= 0) input.setAttribute('aria-activedescendant', list.children[at].id);
+    else input.removeAttribute('aria-activedescendant');
+  };
+  const take = at => {
+    input.value = items[at].query;
+    close();
+    submit();
+  };
+  const show = cs => {
+    items = cs; active = -1;
+    list.replaceChildren(...cs.map((c, i) => {
+      const li = h('li', { role: 'option', id: 'q-completion-' + i, 'aria-selected': 'false', 'data-kind': c.kind },
+        kinds[c.kind] ? h('span', { class: 'kind' }, kinds[c.kind]) : null, c.text);
+      li.addEventListener('mousedown', e => { e.preventDefault(); take(i); });
+      return li;
+    }));
+    list.hidden = !cs.length;
+    input.setAttribute('aria-expanded', cs.length ? 'true' : 'false');
+  };
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    const q = input.value;
+    const n = ++asked;
+    if (!q.trim() || /\s$/.test(q)) { close(); return; }
+    timer = setTimeout(async () => {
+      try {
+        const res = await api('GET', '/v1/search/suggest?' + new URLSearchParams({ q }));
+        if (n === asked && input.value === q) show(res.completions || []);
+      } catch (err) {
+        if (n === asked) close(); // no completions is no harm
+      }
+    }, 80);
+  });
+  input.addEventListener('keydown', e => {
+    if (list.hidden || e.isComposing) return;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      const n = items.length;
+      mark(e.key === 'ArrowDown' ? (active + 1) % n : (active <= 0 ? n - 1 : active - 1));
+    } else if (e.key === 'Enter' && active >= 0) {
+      e.preventDefault();
+      take(active);
+    } else if (e.key === 'Escape') {
+      e.preventDefault(); // the list closes; the box keeps the focus
+      asked++;
+      close();
+    }
+  });
+  input.addEventListener('blur', () => { asked++; close(); });
+  return list;
 }
 
 // suggestion is the "did you mean" link of a search whose words the
