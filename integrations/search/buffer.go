@@ -21,9 +21,16 @@ type analyzed struct {
 
 // analyzeDoc runs the analyzer over the fields of d. Recipients are one
 // field, with a gap of positions between them so no phrase spans two.
+//
+// A term's positions are gathered in one array for the whole document,
+// each term's of a field a part of it, rather than in a slice per term
+// and field grown token by token: growing those slices was most of what
+// analysing a mail cost beside the analyzer itself (BenchmarkDovecotFirstSync).
 func analyzeDoc(d Doc) *analyzed {
 	a := &analyzed{doc: d}
-	at := map[string]int{}
+	at := make(map[string]int, 64)    // term to its index in a.terms
+	words := make(map[string]int, 16) // unstemmed word to its index in a.terms
+	occs := make([]termPos, 0, 64)
 	emit := func(f Field, p uint32, t Token) {
 		a.lens[f]++
 		i, ok := at[t.Term]
@@ -32,16 +39,14 @@ func analyzeDoc(d Doc) *analyzed {
 			at[t.Term] = i
 			a.terms = append(a.terms, docTerm{term: t.Term})
 		}
-		dt := &a.terms[i]
-		dt.tf[f]++
-		dt.pos[f] = append(dt.pos[f], p)
+		a.terms[i].tf[f]++
+		occs = append(occs, termPos{term: uint32(i), pos: p, field: f})
 		if t.Word != t.Term && t.Word != "" {
-			w := wordMark + t.Word
-			j, ok := at[w]
+			j, ok := words[t.Word]
 			if !ok {
 				j = len(a.terms)
-				at[w] = j
-				a.terms = append(a.terms, docTerm{term: w})
+				words[t.Word] = j
+				a.terms = append(a.terms, docTerm{term: wordMark + t.Word})
 			}
 			a.terms[j].tf[f]++
 		}
@@ -61,6 +66,7 @@ func analyzeDoc(d Doc) *analyzed {
 		})
 	}
 	Analyze(d.Text, field(FieldText))
+	a.placePositions(occs) // before the marks, which have no positions
 	// Links, the words of names and the attachment mark are terms of the
 	// title without a position or a length: no typed word reaches them
 	// (postings.go's marks) and they weigh nothing in the title's
@@ -89,6 +95,40 @@ func nameTerms(name string, emit func(string)) {
 	Analyze(name, func(t Token) { emit(t.Term) })
 	if i := strings.LastIndexByte(name, '.'); i >= 0 && i < len(name)-1 && len(name)-i <= 9 {
 		Analyze(name[i+1:], func(t Token) { emit(t.Term) })
+	}
+}
+
+// termPos is one position of a term of an analyzed document: the term's
+// index in its terms, the position and the field.
+type termPos struct {
+	term, pos uint32
+	field     Field
+}
+
+// placePositions gives each term of a its positions in each field from
+// occs (in the order emitted), as parts of one array. A term's tf of a
+// field counts its positions there, but for unstemmed words, which keep
+// none.
+func (a *analyzed) placePositions(occs []termPos) {
+	all := make([]uint32, len(occs))
+	next := make([][numFields]uint32, len(a.terms)) // where each term's next position goes
+	at := uint32(0)
+	for i := range a.terms {
+		t := &a.terms[i]
+		if strings.HasPrefix(t.term, wordMark) {
+			continue
+		}
+		for f := range numFields {
+			next[i][f] = at
+			if c := t.tf[f]; c > 0 {
+				t.pos[f] = all[at : at+c : at+c]
+				at += c
+			}
+		}
+	}
+	for _, o := range occs {
+		all[next[o.term][o.field]] = o.pos
+		next[o.term][o.field]++
 	}
 }
 
