@@ -146,10 +146,21 @@ var mailDates = []time.Time{
 	time.Date(2026, 11, 14, 19, 40, 0, 0, time.UTC),
 }
 
-// mail returns message seq of the fake mailbox as RFC 5322 with CRLF.
+// invoiceAttachment is the text file attached to the invoice (seq 2).
+const invoiceAttachment = "Berth 14: 120.00 EUR. Pay by bank transfer before 30 November."
+
+// mail returns message seq of the fake mailbox as RFC 5322 with CRLF; the
+// invoice carries its text as an attachment.
 func mail(seq int) []byte {
 	m := mails[seq-1]
-	s := fmt.Sprintf("From: %s\nTo: Ann <ann@example.org>\nSubject: %s\nDate: %s\nMessage-ID: <%d@example.org>\nMIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\n%s\n",
-		m.from, m.subject, mailDates[seq-1].Format(time.RFC1123Z), seq, m.body)
+	s := fmt.Sprintf("From: %s\nTo: Ann <ann@example.org>\nSubject: %s\nDate: %s\nMessage-ID: <%d@example.org>\nMIME-Version: 1.0\n",
+		m.from, m.subject, mailDates[seq-1].Format(time.RFC1123Z), seq)
+	if seq == 2 {
+		s += "Content-Type: multipart/mixed; boundary=\"part\"\n\n--part\nContent-Type: text/plain; charset=utf-8\n\n" + m.body +
+			"\n--part\nContent-Type: text/plain; charset=utf-8\nContent-Disposition: attachment; filename=\"invoice-november.txt\"\n\n" +
+			invoiceAttachment + "\n--part--\n"
+	} else {
+		s += "Content-Type: text/plain; charset=utf-8\n\n" + m.body + "\n"
+	}
 	return []byte(strings.ReplaceAll(s, "\n", "\r\n"))
 }

@@ -236,6 +236,7 @@ func TestBrowser(t *testing.T) {
 	step("a misspelled word offers a did-you-mean link", w.suggestionLink)
 	step("a question finds the items with most of its words", w.relaxedShown)
 	step("results grouped by conversation, and an item's conversation", w.conversation)
+	step("an email's attachment is listed and its text found", w.attachmentListed)
 	step("suggestions while typing, by keyboard", w.completionsWhileTyping)
 
 	// Another device: signed in from outside the browser.

@@ -53,3 +53,16 @@ func (w *webTest) conversation() error {
 	}
 	return w.waitValue("the other mail's page", `document.querySelector('main h1').textContent`, regattaCrew)
 }
+
+// attachmentListed: the invoice's page lists its attachment with its
+// size, and a word only the attachment holds finds the invoice.
+func (w *webTest) attachmentListed() error {
+	if err := w.searchFor("/search?q=transfer", []string{"Mooring invoice for November"}); err != nil {
+		return err
+	}
+	if err := w.b.click(".result h2 a", "Mooring invoice for November"); err != nil {
+		return err
+	}
+	return w.waitValue("the attachments", `[...document.querySelectorAll('.attachments li')].map(li => li.textContent)`,
+		[]string{"invoice-november.txt 62 bytes"})
+}

@@ -370,6 +370,8 @@ async function pageItem(id) {
       to.length > 0 && [h('dt', null, 'To'), h('dd', null, to)],
       fmtDate(item.date) && [h('dt', null, 'Date'), h('dd', null, fmtDate(item.date))],
       [h('dt', null, 'Source'), h('dd', null, integrationName(item.integration))],
+      Array.isArray(item.attachments) && item.attachments.length > 0 && [h('dt', null, 'Attachments'), h('dd', null,
+        h('ul', { class: 'attachments' }, item.attachments.map(a => h('li', null, String(a.name), h('span', { class: 'meta' }, ' ' + fmtSize(a.size))))))],
       link && [h('dt', null, 'Original'), h('dd', null,
         h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at ', new URL(link).hostname))]),
     h('div', { class: 'item-text', id: 'item-text' }, itemText(item.text || '(no text)', new URLSearchParams(location.search).getAll('hl'))));
@@ -402,6 +404,16 @@ async function showThread(item, here) {
   }));
   document.getElementById('main').append(h('section', { class: 'conversation', 'aria-labelledby': 'conv-h' },
     h('h2', { id: 'conv-h' }, 'Conversation (' + plural(all.length, 'message', 'messages') + ')'), list));
+}
+
+// fmtSize writes a size in bytes as a person reads it: 48 KB, 5.2 MB.
+function fmtSize(n) {
+  n = Number(n) || 0;
+  if (n < 1000) return plural(n, 'byte', 'bytes');
+  const units = ['KB', 'MB', 'GB'];
+  let i = -1;
+  do { n /= 1000; i++; } while (n >= 1000 && i < units.length - 1);
+  return (n < 10 ? n.toFixed(1) : Math.round(n)) + ' ' + units[i];
 }
 
 // itemText is an item's text as one isolated run (as append makes it)
