@@ -13,6 +13,7 @@ const queryHelp = [
   ['from:alice  to:bob', 'sender, recipient'],
   ['subject:budget', 'in the title or file name'],
   ['kind:email  integration:slack', 'email, message, file or entry; by service'],
+  ['filename:report  has:attachment', "an attachment's or a file's name; mail with attachments"],
   ['after:2026-01-31  before:2026-03-01', 'by date'],
 ];
 
