@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +89,30 @@ func (p *parser) url(name, def string) *url.URL {
 		return nil
 	}
 	return u
+}
+
+// dirs reads a comma-separated list of absolute directories, each
+// cleaned; it refuses a relative one, and one that is not a directory.
+func (p *parser) dirs(name string) []string {
+	var out []string
+	for _, d := range strings.Split(p.str(name, ""), ",") {
+		if d = strings.TrimSpace(d); d == "" {
+			continue
+		}
+		if !filepath.IsAbs(d) {
+			p.fail(name, "must list absolute directories, got %q", d)
+			continue
+		}
+		d = filepath.Clean(d)
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			p.fail(name, "must list existing directories, and %q is not one", d)
+			continue
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // key parses a credentials key with the vault's own parser, which refuses

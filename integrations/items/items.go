@@ -61,6 +61,9 @@ type Meta struct {
 	// Source is where in its record the item comes from (a feed's title;
 	// integrations.Item.Source), empty for most.
 	Source string `json:"s,omitempty"`
+	// Path is a file's path inside its record's folder
+	// (integrations.Item.Path), empty for most.
+	Path string `json:"pa,omitempty"`
 }
 
 // UnmarshalJSON decodes an item, sharing one copy of the strings that
@@ -245,7 +248,7 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 		it.Date = it.CreatedAt
 	}
 	m := Meta{ProviderID: out.ProviderID, Title: textguard.Truncate(out.Title, maxTitle), From: textguard.Truncate(out.From, maxAddress),
-		Source: textguard.Truncate(out.Source, maxTitle)}
+		Source: textguard.Truncate(out.Source, maxTitle), Path: textguard.Truncate(out.Path, maxLink)}
 	if len(out.Link) <= maxLink {
 		m.Link = out.Link // a cut link would lead elsewhere: none instead
 	}
@@ -299,6 +302,9 @@ type View struct {
 	// Link is the address of the original (a feed entry's page, the
 	// message in Gmail); absent when there is none.
 	Link string `json:"link,omitempty"`
+	// Path is a file's path inside the folder its record connects;
+	// absent for other items.
+	Path string `json:"path,omitempty"`
 }
 
 // View returns what a client may see of it, opening its metadata.
@@ -313,7 +319,7 @@ func (s *Store) View(it *ItemRecord) (View, error) {
 	return View{
 		ID: it.ID, UserID: it.UserID, IntegrationID: it.RecordID, Integration: it.Integration,
 		ProviderID: m.ProviderID, Title: m.Title, From: m.From, To: m.To,
-		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link,
+		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link, Path: m.Path,
 	}, nil
 }
 
