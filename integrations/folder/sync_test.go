@@ -191,6 +191,9 @@ func TestSyncFolder(t *testing.T) {
 	if !ok || moved.ID != beta.ID || moved.Title != "beta-2025.md" || moved.Text != beta.Text || len(got) != 3 {
 		t.Errorf("after a rename: got %+v (%d items), want item %s titled beta-2025.md", moved, len(got), beta.ID)
 	}
+	if ix := r.fx.Index.Live[beta.ID]; ix.Title != "beta-2025.md" || ix.Text != beta.Text {
+		t.Errorf("after a rename the index holds %q with text %q, want beta-2025.md and the text unchanged", ix.Title, ix.Text)
+	}
 
 	// Removed: the item leaves the store and the index; the count goes down.
 	photo := got["photo.raw"]

@@ -98,3 +98,22 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 	}
 	return ops, len(ops), nil
 }
+
+// Find returns the record's live item with providerID; ErrNotFound if
+// there is none.
+func (s *Store) Find(recordID, providerID string) (ItemRecord, error) {
+	k, _ := parseKey(itemKey(recordID, providerID))
+	its, err := s.read(func(d *dense) []uint32 {
+		if sl, ok := d.keys.find(k, d.keyAt); ok && d.ents.at(sl).live() {
+			return []uint32{sl}
+		}
+		return nil
+	})
+	if err != nil {
+		return ItemRecord{}, err
+	}
+	if len(its) == 0 || its[0].RecordID != recordID {
+		return ItemRecord{}, ErrNotFound
+	}
+	return its[0], nil
+}
