@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -92,7 +91,8 @@ func (p *parser) url(name, def string) *url.URL {
 }
 
 // dirs reads a comma-separated list of absolute directories, each
-// cleaned; it refuses a relative one, and one that is not a directory.
+// cleaned; it refuses a relative one. Whether each exists is not checked:
+// a NAS may be mounted after the service starts.
 func (p *parser) dirs(name string) []string {
 	var out []string
 	for _, d := range strings.Split(p.str(name, ""), ",") {
@@ -104,10 +104,6 @@ func (p *parser) dirs(name string) []string {
 			continue
 		}
 		d = filepath.Clean(d)
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			p.fail(name, "must list existing directories, and %q is not one", d)
-			continue
-		}
 		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}

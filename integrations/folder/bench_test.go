@@ -57,7 +57,7 @@ func newIndexedRig(b *testing.B, dir string) *indexedRig {
 		b.Fatal(err)
 	}
 	r.sync, err = syncer.New(syncer.Config{Records: r.recs, Items: store, Tasks: syncer.NewTasks(r.st, v), Registry: reg,
-		Workers: 1, Rand: func(int64) int64 { return 0 }, Indexer: r.ix})
+		Workers: 2, Rand: func(int64) int64 { return 0 }, Indexer: r.ix})
 	if err != nil {
 		b.Fatal(err)
 	}
