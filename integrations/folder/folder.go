@@ -168,14 +168,14 @@ func Resolve(roots []string, path string) (string, error) {
 		realRoot = root
 	}
 	if !within(realRoot, resolved) {
-		return invalid("leaves " + root + " once its symbolic links are followed; give a folder that is inside it")
+		return invalid("must stay inside " + root + " once its symbolic links are followed, and this one leads out of it")
 	}
 	fi, err := os.Stat(resolved)
 	if err != nil {
 		return invalid(notReadable(err))
 	}
 	if !fi.IsDir() {
-		return invalid("is a file, not a folder")
+		return invalid("is a file; give a folder")
 	}
 	f, err := os.Open(resolved)
 	if err == nil {
@@ -195,11 +195,11 @@ func Resolve(roots []string, path string) (string, error) {
 func notReadable(err error) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "is not a readable folder: there is no such folder"
+		return "is not readable: there is no such folder"
 	case errors.Is(err, fs.ErrPermission):
-		return "is not a readable folder: the service is not allowed to read it"
+		return "is not readable: the service is not allowed to read it"
 	}
-	return "is not a readable folder"
+	return "is not readable"
 }
 
 // rootsWords names the roots in a sentence.

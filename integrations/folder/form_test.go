@@ -115,9 +115,9 @@ func TestFolderForm(t *testing.T) {
 		{outside, "fields.path: must be inside " + root},
 		{"/etc", "fields.path: must be inside " + root},
 		{root + "/../", "fields.path: must be inside " + root},
-		{filepath.Join(root, "nope"), "fields.path: is not a readable folder: there is no such folder"},
-		{filepath.Join(root, "notes.txt"), "fields.path: is a file, not a folder"},
-		{filepath.Join(root, "away"), "fields.path: leaves " + root + " once its symbolic links are followed; give a folder that is inside it"},
+		{filepath.Join(root, "nope"), "fields.path: is not readable: there is no such folder"},
+		{filepath.Join(root, "notes.txt"), "fields.path: is a file; give a folder"},
+		{filepath.Join(root, "away"), "fields.path: must stay inside " + root + " once its symbolic links are followed, and this one leads out of it"},
 		{"../" + filepath.Base(outside), "fields.path: must be inside " + root},
 	}
 	for _, c := range refused {
@@ -133,7 +133,7 @@ func TestFolderForm(t *testing.T) {
 		}
 		t.Cleanup(func() { os.Chmod(locked, 0o755) })
 		status, body := f.connect(locked, "")
-		want := "fields.path: is not a readable folder: the service is not allowed to read it"
+		want := "fields.path: is not readable: the service is not allowed to read it"
 		if got := fieldError(body); status != http.StatusBadRequest || got != want {
 			t.Errorf("unreadable folder: got %d %q, want 400 %q", status, got, want)
 		}
