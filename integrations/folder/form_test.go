@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"searchsvc/httpx"
@@ -41,6 +42,8 @@ func newFormRig(t *testing.T, roots ...string) *formRig {
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/integrations", h.Catalogue())
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
+	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
+	mux.Handle("GET /v1/items", h.ListItems())
 	stack, err := httpx.Handler(mux, httpx.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +106,7 @@ func TestFolderForm(t *testing.T) {
 		}
 	}
 	write(t, filepath.Join(root, "notes.txt"), "a file", day)
+	write(t, filepath.Join(root, "docs", "2026", "lease.txt"), "the lease", day)
 	if err := os.Symlink(outside, filepath.Join(root, "away")); err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +163,31 @@ func TestFolderForm(t *testing.T) {
 		t.Errorf("records: got %d, want 3", n)
 	}
 
+	// Synced, a file's item says its name and its path inside the folder;
+	// the record's source details say the listing left nothing out.
+	for _, rec := range f.fx.Records.ForUser("u1") {
+		f.fx.Sync(rec)
+	}
+	status, body := f.do("GET", "/v1/items", nil)
+	var paths []string
+	for _, it := range body["results"].([]any) {
+		m := it.(map[string]any)
+		paths = append(paths, fmt.Sprint(m["title"], " ", m["path"]))
+	}
+	slices.Sort(paths)
+	if want := []string{"lease.txt 2026/lease.txt", "lease.txt lease.txt"}; status != http.StatusOK || !slices.Equal(paths, want) {
+		t.Errorf("items: got %d %q, want %q", status, paths, want)
+	}
+	for _, rec := range f.fx.Records.ForUser("u1") {
+		_, body := f.do("GET", "/v1/user-integrations/"+rec.ID, nil)
+		res := body["result"].(map[string]any)
+		if got := fmt.Sprint(res["sourceDetails"]); got != "[map[source:"+fmt.Sprint(res["source"])+" status:ok]]" {
+			t.Errorf("record %v: sourceDetails %s", res["label"], got)
+		}
+	}
+
 	// The catalogue lists it as configured, with the path field's help.
-	status, body := f.do("GET", "/v1/integrations", nil)
+	status, body = f.do("GET", "/v1/integrations", nil)
 	entry := body["results"].([]any)[0].(map[string]any)
 	field := entry["fields"].([]any)[0].(map[string]any)
 	if status != http.StatusOK || entry["configured"] != true || entry["requires"] != nil || entry["maxConnections"] != float64(10) ||

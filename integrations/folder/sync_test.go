@@ -212,3 +212,30 @@ func TestSyncFolder(t *testing.T) {
 		t.Errorf("Items synced after a removal: got %d, want 2", rec.ItemsSynced)
 	}
 }
+
+// TestFolderGone: a folder that cannot be opened (a NAS not mounted)
+// fails the sync with a sentence that names no file, and removes no item;
+// back, it syncs as before.
+func TestFolderGone(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "nas")
+	write(t, filepath.Join(dir, "a.txt"), "on the nas", day)
+	r := newRig(t, dir, folder.Config{})
+	r.sync()
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	r.fx.Clock.Advance(time.Hour)
+	r.fx.Sync(r.rec)
+	rec := r.fx.Record(r.rec)
+	want := "the folder cannot be read: it is gone, not mounted, or the service may not read it"
+	if rec.Status != records.StatusError || rec.LastError != want || rec.ItemsSynced != 1 {
+		t.Errorf("folder gone: status %s, lastError %q, %d items; want error, %q, 1", rec.Status, rec.LastError, rec.ItemsSynced, want)
+	}
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.sync(); n != 0 || len(r.byPath()) != 1 {
+		t.Errorf("back: opened %d, %d items; want 0, 1", n, len(r.byPath()))
+	}
+}
