@@ -239,3 +239,28 @@ func TestFolderGone(t *testing.T) {
 		t.Errorf("back: opened %d, %d items; want 0, 1", n, len(r.byPath()))
 	}
 }
+
+// TestMoveAndReplace: a file moved away while a new file takes its old
+// path: the moved one keeps its item, unread, and only the new one is
+// read.
+func TestMoveAndReplace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "docs")
+	write(t, filepath.Join(dir, "a.txt"), "the first text", day)
+	r := newRig(t, dir, folder.Config{})
+	r.sync()
+	first := r.byPath()["a.txt"]
+	if err := os.Rename(filepath.Join(dir, "a.txt"), filepath.Join(dir, "z.txt")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "a.txt"), "a new file at the old name", day.Add(time.Hour))
+	if n := r.sync(); n != 1 {
+		t.Errorf("opened %d files, want 1 (the new a.txt)", n)
+	}
+	got := r.byPath()
+	if z := got["z.txt"]; z.ID != first.ID || z.Title != "z.txt" {
+		t.Errorf("z.txt: got %+v, want item %s", z, first.ID)
+	}
+	if a := got["a.txt"]; a.ID == first.ID || a.Text != "a.txt\n\na new file at the old name" {
+		t.Errorf("a.txt: got %+v, want a new item with the new text", a)
+	}
+}

@@ -178,6 +178,7 @@ func (c *connected) start(root *os.Root) (integrations.TaskResult, error) {
 func plan(files []entry, storedIDs []string, cfg Config) integrations.TaskResult {
 	var res integrations.TaskResult
 	stored := make(map[string]*storedFile, len(storedIDs))
+	var order []string // stored ids of this package, in the order given
 	for _, pid := range storedIDs {
 		p, k, ok := parseProviderID(pid)
 		if !ok {
@@ -185,6 +186,7 @@ func plan(files []entry, storedIDs []string, cfg Config) integrations.TaskResult
 			continue
 		}
 		stored[pid] = &storedFile{path: p, key: k}
+		order = append(order, pid)
 	}
 	var fresh []entry
 	for _, e := range files {
@@ -194,34 +196,17 @@ func plan(files []entry, storedIDs []string, cfg Config) integrations.TaskResult
 		}
 		fresh = append(fresh, e)
 	}
-	byKey := map[fileKey][]string{}
+	// Moves first, so that a file moved away is re-keyed even when a new
+	// file now stands at its old path.
+	fresh = rekeyMoved(fresh, stored, order, &res)
 	byPath := map[string]string{}
-	for pid, o := range stored {
-		if o.used {
-			continue
+	for _, pid := range order {
+		if !stored[pid].used {
+			byPath[stored[pid].path] = pid
 		}
-		if o.key.ino != 0 {
-			byKey[o.key] = append(byKey[o.key], pid)
-		}
-		byPath[o.path] = pid
 	}
-	var batch []batchFile
-	var bytes int64
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
-		b, _ := json.Marshal(batch)
-		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskExtractFiles, Payload: map[string]string{payloadFiles: string(b)}, Items: len(batch)})
-		batch, bytes = nil, 0
-	}
+	b := batcher{res: &res}
 	for _, e := range fresh {
-		pid := providerID(e.path, e.key)
-		if moved := takeFirst(byKey[e.key], stored); moved != "" {
-			stored[moved].used = true
-			res.Rekeyed = append(res.Rekeyed, integrations.Rekey{From: moved, To: pid, Title: cleanName(path.Base(e.path)), Path: cleanName(e.path)})
-			continue
-		}
 		var replaces string
 		if r, ok := byPath[e.path]; ok && !stored[r].used {
 			stored[r].used = true
@@ -234,19 +219,67 @@ func plan(files []entry, storedIDs []string, cfg Config) integrations.TaskResult
 			}
 			continue
 		}
-		if len(batch) == batchFiles || (len(batch) > 0 && bytes+e.key.size > batchBytes) {
-			flush()
-		}
-		batch = append(batch, batchFile{Path: escapePath(e.path), Replaces: replaces})
-		bytes += e.key.size
+		b.add(e, replaces)
 	}
-	flush()
-	for pid, o := range stored {
-		if !o.used {
+	b.flush()
+	for _, pid := range order {
+		if !stored[pid].used {
 			res.Removed = append(res.Removed, pid)
 		}
 	}
 	return res
+}
+
+// rekeyMoved re-keys the stored items of files listed at another path
+// with the same device, inode, size and modification time (renamed or
+// moved), and returns the fresh files that are not such.
+func rekeyMoved(fresh []entry, stored map[string]*storedFile, order []string, res *integrations.TaskResult) []entry {
+	byKey := map[fileKey][]string{}
+	for _, pid := range order {
+		if o := stored[pid]; !o.used && o.key.ino != 0 {
+			byKey[o.key] = append(byKey[o.key], pid)
+		}
+	}
+	if len(byKey) == 0 {
+		return fresh
+	}
+	out := fresh[:0:0]
+	for _, e := range fresh {
+		moved := takeFirst(byKey[e.key], stored)
+		if moved == "" {
+			out = append(out, e)
+			continue
+		}
+		stored[moved].used = true
+		res.Rekeyed = append(res.Rekeyed, integrations.Rekey{From: moved, To: providerID(e.path, e.key),
+			Title: cleanName(path.Base(e.path)), Path: cleanName(e.path)})
+	}
+	return out
+}
+
+// batcher puts the files to read into extractFiles tasks of at most
+// batchFiles files and batchBytes bytes.
+type batcher struct {
+	res   *integrations.TaskResult
+	files []batchFile
+	bytes int64
+}
+
+func (b *batcher) add(e entry, replaces string) {
+	if len(b.files) == batchFiles || (len(b.files) > 0 && b.bytes+e.key.size > batchBytes) {
+		b.flush()
+	}
+	b.files = append(b.files, batchFile{Path: escapePath(e.path), Replaces: replaces})
+	b.bytes += e.key.size
+}
+
+func (b *batcher) flush() {
+	if len(b.files) == 0 {
+		return
+	}
+	raw, _ := json.Marshal(b.files)
+	b.res.Tasks = append(b.res.Tasks, integrations.Task{Type: TaskExtractFiles, Payload: map[string]string{payloadFiles: string(raw)}, Items: len(b.files)})
+	b.files, b.bytes = nil, 0
 }
 
 // storedFile is a stored item's file as its provider id says, and
