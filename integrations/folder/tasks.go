@@ -25,11 +25,14 @@ import (
 //     opened; a stored item whose file is gone is removed; one whose file
 //     is listed at another path with the same device, inode, size and
 //     modification time was renamed or moved, and is re-keyed to its new
-//     path and name without being read; a file the extractor does not
-//     read, or larger than MaxFileSize, becomes a name-and-path item at
-//     once; every other new or changed file goes to an extractFiles task;
+//     path and name without being read; every other new or changed file
+//     goes to an extractFiles task;
 //   - extractFiles opens a batch of files, reads and extracts each, and
-//     stores it, removing the item of the version it replaces.
+//     stores it, removing the item of the version it replaces; a file the
+//     extractor does not read, or larger than MaxFileSize, is stored by
+//     name and path without being opened. Batches are bounded (batchFiles,
+//     batchBytes), so a first scan of a large folder holds one batch's
+//     items at a time, not the folder's.
 //
 // The listing's status (what the limits left out) is kept as the
 // record's state and shown as its source's status.
@@ -85,6 +88,9 @@ func parseProviderID(pid string) (p string, k fileKey, ok bool) {
 type batchFile struct {
 	Path     string `json:"p"`
 	Replaces string `json:"r,omitempty"`
+	// NameOnly: a file the extractor does not read, or too large; it is
+	// stored by name and path without being opened.
+	NameOnly bool `json:"n,omitempty"`
 }
 
 // connected is one connected folder.
@@ -212,14 +218,7 @@ func plan(files []entry, storedIDs []string, cfg Config) integrations.TaskResult
 			stored[r].used = true
 			replaces = r
 		}
-		if e.key.size > cfg.MaxFileSize || extract.TypeOf(e.path) == extract.TypeOther {
-			res.Output = append(res.Output, item(e.path, e.key, ""))
-			if replaces != "" {
-				res.Removed = append(res.Removed, replaces)
-			}
-			continue
-		}
-		b.add(e, replaces)
+		b.add(e, replaces, e.key.size > cfg.MaxFileSize || extract.TypeOf(e.path) == extract.TypeOther)
 	}
 	b.flush()
 	for _, pid := range order {
@@ -265,12 +264,18 @@ type batcher struct {
 	bytes int64
 }
 
-func (b *batcher) add(e entry, replaces string) {
-	if len(b.files) == batchFiles || (len(b.files) > 0 && b.bytes+e.key.size > batchBytes) {
+// add puts e in the batch; nameOnly files are not read, and their bytes
+// do not count.
+func (b *batcher) add(e entry, replaces string, nameOnly bool) {
+	size := e.key.size
+	if nameOnly {
+		size = 0
+	}
+	if len(b.files) == batchFiles || (len(b.files) > 0 && b.bytes+size > batchBytes) {
 		b.flush()
 	}
-	b.files = append(b.files, batchFile{Path: escapePath(e.path), Replaces: replaces})
-	b.bytes += e.key.size
+	b.files = append(b.files, batchFile{Path: escapePath(e.path), Replaces: replaces, NameOnly: nameOnly})
+	b.bytes += size
 }
 
 func (b *batcher) flush() {
@@ -327,7 +332,13 @@ func (c *connected) extractFiles(ctx context.Context, root *os.Root, files []bat
 		if !ok || p == "" {
 			continue
 		}
-		it, err := c.read(root, p)
+		var it integrations.Item
+		var err error
+		if bf.NameOnly {
+			it, err = nameOnly(root, p)
+		} else {
+			it, err = c.read(root, p)
+		}
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 		case err != nil:
@@ -376,6 +387,20 @@ func (c *connected) read(root *os.Root, p string) (integrations.Item, error) {
 		text = r.Text
 	}
 	return item(p, k, text), nil
+}
+
+// nameOnly makes the item of the file p from its metadata (lstat, no
+// open): a file the extractor does not read, or too large.
+func nameOnly(root *os.Root, p string) (integrations.Item, error) {
+	info, err := root.Lstat(p)
+	if err != nil {
+		return integrations.Item{}, err
+	}
+	if !info.Mode().IsRegular() {
+		return integrations.Item{}, errors.New("not a regular file")
+	}
+	dev, ino := fileID(info)
+	return item(p, fileKey{dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()}, ""), nil
 }
 
 // details says of the folder how its last listing went.
