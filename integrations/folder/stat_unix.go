@@ -11,7 +11,7 @@ import (
 // file system keeps.
 func fileID(info fs.FileInfo) (dev, ino uint64) {
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), uint64(st.Ino) //nolint:unconvert // int32 on some platforms
+		return uint64(st.Dev), uint64(st.Ino) // their types differ between systems
 	}
 	return 0, 0
 }
