@@ -17,6 +17,7 @@ import (
 	"searchsvc/integrations/api"
 	"searchsvc/integrations/dropbox"
 	"searchsvc/integrations/feed"
+	"searchsvc/integrations/folder"
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/imap"
 	"searchsvc/integrations/index"
@@ -52,14 +53,16 @@ type app struct {
 
 // registry is the catalogue of integrations the service ships. The IMAP
 // host is the user's choice, so its connections are made by dial (a
-// netguard.Dialer's; nil: any address).
-func registry(dial func(ctx context.Context, network, address string) (net.Conn, error)) (*integrations.Registry, error) {
+// netguard.Dialer's; nil: any address); folders may be connected under
+// folderRoots (FOLDER_ROOTS; none: not at all).
+func registry(dial func(ctx context.Context, network, address string) (net.Conn, error), folderRoots ...string) (*integrations.Registry, error) {
 	return integrations.NewRegistry(
 		gmail.Definition(),
 		slack.Definition(),
 		dropbox.Definition(),
 		imap.Dialer{DialContext: dial}.Definition(),
 		feed.Definition(),
+		folder.Definition(folder.Config{Roots: folderRoots}),
 	)
 }
 
@@ -87,7 +90,7 @@ func newOutbound(c *config, getenv func(string) string, log *slog.Logger) (outbo
 	if c.AllowPrivateTargets {
 		dial, manual = nil, &http.Client{Timeout: outboundTimeout}
 	}
-	reg, err := registry(dial)
+	reg, err := registry(dial, c.FolderRoots...)
 	if err != nil {
 		return outbound{}, err
 	}

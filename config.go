@@ -62,6 +62,10 @@ type config struct {
 	// AllowPrivateTargets off (a household's LAN); they never open
 	// loopback, link-local or metadata addresses (netguard.Dialer).
 	PrivateTargets []netip.Prefix
+	// FolderRoots are the directories under which users may connect
+	// folders (FOLDER_ROOTS); none: the folder integration is listed as
+	// not available.
+	FolderRoots []string
 
 	// MaxConnections bounds the connections open at once, and
 	// MaxClientConnections those from one peer (an IPv4 address or IPv6
@@ -112,6 +116,7 @@ var envVars = [][2]string{
 	{"<DOMAIN>_OAUTH_AUTH_URL, _TOKEN_URL, _REVOKE_URL, <DOMAIN>_API_BASE_URL", "provider URL overrides"},
 	{"ALLOW_PRIVATE_TARGETS", "let feed URLs and IMAP hosts be loopback or private-network addresses (false)"},
 	{"PRIVATE_TARGETS", "comma-separated CIDRs feed URLs and IMAP hosts may be on, never loopback, link-local or metadata (none)"},
+	{"FOLDER_ROOTS", "comma-separated absolute directories under which users may connect folders, kept read-only (none: folders cannot be connected)"},
 	{"POLL_INTERVAL", "seconds between sync runs of one integration (900)"},
 	{"SYNC_WORKERS", "concurrent sync tasks (2)"},
 	{"SEARCH_CACHE_MB", "memory for the search index's opened blocks, in MiB (16)"},
@@ -238,6 +243,7 @@ func readConfig(getenv func(string) string, serving bool) (*config, error) {
 		c.TrustedProxies = prefixes
 	}
 	c.PrivateTargets = privateTargets(&p)
+	c.FolderRoots = p.dirs("FOLDER_ROOTS")
 	c.BaseURL = p.url("BASE_URL", "http://localhost:8080")
 	if c.BaseURL != nil {
 		c.FrontendURL = p.url("FRONTEND_URL", c.BaseURL.String())

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +88,27 @@ func (p *parser) url(name, def string) *url.URL {
 		return nil
 	}
 	return u
+}
+
+// dirs reads a comma-separated list of absolute directories, each
+// cleaned; it refuses a relative one. Whether each exists is not checked:
+// a NAS may be mounted after the service starts.
+func (p *parser) dirs(name string) []string {
+	var out []string
+	for _, d := range strings.Split(p.str(name, ""), ",") {
+		if d = strings.TrimSpace(d); d == "" {
+			continue
+		}
+		if !filepath.IsAbs(d) {
+			p.fail(name, "must list absolute directories, got %q", d)
+			continue
+		}
+		d = filepath.Clean(d)
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // key parses a credentials key with the vault's own parser, which refuses

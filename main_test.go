@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,6 +72,19 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
+// TestConfigFolderRoots: FOLDER_ROOTS is cleaned, its repeats dropped,
+// and none by default.
+func TestConfigFolderRoots(t *testing.T) {
+	c, err := loadConfig(envFunc(map[string]string{"SESSION_SECURE": "false"}))
+	if err != nil || c.FolderRoots != nil {
+		t.Fatalf("default: got %q (%v), want none", c.FolderRoots, err)
+	}
+	c, err = loadConfig(envFunc(map[string]string{"SESSION_SECURE": "false", "FOLDER_ROOTS": " /srv/files/ , /mnt/nas,/srv/files,"}))
+	if err != nil || !slices.Equal(c.FolderRoots, []string{"/srv/files", "/mnt/nas"}) {
+		t.Errorf("got %q (%v), want [/srv/files /mnt/nas]", c.FolderRoots, err)
+	}
+}
+
 // TestConfigGCOffNeedsLimit: a collector off with no limit would never
 // collect, so the configuration refuses it.
 func TestConfigGCOffNeedsLimit(t *testing.T) {
@@ -111,6 +125,7 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"CREDENTIALS_KEY_PREVIOUS", key + ",AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "CREDENTIALS_KEY_PREVIOUS must not be all zero bytes"},
 		{"CREDENTIALS_KEY_PREVIOUS", key + ",zzz", "CREDENTIALS_KEY_PREVIOUS must be base64"},
 		{"SYNC_WORKERS", "1000", "SYNC_WORKERS must be a whole number from 1 to 64"},
+		{"FOLDER_ROOTS", "/srv/files,nas", `FOLDER_ROOTS must list absolute directories, got "nas"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

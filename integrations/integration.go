@@ -111,6 +111,9 @@ type Field struct {
 	Secret bool `json:"secret"`
 	// Default is the value used when the field is left empty.
 	Default string `json:"default,omitempty"`
+	// Help is a sentence the form shows under the field (where a folder
+	// may be); empty: the form says what the field's type asks.
+	Help string `json:"help,omitempty"`
 }
 
 // Task types of the email providers: TaskStart lists a mailbox with
@@ -163,6 +166,10 @@ type TaskResult struct {
 type Rekey struct {
 	From string `json:"from"`
 	To   string `json:"to"`
+	// Title and Path, when set, replace the item's: a file renamed or
+	// moved keeps its item under its new name and path.
+	Title string `json:"title,omitempty"`
+	Path  string `json:"path,omitempty"`
 }
 
 // Item is one document fetched from a provider: an email, a message, a file
@@ -181,6 +188,9 @@ type Item struct {
 	// Link is the address of the original (a feed entry's page, the
 	// message in Gmail's web client); empty when there is none.
 	Link string `json:"link,omitempty"`
+	// Path is where a file item is inside what its record connects (a
+	// folder's file's path inside the folder); empty for other items.
+	Path string `json:"path,omitempty"`
 	// Source names where in its record the item comes from, when the
 	// record follows several things (a feed entry's feed title); empty:
 	// the record's own label names it.

@@ -39,6 +39,10 @@ type Definition struct {
 	// the record's credentials and the values it keeps (Env.State), for
 	// the record's view. Nil: nothing is shown. It must return no secret.
 	Details func(c Credentials, state func(key string) string) []SourceDetail
+	// Requires names the administrator's settings this deployment lacks
+	// for a manual integration to be connected (FOLDER_ROOTS); the
+	// catalogue lists it as not configured, naming them. Nil: none.
+	Requires []string
 }
 
 // SourceDetail is what a record's view says of one thing it follows.

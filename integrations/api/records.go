@@ -21,10 +21,14 @@ import (
 
 // CatalogueEntry is one integration as GET /v1/integrations lists it: its
 // manifest, and whether this deployment can connect it (for OAuth: its
-// client id and secret are set; a manual integration always can).
+// client id and secret are set; a manual integration can unless it
+// requires a setting this deployment lacks, which Requires names).
 type CatalogueEntry struct {
 	integrations.Manifest
 	Configured bool `json:"configured"`
+	// Requires names the administrator's settings a manual integration
+	// lacks here (FOLDER_ROOTS), when it is not configured.
+	Requires []string `json:"requires,omitempty"`
 }
 
 // RecordView is a record as the record routes show it: the record's view
@@ -125,7 +129,7 @@ func (h *Handlers) catalogue(w http.ResponseWriter, r *http.Request) error {
 			m.Fields = []integrations.Field{}
 		}
 		def, _ := h.cfg.Registry.Get(m.Domain)
-		out = append(out, CatalogueEntry{Manifest: m, Configured: h.configured(def)})
+		out = append(out, CatalogueEntry{Manifest: m, Configured: h.configured(def), Requires: def.Requires})
 	}
 	httpx.Many(w, r, opCatalogue, out)
 	return nil
@@ -135,7 +139,7 @@ func (h *Handlers) catalogue(w http.ResponseWriter, r *http.Request) error {
 // configuration.
 func (h *Handlers) configured(def integrations.Definition) bool {
 	if def.OAuth == nil {
-		return true
+		return len(def.Requires) == 0
 	}
 	p, err := oauthclient.NewProvider(def, h.cfg.Getenv, h.cfg.Client)
 	return err == nil && p.Configured() == nil

@@ -72,6 +72,9 @@ type Meta struct {
 	// Attachments are an email's files, listed (their text is in the
 	// content).
 	Attachments []integrations.Attachment `json:"at,omitempty"`
+	// Path is a file's path inside its record's folder
+	// (integrations.Item.Path), empty for most.
+	Path string `json:"pa,omitempty"`
 }
 
 // UnmarshalJSON decodes an item, sharing one copy of the strings that
@@ -261,7 +264,7 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 		it.Date = it.CreatedAt
 	}
 	m := Meta{ProviderID: out.ProviderID, Title: textguard.Truncate(out.Title, maxTitle), From: textguard.Truncate(out.From, maxAddress),
-		Source: textguard.Truncate(out.Source, maxTitle)}
+		Source: textguard.Truncate(out.Source, maxTitle), Path: textguard.Truncate(out.Path, maxLink)}
 	if len(out.Link) <= maxLink {
 		m.Link = out.Link // a cut link would lead elsewhere: none instead
 	}
@@ -337,6 +340,9 @@ type View struct {
 	// Attachments are an email's files: an empty list for an item
 	// without any.
 	Attachments []integrations.Attachment `json:"attachments"`
+	// Path is a file's path inside the folder its record connects;
+	// absent for other items.
+	Path string `json:"path,omitempty"`
 }
 
 // View returns what a client may see of it, opening its metadata.
@@ -355,7 +361,7 @@ func (s *Store) View(it *ItemRecord) (View, error) {
 		ID: it.ID, UserID: it.UserID, IntegrationID: it.RecordID, Integration: it.Integration,
 		ProviderID: m.ProviderID, Title: m.Title, From: m.From, To: m.To,
 		Date: it.Date, Size: it.Size, CreatedAt: it.CreatedAt, Link: m.Link, ThreadID: m.Thread,
-		Attachments: m.Attachments,
+		Attachments: m.Attachments, Path: m.Path,
 	}, nil
 }
 

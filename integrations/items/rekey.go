@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/textguard"
 	"searchsvc/storage"
 )
 
@@ -34,7 +35,8 @@ func (s *Store) ProviderIDs(recordID string) ([]string, error) {
 
 // RekeyOps returns the ops that give the record's live items the new
 // provider ids: their Key and the provider id in their sealed metadata
-// change; their id, the rest of their metadata and their content file stay,
+// change, and their title and path when the rekey gives them (a file
+// renamed); their id, the rest of their metadata and their content file stay,
 // so an index of the items needs no word of it. A rekey is skipped when
 // From names no live item, when To is empty, too long, already another
 // live item's or the target of an earlier rekey of the list. It returns
@@ -68,6 +70,12 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 			return nil, 0, fmt.Errorf("item %s: %w", it.ID, err)
 		}
 		m.ProviderID = rk.To
+		if rk.Title != "" {
+			m.Title = textguard.Truncate(rk.Title, maxTitle)
+		}
+		if rk.Path != "" {
+			m.Path = textguard.Truncate(rk.Path, maxLink)
+		}
 		b, err := json.Marshal(m)
 		if err != nil {
 			return nil, 0, err
@@ -89,4 +97,23 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 		}))
 	}
 	return ops, len(ops), nil
+}
+
+// Find returns the record's live item with providerID; ErrNotFound if
+// there is none.
+func (s *Store) Find(recordID, providerID string) (ItemRecord, error) {
+	k, _ := parseKey(itemKey(recordID, providerID))
+	its, err := s.read(func(d *dense) []uint32 {
+		if sl, ok := d.keys.find(k, d.keyAt); ok && d.ents.at(sl).live() {
+			return []uint32{sl}
+		}
+		return nil
+	})
+	if err != nil {
+		return ItemRecord{}, err
+	}
+	if len(its) == 0 || its[0].RecordID != recordID {
+		return ItemRecord{}, ErrNotFound
+	}
+	return its[0], nil
 }

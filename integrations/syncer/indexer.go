@@ -9,7 +9,7 @@ import (
 // of the items (the search index) follows it. The syncer calls it at
 // exactly four places, each after the change is committed:
 //
-//   - Index, for the items a sync batch stored (run.flush);
+//   - Index, for the items a sync batch stored or renamed (run.flush);
 //   - Remove, for the items a provider reported deleted (run.flush);
 //   - RemoveRecord, when a record is disconnected with its items
 //     (Syncer.Disconnect) or found gone by the scheduler (Syncer.purge);
@@ -35,7 +35,7 @@ type Indexer interface {
 type IndexedItem = index.Item
 
 // tellIndex gives the Indexer the batch just committed: the items stored,
-// with their text, and those removed.
+// with their text, those renamed, and those removed.
 func (r *run) tellIndex(gone []items.ItemRecord) {
 	ix := r.s.index
 	if ix == nil {
@@ -57,6 +57,9 @@ func (r *run) tellIndex(gone []items.ItemRecord) {
 			})
 		}
 		ix.Index(r.rec.UserID, out)
+	}
+	if renamed := r.renamed(); len(renamed) > 0 {
+		ix.Index(r.rec.UserID, renamed)
 	}
 	if len(gone) > 0 {
 		ids := make([]string, len(gone))

@@ -53,3 +53,33 @@ func (r *run) rekeyOps() ([]storage.Op, error) {
 	}
 	return ops, nil
 }
+
+// renamed are the batch's re-keyed items that took a new title (a file
+// renamed), opened with their text, for the Indexer: a search for the
+// new name finds them. Their text is read back from the store, not
+// extracted again.
+func (r *run) renamed() []IndexedItem {
+	var out []IndexedItem
+	for _, rk := range r.b.rekeys {
+		if rk.Title == "" {
+			continue
+		}
+		it, err := r.s.items.Find(r.rec.ID, rk.To)
+		if err != nil {
+			continue // skipped by RekeyOps, or gone since
+		}
+		m, err := r.s.items.OpenMeta(&it)
+		if err != nil {
+			r.log.Error("open item metadata for the index", "item_id", it.ID, "err", err)
+			continue
+		}
+		text, err := r.s.items.Text(&it)
+		if err != nil {
+			r.log.Error("read item text for the index", "item_id", it.ID, "err", err)
+			continue
+		}
+		out = append(out, IndexedItem{ID: it.ID, RecordID: it.RecordID, Integration: it.Integration,
+			Title: m.Title, From: m.From, To: m.To, Date: it.Date, Text: text})
+	}
+	return out
+}

@@ -137,9 +137,12 @@ function sourceItems(r) {
   return r.sources.map(s => {
     const d = details.get(s);
     if (!d) return h('li', null, s);
-    const status = !d.status ? 'Not fetched yet.' : d.status === 'ok' ? 'Last fetch: OK.' : 'Last fetch failed: ' + sentence(d.status);
+    // A feed is fetched; a folder's status says what its last listing left out.
+    const status = r.integration !== 'feed'
+      ? (!d.status ? 'Not read yet.' : d.status === 'ok' ? 'Last sync: OK.' : 'Last sync: ' + sentence(d.status))
+      : !d.status ? 'Not fetched yet.' : d.status === 'ok' ? 'Last fetch: OK.' : 'Last fetch failed: ' + sentence(d.status);
     return h('li', null, d.title && h('span', { class: 'source-title' }, d.title), h('span', { class: 'source-name' }, s),
-      h('span', { class: 'source-status' + (d.status && d.status !== 'ok' ? ' error' : '') }, status));
+      h('span', { class: 'source-status' + (d.status && d.status !== 'ok' ? (r.integration === 'feed' ? ' error' : ' warn') : '') }, status));
   });
 }
 
@@ -179,6 +182,10 @@ function catalogueCard(m, region, refresh) {
       ? h('a', { class: 'button', href: authorizeURL(m.domain), 'data-external': '' }, 'Connect ' + m.displayName)
       : h('p', { class: 'muted' }, 'Not available yet: the administrator must set ' + envName(m.domain) +
         '_OAUTH_CLIENT_ID and ' + envName(m.domain) + '_OAUTH_CLIENT_SECRET.');
+  } else if (m.configured === false && m.requires && m.requires.length) {
+    // A manual integration this server is not set up for (a folder
+    // without FOLDER_ROOTS): the settings it lacks, as for OAuth.
+    action = h('p', { class: 'muted' }, 'Not available yet: the administrator must set ' + m.requires.join(' and ') + '.');
   } else {
     action = h('details', null, h('summary', null, 'Connect ' + m.displayName), manualForm(m, region, refresh));
   }

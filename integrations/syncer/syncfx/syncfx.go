@@ -136,6 +136,7 @@ func (f *Fixture) Record(rec records.Record) records.Record {
 // Item is a stored item opened.
 type Item struct {
 	ID, ProviderID, Title, From, Text string
+	Path                              string
 	Date                              time.Time
 	Size                              int64
 }
@@ -160,7 +161,7 @@ func (f *Fixture) Items(rec records.Record) map[string]Item {
 		if _, dup := out[m.ProviderID]; dup {
 			f.tb.Fatalf("provider id %q stored twice", m.ProviderID)
 		}
-		out[m.ProviderID] = Item{ID: it.ID, ProviderID: m.ProviderID, Title: m.Title, From: m.From, Text: text, Date: it.Date, Size: it.Size}
+		out[m.ProviderID] = Item{ID: it.ID, ProviderID: m.ProviderID, Title: m.Title, From: m.From, Path: m.Path, Text: text, Date: it.Date, Size: it.Size}
 	}
 	return out
 }
