@@ -16,8 +16,8 @@ type scratch struct {
 	hit    []bool
 	// ors are dense scores and flags for Ors accumulated densely
 	// (orDense), one pair per Or being evaluated: they nest.
-	orAcc [][]float64
-	orHit [][]bool
+	orAcc  [][]float64
+	orHit  [][]bool
 	blocks blockScratch
 }
 
