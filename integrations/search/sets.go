@@ -14,8 +14,8 @@ type scratch struct {
 	scores [][]float64
 	acc    []float64 // a prefix's dense scores, by document
 	hit    []bool
-	// ors are dense scores and flags for Ors accumulated densely
-	// (orDense), one pair per Or being evaluated: they nest.
+	// orAcc and orHit are dense scores and flags for Ors accumulated
+	// densely (orDense), one pair per Or being evaluated: they nest.
 	orAcc  [][]float64
 	orHit  [][]bool
 	blocks blockScratch
