@@ -190,13 +190,22 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 // result is one hit as the answer shows it: ok is false for a hit left
 // out, gone true for one the item store no longer has.
 func (h *Handlers) result(store *items.Store, userID string, hit search.Hit, req search.Request, recs *searchRecords) (r SearchResult, ok, gone bool) {
-	it, err := store.Get(userID, hit.ID)
+	// What memory holds of the item says it is live and gives its ids
+	// and date; its record is read from the log (and its metadata
+	// opened) only for what the index does not keep: a result without
+	// stored fields, or the source of a record whose items name their own.
+	it, err := store.Brief(userID, hit.ID)
 	if err != nil {
 		return SearchResult{}, false, true
 	}
 	rec, live := recs.get(it.RecordID)
 	if !live {
 		return SearchResult{}, false, false // a record being disconnected: its items are going
+	}
+	if !hit.HasStored || rec.perItem {
+		if it, err = store.Get(userID, hit.ID); err != nil {
+			return SearchResult{}, false, true
+		}
 	}
 	if r, ok = h.answer(store, &it, hit, req.Query); !ok {
 		return SearchResult{}, false, false

@@ -105,9 +105,26 @@ func (s *segment) seek(term string) dictIter {
 	return it
 }
 
-// lookup finds one term. It compares string(it.prev), which the compiler
-// does without a copy, as prefix does.
+// lookup finds one term, through the segment's memo of lookups (see
+// lookupMemo) when it has one.
 func (s *segment) lookup(term string) (dictEntry, bool, error) {
+	if s.memo == nil {
+		return s.walkLookup(term)
+	}
+	if e, found, ok := s.memo.get(term); ok {
+		return e, found, nil
+	}
+	e, found, err := s.walkLookup(term)
+	if err == nil {
+		s.memo.put(term, e, found)
+	}
+	return e, found, err
+}
+
+// walkLookup finds one term in its dictionary block. It compares
+// string(it.prev), which the compiler does without a copy, as prefix
+// does.
+func (s *segment) walkLookup(term string) (dictEntry, bool, error) {
 	it := s.seek(term)
 	defer it.pin.release()
 	for it.next() {

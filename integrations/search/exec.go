@@ -19,6 +19,9 @@ type evaluator struct {
 	it     postingIter
 	err    error   // the part is damaged
 	work   *budget // the query's postings left, and its context
+	// merged counts the entries union wrote: merging an Or's sets
+	// pairwise is quadratic in its children, which tests bound.
+	merged int
 }
 
 func (ev *evaluator) eval(p *plan) set {
@@ -26,6 +29,9 @@ func (ev *evaluator) eval(p *plan) set {
 	case opAnd:
 		return ev.and(p)
 	case opOr:
+		if len(p.kids) >= denseOr {
+			return ev.orDense(p)
+		}
 		var out set
 		for j, k := range p.kids {
 			s := ev.eval(k)
@@ -293,25 +299,7 @@ func (ev *evaluator) term(p *plan) set {
 	acc := ev.sc.dense(c.len())
 	hit := ev.sc.hits(c.len())
 	for _, w := range refs {
-		docs, _, ok := ev.postings(w.ref, false)
-		if !ok {
-			return set{}
-		}
-		ev.it.reset(docs, nil)
-		for ev.it.next() {
-			d := ev.it.doc
-			if int(d) >= len(acc) {
-				ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
-				return set{}
-			}
-			if p.field != FieldAny && ev.it.tf[p.field] == 0 {
-				continue
-			}
-			hit[d] = true
-			acc[d] += ev.r.score(w.idf, &ev.it.tf, &c.lens[d], p.field)
-		}
-		if ev.it.err != nil {
-			ev.err = ev.it.err
+		if !ev.addPostings(w, p.field, acc, hit) {
 			return set{}
 		}
 	}

@@ -39,6 +39,7 @@ type segment struct {
 	cols         columns
 	lenSums      [numFields]uint64
 	withF        [numFields]uint64 // documents with a non-empty field
+	memo         *lookupMemo       // nil without a cache: a segment opened for a merge or a check
 }
 
 // openSegmentFile opens and checks a segment file's footer and columns.
@@ -66,6 +67,7 @@ func openSegment(f io.ReaderAt, size int64, s *sealer, user string, seq uint64, 
 	if c != nil {
 		seg.inflate = &c.inflate
 		seg.cacheID = c.segID()
+		seg.memo = newLookupMemo()
 	}
 	sealed, foff, err := readFooter(f, size)
 	if err != nil {

@@ -14,6 +14,10 @@ type scratch struct {
 	scores [][]float64
 	acc    []float64 // a prefix's dense scores, by document
 	hit    []bool
+	// orAcc and orHit are dense scores and flags for Ors accumulated
+	// densely (orDense), one pair per Or being evaluated: they nest.
+	orAcc  [][]float64
+	orHit  [][]bool
 	blocks blockScratch
 }
 
@@ -35,6 +39,29 @@ func (sc *scratch) hits(n int) []bool {
 	sc.hit = sc.hit[:n]
 	clear(sc.hit)
 	return sc.hit
+}
+
+// takeDense returns n zero scores and n false flags for an Or; giveDense
+// gives them back.
+func (sc *scratch) takeDense(n int) ([]float64, []bool) {
+	var acc []float64
+	var hit []bool
+	if k := len(sc.orAcc); k > 0 {
+		acc, hit = sc.orAcc[k-1], sc.orHit[k-1]
+		sc.orAcc, sc.orHit = sc.orAcc[:k-1], sc.orHit[:k-1]
+	}
+	if cap(acc) < n {
+		acc, hit = make([]float64, n), make([]bool, n)
+	}
+	acc, hit = acc[:n], hit[:n]
+	clear(acc)
+	clear(hit)
+	return acc, hit
+}
+
+func (sc *scratch) giveDense(acc []float64, hit []bool) {
+	sc.orAcc = append(sc.orAcc, acc)
+	sc.orHit = append(sc.orHit, hit)
 }
 
 func (ev *evaluator) newSet(scores bool) set {
@@ -140,6 +167,7 @@ func (ev *evaluator) union(a, b set) set {
 			j++
 		}
 	}
+	ev.merged += len(out.docs)
 	return out
 }
 
