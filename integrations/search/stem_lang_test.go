@@ -1,0 +1,36 @@
+package search
+
+import (
+	"os"
+	"testing"
+)
+
+// checkVocabulary stems every word of a language's published Snowball
+// vocabulary (Debian's snowball-data) and compares it with the published
+// stem, word for word.
+func checkVocabulary(t *testing.T, lang string, stem func(string) string) {
+	t.Helper()
+	dir := "/usr/share/snowball/data/" + lang + "/"
+	if _, err := os.Stat(dir + "voc.txt"); err != nil && os.Getenv("CI") == "true" {
+		t.Fatalf("%s is absent in CI: .ci/run installs snowball-data", dir)
+	}
+	voc := readLines(t, dir+"voc.txt")
+	out := readLines(t, dir+"output.txt")
+	if len(voc) != len(out) || len(voc) < 20000 {
+		t.Fatalf("got %d words and %d stems, want the same number, at least 20000", len(voc), len(out))
+	}
+	bad := 0
+	for i, w := range voc {
+		if got := stem(w); got != out[i] {
+			bad++
+			if bad <= 20 {
+				t.Errorf("%s: stem(%q) = %q, want %q", lang, w, got, out[i])
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d words stemmed differently", lang, bad, len(voc))
+	}
+}
+
+func TestStemGermanVocabulary(t *testing.T) { checkVocabulary(t, "german", stemGerman) }
