@@ -50,14 +50,13 @@ func stemGerman(word string) string {
 
 // markBetweenVowels upper-cases the letters of which (u and y, or i) that
 // stand between two vowels, since they are consonants there; the search
-// for the next one goes on after the second vowel.
+// for the next one goes on after the first vowel.
 func markBetweenVowels(w []rune, v grouping, which ...rune) {
 	for i := 0; i+2 < len(w); {
 		if v.has(w[i]) && v.has(w[i+2]) {
 			if m := w[i+1]; m == which[0] || len(which) > 1 && m == which[1] {
 				w[i+1] = m - 'a' + 'A'
-				i += 3
-				continue
+
 			}
 		}
 		i++
