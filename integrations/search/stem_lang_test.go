@@ -35,3 +35,4 @@ func checkVocabulary(t *testing.T, lang string, stem func(string) string) {
 
 func TestStemGermanVocabulary(t *testing.T) { checkVocabulary(t, "german", stemGerman) }
 func TestStemFrenchVocabulary(t *testing.T) { checkVocabulary(t, "french", stemFrench) }
+func TestStemSpanishVocabulary(t *testing.T) { checkVocabulary(t, "spanish", stemSpanish) }
