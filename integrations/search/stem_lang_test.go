@@ -36,3 +36,4 @@ func checkVocabulary(t *testing.T, lang string, stem func(string) string) {
 func TestStemGermanVocabulary(t *testing.T) { checkVocabulary(t, "german", stemGerman) }
 func TestStemFrenchVocabulary(t *testing.T) { checkVocabulary(t, "french", stemFrench) }
 func TestStemSpanishVocabulary(t *testing.T) { checkVocabulary(t, "spanish", stemSpanish) }
+func TestStemRussianVocabulary(t *testing.T) { checkVocabulary(t, "russian", stemRussian) }
