@@ -33,7 +33,8 @@ func checkVocabulary(t *testing.T, lang string, stem func(string) string) {
 	}
 }
 
-func TestStemGermanVocabulary(t *testing.T) { checkVocabulary(t, "german", stemGerman) }
-func TestStemFrenchVocabulary(t *testing.T) { checkVocabulary(t, "french", stemFrench) }
+func TestStemGermanVocabulary(t *testing.T)  { checkVocabulary(t, "german", stemGerman) }
+func TestStemFrenchVocabulary(t *testing.T)  { checkVocabulary(t, "french", stemFrench) }
 func TestStemSpanishVocabulary(t *testing.T) { checkVocabulary(t, "spanish", stemSpanish) }
 func TestStemRussianVocabulary(t *testing.T) { checkVocabulary(t, "russian", stemRussian) }
+func TestStemItalianVocabulary(t *testing.T) { checkVocabulary(t, "italian", stemItalian) }

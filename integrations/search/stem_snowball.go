@@ -173,6 +173,15 @@ func (s *snow) among(a *suffixes) string {
 	return best
 }
 
+// find is among without marking a slice: Snowball's among without
+// brackets, which leaves the slice a rule marked before it.
+func (s *snow) find(a *suffixes) string {
+	bra, ket := s.bra, s.ket
+	t := s.among(a)
+	s.bra, s.ket = bra, ket
+	return t
+}
+
 // suffixes is an among's list, its strings as runes.
 type suffixes struct {
 	s []string

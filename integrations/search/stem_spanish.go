@@ -43,7 +43,7 @@ var (
 // stemSpanish returns the Snowball Spanish stem of a lower-case word.
 func stemSpanish(word string) string {
 	s := newSnow(word)
-	pV := spanishRV(s.w)
+	pV := romanceRV(s.w, spanishVowels)
 	p1, p2 := s.regions(spanishVowels)
 	s.restart()
 	spanishPronounRule(s, pV)
@@ -72,10 +72,11 @@ func stemSpanish(word string) string {
 	return spanishUnaccent.Replace(s.String())
 }
 
-// spanishRV returns where Spanish's region RV starts.
-func spanishRV(w []rune) int {
+// romanceRV returns where the region RV of Spanish, Italian and
+// Portuguese starts: after the next vowel following two consonants or
+// two vowels at the start, or after the third letter.
+func romanceRV(w []rune, v grouping) int {
 	n := len(w)
-	v := spanishVowels
 	after := func(from int, vowel bool) int { // past the next (non-)vowel
 		for i := from; i < n; i++ {
 			if v.has(w[i]) == vowel {
