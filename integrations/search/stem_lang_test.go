@@ -38,3 +38,4 @@ func TestStemFrenchVocabulary(t *testing.T)  { checkVocabulary(t, "french", stem
 func TestStemSpanishVocabulary(t *testing.T) { checkVocabulary(t, "spanish", stemSpanish) }
 func TestStemRussianVocabulary(t *testing.T) { checkVocabulary(t, "russian", stemRussian) }
 func TestStemItalianVocabulary(t *testing.T) { checkVocabulary(t, "italian", stemItalian) }
+func TestStemPortugueseVocabulary(t *testing.T) { checkVocabulary(t, "portuguese", stemPortuguese) }
