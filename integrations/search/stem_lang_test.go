@@ -33,9 +33,11 @@ func checkVocabulary(t *testing.T, lang string, stem func(string) string) {
 	}
 }
 
-func TestStemGermanVocabulary(t *testing.T)  { checkVocabulary(t, "german", stemGerman) }
-func TestStemFrenchVocabulary(t *testing.T)  { checkVocabulary(t, "french", stemFrench) }
-func TestStemSpanishVocabulary(t *testing.T) { checkVocabulary(t, "spanish", stemSpanish) }
-func TestStemRussianVocabulary(t *testing.T) { checkVocabulary(t, "russian", stemRussian) }
-func TestStemItalianVocabulary(t *testing.T) { checkVocabulary(t, "italian", stemItalian) }
+func TestStemGermanVocabulary(t *testing.T)     { checkVocabulary(t, "german", stemGerman) }
+func TestStemFrenchVocabulary(t *testing.T)     { checkVocabulary(t, "french", stemFrench) }
+func TestStemSpanishVocabulary(t *testing.T)    { checkVocabulary(t, "spanish", stemSpanish) }
+func TestStemRussianVocabulary(t *testing.T)    { checkVocabulary(t, "russian", stemRussian) }
+func TestStemItalianVocabulary(t *testing.T)    { checkVocabulary(t, "italian", stemItalian) }
 func TestStemPortugueseVocabulary(t *testing.T) { checkVocabulary(t, "portuguese", stemPortuguese) }
+func TestStemSwedishVocabulary(t *testing.T)    { checkVocabulary(t, "swedish", stemSwedish) }
+func TestStemDutchVocabulary(t *testing.T)      { checkVocabulary(t, "dutch", stemDutch) }
