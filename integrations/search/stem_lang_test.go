@@ -41,3 +41,4 @@ func TestStemItalianVocabulary(t *testing.T)    { checkVocabulary(t, "italian", 
 func TestStemPortugueseVocabulary(t *testing.T) { checkVocabulary(t, "portuguese", stemPortuguese) }
 func TestStemSwedishVocabulary(t *testing.T)    { checkVocabulary(t, "swedish", stemSwedish) }
 func TestStemDutchVocabulary(t *testing.T)      { checkVocabulary(t, "dutch", stemDutch) }
+func TestStemGreekVocabulary(t *testing.T)      { checkVocabulary(t, "greek", stemGreek) }
