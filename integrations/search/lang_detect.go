@@ -22,13 +22,14 @@ const minStopwords = 2
 
 // langStopwords are each language's commonest short words, lower-case.
 var langStopwords = [numLangs]string{
-	LangEnglish:    "the and of to in is you that it for with this are on be have not your from was at by or will we an as if can our my has",
+	LangEnglish: "the and of to in is you that it for with this are on be have not your from was at by or will we an as if can our my has " +
+		"a i no so me do he she they all but one more about up out just there what when would been get use new now here",
 	LangGerman:     "der die das und ist nicht ich sie es ein eine zu den mit auf für von dem des sich auch wir ihr bei noch nach wie aber oder haben wird sind im uns einen mir bitte sehr",
 	LangFrench:     "le la les et est un une des du de que qui pas pour dans sur avec ce il elle nous vous je ne au aux mais sont été votre cette mon merci",
 	LangSpanish:    "el la los las y es un una de del que en por para con no se su lo como más pero al sus está son muy te mi nos gracias",
 	LangItalian:    "il lo la gli le e è un una di del della che in per con non si sono ma anche come questo nel alla al ho mi ti grazie",
 	LangDutch:      "de het een en van is dat niet ik je zijn op te met voor er maar ook wat bij nog aan hij we naar kan heb",
-	LangPortuguese: "o a os as e é um uma de do da que em para com não se por mais mas como no na foi são você obrigado",
+	LangPortuguese: "o a os as e é um uma de do da que em para não se por mais mas como no na foi são você obrigado",
 	LangSwedish:    "och att det som en ett är på av för med inte jag till den har de om var vi men kan du hej",
 }
 
@@ -122,10 +123,15 @@ func (d *detector) detect(text string) Lang {
 		n, letters = 0, 0
 	}
 	var tri [3]rune
+	inURL := false // a word after '.', '/' or '@' is a host's or a path's
 	for _, r := range text {
 		if !unicode.IsLetter(r) {
 			flush()
+			inURL = r == '.' || r == '/' || r == '@'
 			tri = [3]rune{}
+			continue
+		}
+		if inURL {
 			continue
 		}
 		r = unicode.ToLower(r)

@@ -58,6 +58,8 @@ func TestDetectLangSentences(t *testing.T) {
 			"I have attached the invoice for your order, let me know if it is not right.",
 			"Your password was changed. If this was not you, please contact us.",
 			"Lunch at noon?",
+			"News.Com: Google search gets newsier. URL: http://scriptingnews.userland.com/backissues/2002/09/23",
+			"Phil Wolff: Dave Winer books I'll buy. Sweet!",
 		},
 		LangGerman: {
 			"Kannst du mir bitte den Bericht bis Freitag schicken?",
