@@ -48,15 +48,6 @@ func (s *snow) in(g grouping) bool {
 	return false
 }
 
-// out advances over one letter not in g.
-func (s *snow) out(g grouping) bool {
-	if s.c < s.l && !g.has(s.w[s.c]) {
-		s.c++
-		return true
-	}
-	return false
-}
-
 // gopast advances past the next letter of g (in) or not of g (!in).
 func (s *snow) gopast(g grouping, in bool) bool {
 	for s.c < s.l {
@@ -79,15 +70,6 @@ func (s *snow) eq(t string) bool {
 		c++
 	}
 	s.c = c
-	return true
-}
-
-// hop advances n letters.
-func (s *snow) hop(n int) bool {
-	if s.c+n > s.l {
-		return false
-	}
-	s.c += n
 	return true
 }
 
@@ -219,10 +201,6 @@ func (s *snow) from(t string) {
 	}
 	s.ket = s.bra + len(rt)
 }
-
-// setRune replaces the letter at i (a prelude's marking of a vowel as a
-// consonant).
-func (s *snow) setRune(i int, r rune) { s.w[i] = r }
 
 // backwards readies the word for the suffix rules: the cursor at the
 // end, no letter before the start.
