@@ -48,8 +48,9 @@ var langTrigrams = [numLangs]string{
 
 // detector holds the tables detection reads, built once.
 type detector struct {
-	stop map[string]langSet
-	tri  map[uint64]langSet // three runes, 21 bits each
+	stop    map[string]langSet
+	maxStop int                // the longest stopword, in bytes
+	tri     map[uint64]langSet // three runes, 21 bits each
 }
 
 func triKey(a, b, c rune) uint64 { return uint64(a)<<42 | uint64(b)<<21 | uint64(c) }
@@ -61,6 +62,7 @@ func newDetector() *detector {
 	for l := range numLangs {
 		for _, w := range splitSpaces(langStopwords[l]) {
 			d.stop[w] |= 1 << l
+			d.maxStop = max(d.maxStop, len(w))
 		}
 		for _, t := range splitSpaces(langTrigrams[l]) {
 			r := []rune(t)
@@ -88,6 +90,9 @@ func splitSpaces(s string) []string {
 // DetectLang returns the language of a text (English when it is none of
 // the others).
 func DetectLang(text string) Lang {
+	if len(text) > detectBytes {
+		text = text[:detectBytes]
+	}
 	return langTables.detect(text)
 }
 
@@ -97,77 +102,110 @@ func detectDoc(d *Doc) Lang {
 	if len(text) > detectBytes {
 		text = text[:detectBytes]
 	}
-	return langTables.detect(d.Title + "\n" + text)
+	return langTables.detect(d.Title, text)
 }
 
-func (d *detector) detect(text string) Lang {
-	if len(text) > detectBytes {
-		text = text[:detectBytes]
-	}
-	var scripts [4]int
-	var score [numLangs]int // stopwords count 4, trigrams 1
-	var stops [numLangs]int
-	var word [64]byte
-	n, letters := 0, 0
-	flush := func() {
-		if n > 0 && n <= len(word) && letters <= 12 {
-			if set := d.stop[string(word[:n])]; set != 0 {
-				for l := range numLangs {
-					if set.has(l) {
-						score[l] += 4
-						stops[l]++
-					}
-				}
+// tally is what detection counts: letters per script, and per language
+// its stopwords and its score (4 a stopword, 1 a trigram).
+type tally struct {
+	scripts [4]int
+	stops   [numLangs]int
+	score   [numLangs]int
+}
+
+func (t *tally) add(set langSet, points int) {
+	for l := range numLangs {
+		if set.has(l) {
+			t.score[l] += points
+			if points == 4 {
+				t.stops[l]++
 			}
 		}
-		n, letters = 0, 0
 	}
-	var tri [3]rune
-	inURL := false // a word after '.', '/' or '@' is a host's or a path's
+}
+
+func (d *detector) detect(texts ...string) Lang {
+	var t tally
+	for _, text := range texts {
+		d.words(text, &t)
+	}
+	switch {
+	case t.scripts[scriptCyrillic] > t.scripts[scriptLatin] && t.scripts[scriptCyrillic] >= t.scripts[scriptGreek]:
+		return LangRussian
+	case t.scripts[scriptGreek] > t.scripts[scriptLatin]:
+		return LangGreek
+	}
+	some := false
+	for l := LangGerman; l < numLangs; l++ {
+		some = some || t.stops[l] >= minStopwords
+	}
+	if !some {
+		return LangEnglish // most mail: the trigrams could not change it
+	}
+	for _, text := range texts {
+		d.trigrams(text, &t)
+	}
+	best := LangEnglish
+	for l := LangGerman; l < numLangs; l++ {
+		if l.script() == scriptLatin && t.score[l] > t.score[best] {
+			best = l
+		}
+	}
+	if best == LangEnglish || t.stops[best] < minStopwords || 4*t.score[best] < 5*t.score[LangEnglish] {
+		return LangEnglish
+	}
+	return best
+}
+
+// words counts the scripts of text's letters and its stopwords. A word
+// after '.', '/' or '@' is a host's or a path's, and is not counted.
+func (d *detector) words(text string, t *tally) {
+	var word [64]byte
+	n, inURL := 0, false
 	for _, r := range text {
-		if !unicode.IsLetter(r) {
-			flush()
-			inURL = r == '.' || r == '/' || r == '@'
-			tri = [3]rune{}
+		ascii := r < utf8.RuneSelf
+		if ascii && 'a' <= r|0x20 && r|0x20 <= 'z' {
+			if !inURL && n < len(word) {
+				word[n] = byte(r | 0x20)
+				n++
+				t.scripts[scriptLatin]++
+			}
+			continue
+		}
+		if ascii || !unicode.IsLetter(r) {
+			if n > 0 && n <= d.maxStop {
+				t.add(d.stop[string(word[:n])], 4)
+			}
+			n, inURL = 0, r == '.' || r == '/' || r == '@'
 			continue
 		}
 		if inURL {
 			continue
 		}
 		r = unicode.ToLower(r)
-		scripts[runeScript(r)]++
+		t.scripts[runeScript(r)]++
 		if n+utf8.RuneLen(r) <= len(word) {
 			n += utf8.EncodeRune(word[n:], r)
 		} else {
 			n = len(word) + 1
 		}
-		letters++
-		tri = [3]rune{tri[1], tri[2], r}
+	}
+	if n > 0 && n <= d.maxStop {
+		t.add(d.stop[string(word[:n])], 4)
+	}
+}
+
+// trigrams counts text's letter triples typical of a language.
+func (d *detector) trigrams(text string, t *tally) {
+	var tri [3]rune
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			tri = [3]rune{}
+			continue
+		}
+		tri = [3]rune{tri[1], tri[2], unicode.ToLower(r)}
 		if tri[0] != 0 {
-			if set := d.tri[triKey(tri[0], tri[1], tri[2])]; set != 0 {
-				for l := range numLangs {
-					if set.has(l) {
-						score[l]++
-					}
-				}
-			}
+			t.add(d.tri[triKey(tri[0], tri[1], tri[2])], 1)
 		}
 	}
-	flush()
-	switch {
-	case scripts[scriptCyrillic] > scripts[scriptLatin] && scripts[scriptCyrillic] >= scripts[scriptGreek]:
-		return LangRussian
-	case scripts[scriptGreek] > scripts[scriptLatin]:
-		return LangGreek
-	}
-	best := LangEnglish
-	for l := LangGerman; l < numLangs; l++ {
-		if l.script() == scriptLatin && score[l] > score[best] {
-			best = l
-		}
-	}
-	if best == LangEnglish || stops[best] < minStopwords || 4*score[best] < 5*score[LangEnglish] {
-		return LangEnglish
-	}
-	return best
 }
