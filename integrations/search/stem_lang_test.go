@@ -42,3 +42,30 @@ func TestStemPortugueseVocabulary(t *testing.T) { checkVocabulary(t, "portuguese
 func TestStemSwedishVocabulary(t *testing.T)    { checkVocabulary(t, "swedish", stemSwedish) }
 func TestStemDutchVocabulary(t *testing.T)      { checkVocabulary(t, "dutch", stemDutch) }
 func TestStemGreekVocabulary(t *testing.T)      { checkVocabulary(t, "greek", stemGreek) }
+
+// TestStemLangShortWords runs every stemmer over every word of up to four
+// letters from its alphabet's trickier letters: none panics, and none
+// makes a word more than four bytes longer (ß is ss).
+func TestStemLangShortWords(t *testing.T) {
+	alphabets := map[Lang]string{
+		LangGerman: "aeuyäßnsti", LangFrench: "aeiuyëïéqsnt", LangSpanish: "aeiouáéyngs",
+		LangItalian: "aeiuóqhcsno", LangDutch: "aeiyjègnsd", LangPortuguese: "aeiãõçcgsu",
+		LangSwedish: "aeölstdng", LangRussian: "аеиояйнвсь", LangGreek: "αειουσςϊΆκν",
+	}
+	for l, alpha := range alphabets {
+		letters := []rune(alpha)
+		var walk func(w []rune)
+		walk = func(w []rune) {
+			if got := langStemmers[l](string(w)); len(got) > len(string(w))+4 {
+				t.Errorf("%v: stem(%q) = %q", l, string(w), got)
+			}
+			if len(w) == 4 {
+				return
+			}
+			for _, r := range letters {
+				walk(append(w, r))
+			}
+		}
+		walk(nil)
+	}
+}
