@@ -39,23 +39,39 @@ func userLangs(parts []*part) langSet {
 	return set
 }
 
+// termIn returns whether a term is in the dictionary of one of parts (a
+// part that cannot tell counts as having it: the search finds it
+// damaged).
+func termIn(parts []*part) func(string) bool {
+	return func(t string) bool {
+		for _, p := range parts {
+			if _, ok, err := p.lookup(t); ok || err != nil {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // expandLangs returns the query with each word (a Term or a Phrase with
 // its words as written) made an Or of its terms in the languages of set,
-// when they differ from the English one. Prefixes and near words match
-// words as written, the same in every language, and are left alone.
-func expandLangs(n Node, set langSet) Node {
+// when they differ from the English one and has says the index holds
+// them: a query of English words over mostly English items keeps the
+// plain terms that rank fastest. Prefixes and near words match words as
+// written, the same in every language, and are left alone.
+func expandLangs(n Node, set langSet, has func(string) bool) Node {
 	if set == 1<<LangEnglish {
 		return n
 	}
 	switch x := n.(type) {
 	case And:
-		return And{Children: expandAll(x.Children, set)}
+		return And{Children: expandAll(x.Children, set, has)}
 	case Or:
-		return Or{Children: expandAll(x.Children, set)}
+		return Or{Children: expandAll(x.Children, set, has)}
 	case Not:
-		return Not{Child: expandLangs(x.Child, set)}
+		return Not{Child: expandLangs(x.Child, set, has)}
 	case AtLeast:
-		return AtLeast{Min: x.Min, Children: expandAll(x.Children, set)}
+		return AtLeast{Min: x.Min, Children: expandAll(x.Children, set, has)}
 	case Term:
 		if x.Word == "" || x.Prefix || x.Fuzzy > 0 {
 			return x
@@ -63,7 +79,10 @@ func expandLangs(n Node, set langSet) Node {
 		alts := []Node{Term{Field: x.Field, Text: x.Text}}
 		seen := []string{x.Text}
 		for l := LangEnglish + 1; l < numLangs; l++ {
-			if t := queryTerm(l, x.Word, foldedWord(x.Word)); set.has(l) && !slices.Contains(seen, t) {
+			if !set.has(l) {
+				continue
+			}
+			if t := queryTerm(l, x.Word, foldedWord(x.Word)); !slices.Contains(seen, t) && has(t) {
 				seen = append(seen, t)
 				alts = append(alts, Term{Field: x.Field, Text: t})
 			}
@@ -85,7 +104,7 @@ func expandLangs(n Node, set langSet) Node {
 			for j, w := range x.Words {
 				terms[j] = queryTerm(l, w, foldedWord(w))
 			}
-			if !slices.ContainsFunc(alts, func(a Node) bool { return slices.Equal(a.(Phrase).Terms, terms) }) {
+			if !slices.ContainsFunc(alts, func(a Node) bool { return slices.Equal(a.(Phrase).Terms, terms) }) && all(terms, has) {
 				alts = append(alts, Phrase{Field: x.Field, Terms: terms})
 			}
 		}
@@ -97,12 +116,21 @@ func expandLangs(n Node, set langSet) Node {
 	return n
 }
 
-func expandAll(kids []Node, set langSet) []Node {
+func expandAll(kids []Node, set langSet, has func(string) bool) []Node {
 	out := make([]Node, len(kids))
 	for i, k := range kids {
-		out[i] = expandLangs(k, set)
+		out[i] = expandLangs(k, set, has)
 	}
 	return out
+}
+
+func all(terms []string, has func(string) bool) bool {
+	for _, t := range terms {
+		if !has(t) {
+			return false
+		}
+	}
+	return true
 }
 
 // foldedWord is a word as written folded as the analyzer folds it.

@@ -160,12 +160,20 @@ func TestExpandLangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := format(expandLangs(n, 1<<LangEnglish)); got != format(n) {
+	if got := format(expandLangs(n, 1<<LangEnglish, anyTerm)); got != format(n) {
 		t.Errorf("English only: %s, want %s", got, format(n))
 	}
-	got := format(expandLangs(n, 1<<LangEnglish|1<<LangGerman))
+	got := format(expandLangs(n, 1<<LangEnglish|1<<LangGerman, anyTerm))
 	want := `(AND (OR hauser haus) (OR "die rechnungen" "die rechnung") -report)`
 	if got != want {
 		t.Errorf("English and German: %s, want %s", got, want)
 	}
+	// A stem the index does not hold is not looked up.
+	got = format(expandLangs(n, 1<<LangEnglish|1<<LangGerman, func(t string) bool { return t != "haus" }))
+	want = `(AND hauser (OR "die rechnungen" "die rechnung") -report)`
+	if got != want {
+		t.Errorf("without haus: %s, want %s", got, want)
+	}
 }
+
+func anyTerm(string) bool { return true }

@@ -263,7 +263,7 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	parts := searchable(u)
-	query := expandLangs(req.Query, userLangs(parts))
+	query := expandLangs(req.Query, userLangs(parts), termIn(parts))
 	r := newRanker(parts)
 	pl := newPlanner(parts, &r, query)
 	if after != nil && after.stats {
