@@ -133,26 +133,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return searchError(err)
 	}
-	results := make([]SearchResult, 0, len(res.Hits))
-	recs := searchRecords{h: h, userID: userID, seen: map[string]searchRecord{}}
-	stale := 0
-	dropped := 0 // hits left out: not counted in total either
-	y := yielder{every: yieldResults, yield: h.yield}
-	for _, hit := range res.Hits {
-		y.step()
-		one, ok, gone := h.result(store, userID, hit, req, &recs)
-		if gone {
-			stale++
-		}
-		if !ok {
-			dropped++
-			continue
-		}
-		if collapse {
-			one.ThreadCount = h.threadCount(ctx, userID, one.RecordID, one.ThreadID)
-		}
-		results = append(results, one)
-	}
+	results, stale, dropped := h.results(ctx, store, userID, res.Hits, req, collapse)
 	if stale > 0 {
 		// The index found items the store no longer has: a removal it
 		// missed. The indexer's catch-up deletes them; a GET writes
@@ -185,6 +166,31 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.Write(w, r, http.StatusOK, opSearch, fields...)
 	return nil
+}
+
+// results are the page's hits as the answer shows them; stale counts
+// those the item store no longer has, dropped every one left out (not
+// counted in total either).
+func (h *Handlers) results(ctx context.Context, store *items.Store, userID string, hits []search.Hit, req search.Request, collapse bool) (results []SearchResult, stale, dropped int) {
+	results = make([]SearchResult, 0, len(hits))
+	recs := searchRecords{h: h, userID: userID, seen: map[string]searchRecord{}}
+	y := yielder{every: yieldResults, yield: h.yield}
+	for _, hit := range hits {
+		y.step()
+		one, ok, gone := h.result(store, userID, hit, req, &recs)
+		if gone {
+			stale++
+		}
+		if !ok {
+			dropped++
+			continue
+		}
+		if collapse {
+			one.ThreadCount = h.threadCount(ctx, userID, one.RecordID, one.ThreadID)
+		}
+		results = append(results, one)
+	}
+	return results, stale, dropped
 }
 
 // result is one hit as the answer shows it: ok is false for a hit left

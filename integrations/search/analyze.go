@@ -55,6 +55,13 @@ func Analyze(text string, emit func(Token)) {
 	a.run()
 }
 
+// analyzeLang is Analyze for a text in lang: the words of lang's alphabet
+// are stemmed by lang's stemmer (lang.go), the others as Analyze does.
+func analyzeLang(text string, lang Lang, emit func(Token)) {
+	a := analyzer{text: text, emit: emit, lang: lang}
+	a.run()
+}
+
 // run is one run of word runes in a compound.
 type run struct {
 	start, end int
@@ -82,6 +89,7 @@ type analyzer struct {
 	// for (snippets): a word starting otherwise is not stemmed, as Porter2
 	// keeps a word's first letter, so its stem could match none of them.
 	firsts *[256]bool
+	lang   Lang // the text's language; English stems as Analyze always has
 	pos    int
 	runs   [maxRuns]run
 	words  [maxRuns]word
@@ -346,7 +354,7 @@ func (a *analyzer) words1(runs []run, suffix int) {
 			if end-start <= MaxWordBytes {
 				a.buf = appendFold(a.buf[:0], a.text[start:end], foldWord)
 				w := a.str(start, end)
-				a.emitToken(a.stem(w), w, start, end)
+				a.emitToken(a.stemWord(w, start, end), w, start, end)
 			}
 		}
 		for ; k < m; k++ {
@@ -368,7 +376,7 @@ func (a *analyzer) word(w word) {
 	s := a.str(w.start, w.end)
 	term := s
 	if w.mode == foldWord && (a.firsts == nil || a.firsts[s[0]]) {
-		term = a.stem(s)
+		term = a.stemWord(s, w.start, w.end)
 	}
 	if a.emitToken(term, s, w.start, w.end) {
 		a.pos++
@@ -382,6 +390,20 @@ func (a *analyzer) str(start, end int) string {
 		return s
 	}
 	return string(a.buf)
+}
+
+// stemWord returns the term of the folded word w, text[start:end] as
+// written: its stem in the text's language when that language stems it,
+// else its English stem.
+func (a *analyzer) stemWord(w string, start, end int) string {
+	if a.lang != LangEnglish && stemsIn(a.lang, a.text[start:end]) {
+		t := langStem(a.lang, a.text[start:end], a.sbuf)
+		if len(t) <= len(w) && w[:len(t)] == t {
+			return w[:len(t)]
+		}
+		return t
+	}
+	return a.stem(w)
 }
 
 // stem returns the stem of an English-looking folded word, w otherwise.

@@ -54,18 +54,25 @@ func analyzeDoc(d Doc) *analyzed {
 	field := func(f Field) func(Token) {
 		return func(t Token) { emit(f, uint32(t.Pos), t) }
 	}
-	Analyze(d.Title, field(FieldTitle))
-	Analyze(d.From, field(FieldFrom))
+	lang := detectDoc(&d)
+	analyzeLang(d.Title, lang, field(FieldTitle))
+	analyzeLang(d.From, lang, field(FieldFrom))
 	next := uint32(0)
 	for _, to := range d.To {
 		base := next
-		Analyze(to, func(t Token) {
+		analyzeLang(to, lang, func(t Token) {
 			p := base + uint32(t.Pos)
 			emit(FieldTo, p, t)
 			next = p + 2
 		})
 	}
-	Analyze(d.Text, field(FieldText))
+	analyzeLang(d.Text, lang, field(FieldText))
+	if lang != LangEnglish {
+		// The language's marker (lang.go): a word, without positions.
+		var tf [numFields]uint32
+		tf[FieldText] = 1
+		a.terms = append(a.terms, docTerm{term: langMarker(lang), tf: tf})
+	}
 	a.placePositions(occs) // before the marks, which have no positions
 	// Links, the words of names and the attachment mark are terms of the
 	// title without a position or a length: no typed word reaches them

@@ -44,7 +44,7 @@ func TestParseFuzzy(t *testing.T) {
 		{"meetings~", Term{Field: FieldAny, Text: "meetings", Fuzzy: 2}},   // the word's letters, not its stem's
 		{"subject:bugdet~", Term{Field: FieldTitle, Text: "bugdet", Fuzzy: 1}},
 		{"-bugdet~", And{Children: []Node{Not{Child: Term{Field: FieldAny, Text: "bugdet", Fuzzy: 1}}}}},
-		{"e-mail~", Or{Children: []Node{Term{Field: FieldAny, Text: "email"}, Phrase{Field: FieldAny, Terms: []string{"e", "mail"}}}}},
+		{"e-mail~", Or{Children: []Node{Term{Field: FieldAny, Text: "email"}, Phrase{Field: FieldAny, Terms: []string{"e", "mail"}, Words: []string{"e", "mail"}}}}},
 	}
 	for _, tc := range tests {
 		got, err := Parse(tc.q)

@@ -48,7 +48,7 @@ func qword(w string) string {
 	return out
 }
 
-func qterm(w string) Term { return Term{Field: FieldAny, Text: qword(w)} }
+func qterm(w string) Term { return Term{Field: FieldAny, Text: qword(w), Word: w} }
 
 func qfield(f Field, w string) Term { return Term{Field: f, Text: qword(w)} }
 

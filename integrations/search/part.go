@@ -15,6 +15,9 @@ type part struct {
 	del  []uint64 // bitmap of deleted document numbers
 	ndel int
 	bad  atomic.Bool // a block did not open: skipped, then dropped
+	// langsSeen caches a segment's languages (lang_query.go); 0 until
+	// looked up.
+	langsSeen atomic.Uint32
 }
 
 func (p *part) cols() *columns {

@@ -361,17 +361,20 @@ func (p *parser) words(f Field, text string, at int, word bool) (Node, error) {
 		if k == 0 {
 			return pre, nil
 		}
-		rest := termsNode(f, toks[:k])
+		rest := termsNode(f, toks[:k], text)
 		return And{Children: appendFlat[And]([]Node{rest}, pre)}, nil
 	}
-	return termsNode(f, toks), nil
+	return termsNode(f, toks, text), nil
 }
 
 // termsNode makes a Term or a Phrase of analyzed tokens. Of the tokens at
 // one position the last is the part a phrase needs; a first token that
 // spans them all is a whole: an address is the Term itself, a joined
 // word ("email" of "e-mail") an alternative to the phrase.
-func termsNode(f Field, toks []Token) Node {
+//
+// Each term keeps its word as written in text (Term.Word, Phrase.Words),
+// so a search can look it up under its stems in other languages.
+func termsNode(f Field, toks []Token, text string) Node {
 	if len(toks) == 0 {
 		return nil
 	}
@@ -383,12 +386,13 @@ func termsNode(f Field, toks []Token) Node {
 			return Term{Field: f, Text: whole.Term}
 		}
 	}
-	var terms []string
+	var terms, written []string
 	for k, t := range toks {
 		if k+1 < len(toks) && toks[k+1].Pos == t.Pos {
 			continue
 		}
 		terms = append(terms, t.Term)
+		written = append(written, text[t.Start:t.End])
 	}
 	if len(terms) == 1 {
 		w := toks[len(toks)-1].Word
@@ -396,9 +400,9 @@ func termsNode(f Field, toks []Token) Node {
 			// A lone CJK character is indexed inside bigrams.
 			return Term{Field: f, Text: w, Prefix: true}
 		}
-		return Term{Field: f, Text: terms[0]}
+		return Term{Field: f, Text: terms[0], Word: written[0]}
 	}
-	phrase := Phrase{Field: f, Terms: terms}
+	phrase := Phrase{Field: f, Terms: terms, Words: written}
 	if whole != nil {
 		return Or{Children: []Node{Term{Field: f, Text: whole.Term}, phrase}}
 	}

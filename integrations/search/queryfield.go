@@ -77,6 +77,13 @@ func (p *parser) field() (n Node, ok bool, err error) {
 	if p.terms++; p.terms > MaxTerms {
 		return nil, true, errAt(start, "too many terms (at most %d)", MaxTerms)
 	}
+	return valueField(name, v, start)
+}
+
+// valueField is the node of name:v for the fields that take a value
+// rather than words: filename:, has:, kind:, integration:, after: and
+// before:.
+func valueField(name, v string, start int) (Node, bool, error) {
 	switch name {
 	case "filename":
 		return fileNameNode(start, v)

@@ -263,13 +263,14 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	parts := searchable(u)
+	query := expandLangs(req.Query, userLangs(parts), termIn(parts))
 	r := newRanker(parts)
-	pl := newPlanner(parts, &r, req.Query)
+	pl := newPlanner(parts, &r, query)
 	if after != nil && after.stats {
 		r.n, r.invAvg = after.n, after.inv
 		pl.frozen = after.dfs
 	}
-	root, err := pl.build(req.Query, 0)
+	root, err := pl.build(query, 0)
 	if err != nil {
 		return Result{}, false, err
 	}

@@ -53,17 +53,24 @@ type Not struct{ Child Node }
 // Prefix, every term or word starting with Text matches; with Fuzzy above
 // zero, every term or word within Fuzzy edits of Text (a word as typed,
 // unstemmed) that starts with its first letter.
+//
+// Word, when set, is the word as written in the query: a search also
+// looks it up under its stem in each language of the user's items
+// (lang.go). Without it, Text alone is looked up.
 type Term struct {
 	Field  Field
 	Text   string
 	Prefix bool
 	Fuzzy  int
+	Word   string
 }
 
-// Phrase matches the terms at consecutive positions of one field.
+// Phrase matches the terms at consecutive positions of one field. Words,
+// when set, are the words as written, one per term, as Term's Word.
 type Phrase struct {
 	Field Field
 	Terms []string
+	Words []string
 }
 
 // Kind matches items of one kind: email, message, file, entry.
