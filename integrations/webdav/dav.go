@@ -86,14 +86,14 @@ type dav struct {
 	client *http.Client
 	lim    ListLimits
 	now    func() time.Time
-	// requests counts the requests made, by method, for the benchmark.
-	requests map[string]int
+	// observe is Config.Observe, never nil.
+	observe func(method string, status int)
 }
 
 // newDAV builds the requests' client from client (the service's client
 // for user-chosen targets, which keeps them off private networks) with
 // the TLS configuration the certificate field asks for.
-func newDAV(a Account, client *http.Client, lim ListLimits, now func() time.Time) (*dav, error) {
+func newDAV(a Account, client *http.Client, cfg Config, now func() time.Time) (*dav, error) {
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}
 	}
@@ -122,8 +122,12 @@ func newDAV(a Account, client *http.Client, lim ListLimits, now func() time.Time
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path, base.RawPath = base.Path+"/", ""
 	}
-	return &dav{typed: a.URL, base: &base, user: a.Username, pass: a.Password, client: &c, lim: lim.withDefaults(), now: now,
-		requests: map[string]int{}}, nil
+	observe := cfg.Observe
+	if observe == nil {
+		observe = func(string, int) {}
+	}
+	return &dav{typed: a.URL, base: &base, user: a.Username, pass: a.Password, client: &c, lim: cfg.List.withDefaults(), now: now,
+		observe: observe}, nil
 }
 
 // close lets the idle connections go.
@@ -150,11 +154,11 @@ func (d *dav) do(ctx context.Context, method string, u *url.URL, depth string, b
 			req.Header.Set("Depth", depth)
 			req.Header.Set("Content-Type", `application/xml; charset="utf-8"`)
 		}
-		d.requests[method]++
 		resp, err := d.client.Do(req)
 		if err != nil {
 			return nil, err
 		}
+		d.observe(method, resp.StatusCode)
 		switch resp.StatusCode {
 		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 			loc, err := resp.Location()

@@ -108,7 +108,7 @@ func newConnected(env integrations.Env, cfg Config) (integrations.Integration, e
 	if err != nil {
 		return nil, fmt.Errorf("webdav: stored credentials: %w", err)
 	}
-	d, err := newDAV(a, env.Client, cfg.List, env.Now)
+	d, err := newDAV(a, env.Client, cfg, env.Now)
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,9 @@ type Config struct {
 	Extract extract.Limits
 	// List bounds a listing (DefaultListLimits).
 	List ListLimits
+	// Observe, when set, is told of every answer the server gives (its
+	// request's method and the status): tests count what a sync asks.
+	Observe func(method string, status int)
 }
 
 func (c Config) withDefaults() Config {
@@ -176,7 +179,7 @@ func Definition(cfg Config) integrations.Definition {
 			if err != nil {
 				return integrations.Credentials{}, err
 			}
-			d, err := newDAV(a, client, cfg.List, nil)
+			d, err := newDAV(a, client, cfg, nil)
 			if err != nil {
 				return integrations.Credentials{}, err
 			}
