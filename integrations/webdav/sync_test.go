@@ -307,3 +307,28 @@ func TestListLimits(t *testing.T) {
 		t.Errorf("%d items, want 6", n)
 	}
 }
+
+// TestFolderGone: the connected folder gone from the server (404) says
+// so on the record, keeps the items, and the next sync finds it again.
+func TestFolderGone(t *testing.T) {
+	r := newRig(t, webdav.Config{})
+	r.dav.put("a.txt", "alpha")
+	r.sync()
+	r.dav.hook = func(w http.ResponseWriter, req *http.Request) bool {
+		http.NotFound(w, req)
+		return true
+	}
+	r.sync()
+	rec := r.fx.Record(r.rec)
+	if want := "The WebDAV server has no folder at the connected address any more (it answered 404). The next sync tries again."; rec.LastError != want {
+		t.Errorf("lastError %q, want %q", rec.LastError, want)
+	}
+	if n := len(r.byPath()); n != 1 {
+		t.Errorf("%d items kept, want 1", n)
+	}
+	r.dav.hook = nil
+	r.sync()
+	if rec := r.fx.Record(r.rec); rec.LastError != "" || rec.Status != records.StatusConnected {
+		t.Errorf("back: status %q, error %q", rec.Status, rec.LastError)
+	}
+}

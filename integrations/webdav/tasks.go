@@ -193,7 +193,12 @@ func (c *connected) list(ctx context.Context) (listing, error) {
 		room := c.d.lim.MaxEntries - l.entries + 1 // and the collection's own entry
 		es, err := c.d.propfind(ctx, rel, "1", room+1)
 		var ae *integrations.APIError
-		if rel != "" && errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusGone) {
+		if errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusGone) {
+			if rel == "" {
+				// Said on the record: a 404 alone would drop the task
+				// in silence.
+				return l, &hostileError{"has no folder at the connected address any more (it answered " + strconv.Itoa(ae.Status) + ")"}
+			}
 			continue // removed since its parent was listed
 		}
 		if err != nil {
