@@ -332,3 +332,38 @@ func TestFolderGone(t *testing.T) {
 		t.Errorf("back: status %q, error %q", rec.Status, rec.LastError)
 	}
 }
+
+// TestDownloadRetryAfter: a 429 with Retry-After on a download waits
+// that long, then downloads; the listing is not asked again meanwhile.
+func TestDownloadRetryAfter(t *testing.T) {
+	r := newRig(t, webdav.Config{})
+	r.dav.put("a.txt", "alpha")
+	r.dav.hook = func(w http.ResponseWriter, req *http.Request) bool {
+		if req.Method != http.MethodGet {
+			return false
+		}
+		w.Header().Set("Retry-After", "300")
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+		return true
+	}
+	r.sync()
+	rec := r.fx.Record(r.rec)
+	if want := "WebDAV folder asked the sync to slow down (too many requests). The sync will try again by itself."; rec.LastError != want {
+		t.Errorf("lastError %q, want %q", rec.LastError, want)
+	}
+	r.dav.counts()
+	r.fx.Clock.Advance(299 * time.Second)
+	r.fx.Run()
+	if got := r.dav.counts(); len(got) != 0 {
+		t.Errorf("asked again before Retry-After: %v", got)
+	}
+	r.dav.hook = nil
+	r.fx.Clock.Advance(2 * time.Second)
+	r.fx.Run()
+	if got := r.dav.counts(); !maps.Equal(got, map[string]int{"GET": 1}) {
+		t.Errorf("after Retry-After: %v, want one GET", got)
+	}
+	if it := r.byPath()["a.txt"]; !strings.Contains(it.Text, "alpha") {
+		t.Errorf("a.txt: got %+v", it)
+	}
+}
