@@ -26,6 +26,7 @@ import (
 	"searchsvc/integrations/search"
 	"searchsvc/integrations/slack"
 	"searchsvc/integrations/syncer"
+	"searchsvc/integrations/webdav"
 	"searchsvc/oauth"
 	"searchsvc/sessions"
 	"searchsvc/storage"
@@ -63,6 +64,7 @@ func registry(dial func(ctx context.Context, network, address string) (net.Conn,
 		imap.Dialer{DialContext: dial}.Definition(),
 		feed.Definition(),
 		folder.Definition(folder.Config{Roots: folderRoots}),
+		webdav.Definition(webdav.Config{}),
 	)
 }
 
