@@ -93,6 +93,14 @@ func TestDovecotSearch(t *testing.T) {
 		t.Errorf("the conversation: %q", titles)
 	}
 
+	// in: finds the answer in the Sent folder, the question in the INBOX.
+	if got, _ := searchIDs(t, c, "q=in:sent"); len(got) != 1 || got[0] == keys {
+		t.Errorf("in:sent: %v, want the answer alone", got)
+	}
+	if got, _ := searchIDs(t, c, "q="+url.QueryEscape("in:inbox boat")); len(got) != 1 || got[0] != keys {
+		t.Errorf("in:inbox boat: %v, want the question %s", got, keys)
+	}
+
 	// The attachment: listed on its mail, its text and its name found.
 	status, body, _ = c.do("GET", "/v1/items/"+timetable, nil)
 	atts, _ := body["result"].(map[string]any)["attachments"].([]any)

@@ -203,6 +203,11 @@ type Item struct {
 	// to the others of its conversation, whatever order they arrive in
 	// (mail.Message.Refs).
 	Refs []string `json:"refs,omitempty"`
+	// Folder is the mailbox an email lies in (an IMAP folder's name), and
+	// FolderUse its special use (inbox, sent, drafts, archive, junk,
+	// trash), for in: (docs/search.md); a file's folders come from Path.
+	Folder    string `json:"folder,omitempty"`
+	FolderUse string `json:"folderUse,omitempty"`
 	// Attachments are an email's files (their text is in Text).
 	Attachments []Attachment `json:"attachments,omitempty"`
 }

@@ -24,6 +24,38 @@ func (m Mailbox) Has(attr string) bool {
 	return slices.ContainsFunc(m.Attrs, func(a string) bool { return strings.EqualFold(a, attr) })
 }
 
+// Use is the special use of m that in: names (docs/search.md): inbox,
+// sent, drafts, archive, junk or trash, from its special-use attribute,
+// else from its name as servers without those attributes spell it; ""
+// for any other mailbox.
+func (m Mailbox) Use() string {
+	if m.Name == "INBOX" {
+		return "inbox"
+	}
+	for attr, use := range map[string]string{`\Sent`: "sent", `\Drafts`: "drafts", `\Archive`: "archive", `\Junk`: "junk", `\Trash`: "trash"} {
+		if m.Has(attr) {
+			return use
+		}
+	}
+	last := strings.ToLower(m.Name)
+	if m.Delim != "" {
+		if i := strings.LastIndex(last, strings.ToLower(m.Delim)); i >= 0 {
+			last = last[i+len(m.Delim):]
+		}
+	}
+	return usesByName[last]
+}
+
+// usesByName are the names servers without special-use attributes give
+// the special mailboxes (the last level of the name, lower case).
+var usesByName = map[string]string{
+	"sent": "sent", "sent items": "sent", "sent messages": "sent", "sent mail": "sent",
+	"drafts": "drafts", "draft": "drafts",
+	"archive": "archive", "archives": "archive",
+	"junk": "junk", "spam": "junk", "junk e-mail": "junk", "junk email": "junk",
+	"trash": "trash", "deleted items": "trash", "deleted messages": "trash", "bin": "trash",
+}
+
 // skippedUses are the special-use attributes of mailboxes that are not
 // synced: junk and deleted mail, and the virtual mailboxes that hold
 // copies of mail kept in other mailboxes (Gmail's "All Mail", "Starred"

@@ -25,6 +25,7 @@ const (
 // Task payload keys.
 const (
 	payloadFolder      = "folder"
+	payloadUse         = "use" // the folder's Mailbox.Use
 	payloadUIDValidity = "uidValidity"
 	payloadUIDs        = "uids"
 	payloadHeadersOnly = "headersOnly"
@@ -70,7 +71,7 @@ func (m *mailbox) RunTask(ctx context.Context, task integrations.Task) (integrat
 	case integrations.TaskStart:
 		res, err = m.start(ctx)
 	case TaskSyncFolder:
-		res, err = m.syncFolder(ctx, task.Payload[payloadFolder])
+		res, err = m.syncFolder(ctx, task.Payload[payloadFolder], task.Payload[payloadUse])
 	case TaskFetchMessages:
 		res, err = m.fetchMessages(ctx, task.Payload)
 	case TaskFolderDone:
@@ -135,13 +136,17 @@ func (m *mailbox) start(ctx context.Context) (integrations.TaskResult, error) {
 		forget(name)
 	}
 	for _, f := range folders {
-		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskSyncFolder, Payload: map[string]string{payloadFolder: f.Name}})
+		p := map[string]string{payloadFolder: f.Name}
+		if use := f.Use(); use != "" {
+			p[payloadUse] = use
+		}
+		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskSyncFolder, Payload: p})
 	}
 	return res, nil
 }
 
 // syncFolder plans one folder.
-func (m *mailbox) syncFolder(ctx context.Context, folder string) (integrations.TaskResult, error) {
+func (m *mailbox) syncFolder(ctx context.Context, folder, use string) (integrations.TaskResult, error) {
 	var res integrations.TaskResult
 	if folder == "" || len(folder) > maxIDLen {
 		return res, fmt.Errorf("imap syncFolder: %w", ErrInvalidPayload)
@@ -190,6 +195,9 @@ func (m *mailbox) syncFolder(ctx context.Context, folder string) (integrations.T
 		if b.HeadersOnly {
 			p[payloadHeadersOnly] = "true"
 		}
+		if use != "" {
+			p[payloadUse] = use
+		}
 		// Items makes the record's view count the batch's messages as
 		// items left to download while the task is queued.
 		res.Tasks = append(res.Tasks, integrations.Task{Type: TaskFetchMessages, Payload: p, Items: b.UIDs.Len()})
@@ -231,6 +239,9 @@ func (m *mailbox) fetchMessages(ctx context.Context, p map[string]string) (integ
 	res.Output, err = c.DownloadBatch(ctx, folder, validity, Batch{UIDs: uids, HeadersOnly: p[payloadHeadersOnly] == "true"})
 	if err != nil {
 		return integrations.TaskResult{}, fmt.Errorf("imap: fetch: %w", err)
+	}
+	for i := range res.Output {
+		res.Output[i].Folder, res.Output[i].FolderUse = FolderName(folder), p[payloadUse]
 	}
 	return res, nil
 }

@@ -22,3 +22,23 @@ func TestMessageItemThread(t *testing.T) {
 		t.Errorf("a mail without ids: thread %q refs %q", it.Thread, it.Refs)
 	}
 }
+
+// TestMailboxUse: a mailbox's special use comes from its attribute, else
+// from the name servers without them give it; INBOX is the inbox.
+func TestMailboxUse(t *testing.T) {
+	for _, tc := range []struct {
+		m    Mailbox
+		want string
+	}{
+		{Mailbox{Name: "INBOX"}, "inbox"},
+		{Mailbox{Name: "Gesendet", Attrs: []string{`\HasNoChildren`, `\Sent`}}, "sent"},
+		{Mailbox{Name: "Sent Items"}, "sent"},
+		{Mailbox{Name: "INBOX.Drafts", Delim: "."}, "drafts"},
+		{Mailbox{Name: "Projects/Spam", Delim: "/"}, "junk"},
+		{Mailbox{Name: "Projects"}, ""},
+	} {
+		if got := tc.m.Use(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.m, got, tc.want)
+		}
+	}
+}

@@ -74,3 +74,12 @@ func printableASCII(s string) bool {
 	}
 	return true
 }
+
+// FolderName is a mailbox name as a person reads it: modified UTF-7
+// decoded, or as sent when it does not decode.
+func FolderName(name string) string {
+	if d, ok := decodeUTF7(name); ok {
+		return d
+	}
+	return name
+}

@@ -199,6 +199,6 @@ func (x *Indexer) load(userID, id string) (search.Doc, bool) {
 	return x.doc(Item{
 		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration,
 		Title: m.Title, From: m.From, To: m.To, Date: it.Date, Text: text,
-		Thread: m.Thread, Refs: m.Refs, Attachments: AttachmentNames(&m),
+		Thread: m.Thread, Refs: m.Refs, Attachments: AttachmentNames(&m), Folders: FolderTerms(&m),
 	}), true
 }

@@ -37,6 +37,7 @@ type Item struct {
 	Thread      string   // items.Meta.Thread
 	Refs        []string // items.Meta.Refs
 	Attachments []string // the names of items.Meta.Attachments
+	Folders     []string // FolderTerms of the item's metadata
 }
 
 // Items is the item store as a catch-up reads it; *items.Store has it.

@@ -2,6 +2,7 @@ package index
 
 import (
 	"slices"
+	"strings"
 
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/search"
@@ -98,11 +99,38 @@ func (x *Indexer) doc(it Item) search.Doc {
 		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: x.kinds[it.Integration],
 		Title: it.Title, From: it.From, To: it.To, Text: it.Text, Date: it.Date,
 		Thread: it.Thread, Refs: it.Refs, Names: it.Attachments, Attached: len(it.Attachments) > 0,
+		Folders: it.Folders,
 	}
 	if d.Kind == "file" && d.Title != "" {
 		d.Names = []string{d.Title} // filename: finds a file by its own name
 	}
 	return d
+}
+
+// FolderTerms returns what in: finds an item by (docs/search.md): an
+// email's mailbox by its name and its special use, a file's folders (of
+// its path inside what its record connects) by each folder's name and by
+// each leading part of the path ("a", "b" and "a/b" for "a/b/c.txt"),
+// all in lower case; search.FolderValue marks a use.
+func FolderTerms(m *items.Meta) []string {
+	var out []string
+	add := func(v string) {
+		if v != "" && len(out) < 64 && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	if m.Folder != "" {
+		add(strings.ToLower(m.Folder))
+		add(search.UseValue(m.FolderUse))
+	}
+	if i := strings.LastIndexByte(m.Path, '/'); i > 0 {
+		dirs := strings.Split(strings.ToLower(strings.Trim(m.Path[:i], "/")), "/")
+		for j, d := range dirs {
+			add(d)
+			add(strings.Join(dirs[:j+1], "/"))
+		}
+	}
+	return out
 }
 
 // AttachmentNames returns the names of an item's attachments, as Item

@@ -69,6 +69,10 @@ type Meta struct {
 	// and the ids that link it there (GET /v1/items/{id}/thread).
 	Thread string   `json:"th,omitempty"`
 	Refs   []string `json:"rf,omitempty"`
+	// Folder and FolderUse are integrations.Item's: the mailbox an
+	// email lies in, for in:.
+	Folder    string `json:"fo,omitempty"`
+	FolderUse string `json:"fu,omitempty"`
 	// Attachments are an email's files, listed (their text is in the
 	// content).
 	Attachments []integrations.Attachment `json:"at,omitempty"`
@@ -276,6 +280,7 @@ func (s *Store) NewItem(owner Owner, out *integrations.Item, now time.Time) (Ite
 			m.Refs = append(m.Refs, r)
 		}
 	}
+	m.Folder, m.FolderUse = textguard.Truncate(out.Folder, maxTitle), textguard.Truncate(out.FolderUse, 16)
 	for _, a := range out.Attachments {
 		if len(m.Attachments) == maxAttachments {
 			break

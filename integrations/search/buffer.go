@@ -93,6 +93,9 @@ func analyzeDoc(d Doc) *analyzed {
 	if d.Attached {
 		mark(attachedTerm)
 	}
+	for _, f := range d.Folders {
+		mark(folderMark + f)
+	}
 	return a
 }
 

@@ -223,7 +223,7 @@ func (pl *planner) checkedTerm(t Term) (*plan, error) {
 // frequencies summed, at most every document): each word it matched in a
 // document adds to the score with that one weight.
 func (pl *planner) term(t Term) (*plan, error) {
-	p := &plan{op: opTerm, field: t.Field, refs: make([][]weighted, len(pl.parts)), exact: !t.Prefix && t.Fuzzy == 0}
+	p := &plan{op: opTerm, field: t.Field, refs: make([][]weighted, len(pl.parts)), exact: !t.Prefix && t.Fuzzy == 0 && !marked(t.Text)}
 	var ed editor
 	for i, part := range pl.parts {
 		if part.bad.Load() {
@@ -319,3 +319,8 @@ func (pl *planner) phrase(ph Phrase) (*plan, error) {
 	p.words = ph.Terms
 	return p, nil
 }
+
+// marked reports whether a term is one of the index's marked terms
+// (postings.go: links, names, folders, the attachment and language
+// marks), which have no positions: proximity must not read any.
+func marked(term string) bool { return term != "" && term[0] < 0x20 }

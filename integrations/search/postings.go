@@ -41,6 +41,20 @@ func RefTerm(ref string) string { return refMark + ref }
 // no typed word reaches one.
 const nameMark = "\x03"
 
+// folderMark starts the dictionary key of a folder an item lies in
+// (Doc.Folders), which in: searches.
+const folderMark = "\x05"
+
+// UseValue is the Doc.Folders value of a mailbox's special use (inbox,
+// sent, drafts, archive, junk, trash): marked, so that a folder named
+// "sent" by the person and the server's sent mail stay apart.
+func UseValue(use string) string {
+	if use == "" {
+		return ""
+	}
+	return "\x00" + use
+}
+
 // attachedTerm is the term of every document with an attachment
 // (Doc.Attached), which has:attachment searches.
 const attachedTerm = "\x04attachment"

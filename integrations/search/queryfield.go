@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,7 +38,7 @@ func (p *parser) field() (n Node, ok bool, err error) {
 	f, text := textField(name)
 	known := text
 	switch name {
-	case "kind", "integration", "after", "before", "filename", "has":
+	case "kind", "integration", "after", "before", "filename", "has", "in":
 		known = true
 	}
 	if p.endsChunk(j+1) && p.quoteAt(j+1) == 0 {
@@ -87,6 +88,8 @@ func valueField(name, v string, start int) (Node, bool, error) {
 	switch name {
 	case "filename":
 		return fileNameNode(start, v)
+	case "in":
+		return inNode(start, v)
 	case "has":
 		if strings.ToLower(v) != "attachment" {
 			return nil, true, errAt(start, "unknown value %q in has: (attachment)", v)
@@ -113,6 +116,26 @@ func valueField(name, v string, start int) (Node, bool, error) {
 		}
 		return DateRange{Before: t}, true, nil
 	}
+}
+
+// specialUses are the names in: takes for a mailbox's special use,
+// whatever the server calls it.
+var specialUses = []string{"inbox", "sent", "drafts", "archive", "junk", "trash"}
+
+// inNode is in:v: the items in the mailbox or folder named v, a path
+// inside a connected folder ("projects/2026"), or, for a special use's
+// name, the mailbox of that use too (docs/search.md, "The query
+// language").
+func inNode(start int, v string) (Node, bool, error) {
+	v = strings.ToLower(strings.Trim(strings.TrimSpace(v), "/"))
+	if v == "" || len(v) > maxTerm-2 {
+		return nil, true, errAt(start, "in: needs a folder's name")
+	}
+	n := Term{Field: FieldTitle, Text: folderMark + v}
+	if slices.Contains(specialUses, v) {
+		return Or{Children: []Node{n, Term{Field: FieldTitle, Text: folderMark + UseValue(v)}}}, true, nil
+	}
+	return n, true, nil
 }
 
 // fileNameNode is filename:v: the items whose file or one of whose

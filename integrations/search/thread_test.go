@@ -120,3 +120,45 @@ func TestFileNameAndAttachment(t *testing.T) {
 		}
 	}
 }
+
+// TestInFolder: in: finds the items of a mailbox by its name or its
+// special use, and of a folder by its name or its path; a folder the
+// person named like a use is not the server's mailbox of that use.
+func TestInFolder(t *testing.T) {
+	ix := openTest(t, t.TempDir())
+	docs := handDocs()
+	docs[0].Folders = []string{"inbox", UseValue("inbox")}
+	docs[1].Folders = []string{"sent items", UseValue("sent")}
+	docs[2].Folders = []string{"sent"} // a folder someone called sent
+	docs[3].Folders = []string{"projects", "projects", "2026", "projects/2026"}
+	if err := ix.Add(userA, docs...); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string][]string{
+		`in:inbox`:          {"d1"},
+		`in:INBOX`:          {"d1"},
+		`in:sent`:           {"d2", "d3"},
+		`in:"Sent Items"`:   {"d2"},
+		`in:projects`:       {"d4"},
+		`in:projects/2026`:  {"d4"},
+		`in:2026`:           {"d4"},
+		`in:drafts`:         nil,
+		`-in:inbox in:sent`: {"d2", "d3"},
+	} {
+		n, err := Parse(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var got []string
+		for _, h := range search(t, ix, userA, Request{Query: n, Limit: 10}).Hits {
+			got = append(got, h.ID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", q, got, want)
+		}
+	}
+	if _, err := Parse(`in:""`); err == nil || err.Error() != `in: needs a folder's name at 0` {
+		t.Errorf(`in:"": %v`, err)
+	}
+}

@@ -113,4 +113,7 @@ type Doc struct {
 	// attachments (has:attachment).
 	Names    []string
 	Attached bool
+	// Folders are what in: finds the item by: its mailbox's or its
+	// folders' names, lower case, and UseValue of a special use.
+	Folders []string
 }

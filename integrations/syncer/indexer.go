@@ -53,7 +53,7 @@ func (r *run) tellIndex(gone []items.ItemRecord) {
 			out = append(out, IndexedItem{
 				ID: it.ID, RecordID: it.RecordID, Integration: it.Integration,
 				Title: m.Title, From: m.From, To: m.To, Date: it.Date, Text: r.b.texts[i],
-				Thread: m.Thread, Refs: m.Refs, Attachments: index.AttachmentNames(&m),
+				Thread: m.Thread, Refs: m.Refs, Attachments: index.AttachmentNames(&m), Folders: index.FolderTerms(&m),
 			})
 		}
 		ix.Index(r.rec.UserID, out)

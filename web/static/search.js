@@ -14,6 +14,7 @@ const queryHelp = [
   ['subject:budget', 'in the title or file name'],
   ['kind:email  integration:slack', 'email, message, file or entry; by service'],
   ['filename:report  has:attachment', "an attachment's or a file's name; mail with attachments"],
+  ['in:inbox  in:projects', 'a mailbox (inbox, sent, drafts…) or a folder'],
   ['after:2026-01-31  before:2026-03-01', 'by date'],
 ];
 
