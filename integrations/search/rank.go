@@ -57,7 +57,7 @@ func newRanker(parts []*part) ranker {
 // score is the BM25F score of a term with weight w (its idf) in a
 // document with these field frequencies and lengths; only field f counts
 // unless f is FieldAny.
-func (r *ranker) score(w float64, tf *[numFields]uint32, lens *[numFields]uint32, f Field) float64 {
+func (r *ranker) score(w float64, tf *[numFields]uint32, lens *fieldLens, f Field) float64 {
 	var t float64
 	for g := range numFields {
 		if tf[g] == 0 || f != FieldAny && Field(g) != f {
