@@ -49,9 +49,9 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 		from, to := itemKey(recordID, rk.From), itemKey(recordID, rk.To)
 		fromKey, _ := parseKey(from)
 		toKey, _ := parseKey(to)
-		found, err := s.read(func(d *dense) []uint32 {
-			sl, ok := d.keys.find(fromKey, d.keyAt)
-			if _, dup := d.keys.find(toKey, d.keyAt); !ok || dup || !d.ents.at(sl).live() {
+		found, err := s.readLoad(func(d *dense, load func(uint32) ([]byte, error)) []uint32 {
+			sl, ok := d.findKey(fromKey, load)
+			if _, dup := d.findKey(toKey, load); !ok || dup || !d.ents.at(sl).live() {
 				return nil
 			}
 			return []uint32{sl}
