@@ -17,7 +17,7 @@ import (
 
 // The items are a storage.ColdTable: memory keeps, per item, only what
 // finding an item and ordering a page need, in fixed-size form (an entry
-// of 48 bytes, in chunks of 4,096, plus about 14 bytes of hash tables and
+// of 48 bytes, in chunks of 4,096, plus about 13 bytes of hash tables and
 // page order); the rest (the sealed Meta, the key, the size, the creation
 // time) stays in the log, read back with one checked pread when an item
 // is shown. A mailbox of 100,000 mails costs a few megabytes, not a
@@ -706,37 +706,68 @@ func (d *dense) owner(key string, load func(string, storage.ColdRef) ([]byte, er
 func (d *dense) len() int { return d.n }
 
 // hashSlot maps a hash (of an id, of a key's fingerprint) to the slots
-// of dense.ents that have it: open addressing with linear probing, 4
-// bytes a cell (slot+1; 0 empty), kept at most 7/8 full and sized to
-// about 10/7 of its entries when it grows, so it costs about 6 bytes an
-// entry. It keeps no hash: its callers give each slot's (hashAt), and
-// say which of the slots with the hash asked for is the one (match).
+// of dense.ents that have it: open addressing with linear probing, a cell
+// holds slot+1 (0: empty), kept at most 7/8 full and sized to about 10/7
+// of its entries when it grows. A cell is 3 bytes while every slot fits
+// (16,777,215 entries), so the table costs about 4.3 bytes an entry, 4
+// bytes once one does not. It keeps no hash: its callers give each slot's
+// (hashAt), and say which of the slots with the hash asked for is the one
+// (match).
 type hashSlot struct {
-	cells []uint32
-	n     int
+	narrow []byte   // 3 bytes a cell, little-endian
+	wide   []uint32 // instead of narrow, once a slot needs more
+	size   int      // cells
+	n      int
+}
+
+// narrowMax is the largest cell a narrow table holds.
+const narrowMax = 1<<24 - 1
+
+func (h *hashSlot) cell(i int) uint32 {
+	if h.wide != nil {
+		return h.wide[i]
+	}
+	b := h.narrow[3*i : 3*i+3]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
+}
+
+func (h *hashSlot) setCell(i int, c uint32) {
+	if h.wide == nil && c > narrowMax {
+		wide := make([]uint32, h.size)
+		for j := range h.size {
+			wide[j] = h.cell(j)
+		}
+		h.wide, h.narrow = wide, nil
+	}
+	if h.wide != nil {
+		h.wide[i] = c
+		return
+	}
+	h.narrow[3*i], h.narrow[3*i+1], h.narrow[3*i+2] = byte(c), byte(c>>8), byte(c>>16)
 }
 
 func (h *hashSlot) home(x uint64) int {
-	hi, _ := bits.Mul64(x*0x9E3779B97F4A7C15, uint64(len(h.cells)))
+	hi, _ := bits.Mul64(x*0x9E3779B97F4A7C15, uint64(h.size))
 	return int(hi)
 }
 
 // reset empties h, sized for n entries.
 func (h *hashSlot) reset(n int) {
-	h.cells = make([]uint32, max(16, n*10/7+1))
+	h.size = max(16, n*10/7+1)
+	h.narrow, h.wide = make([]byte, 3*h.size), nil
 	h.n = 0
 }
 
 // find returns the first slot with hash x for which match reports true.
 func (h *hashSlot) find(x uint64, hashAt func(uint32) uint64, match func(uint32) bool) (uint32, bool) {
-	if len(h.cells) == 0 {
+	if h.size == 0 {
 		return 0, false
 	}
 	for i := h.home(x); ; i++ {
-		if i == len(h.cells) {
+		if i == h.size {
 			i = 0
 		}
-		c := h.cells[i]
+		c := h.cell(i)
 		if c == 0 {
 			return 0, false
 		}
@@ -748,11 +779,14 @@ func (h *hashSlot) find(x uint64, hashAt func(uint32) uint64, match func(uint32)
 
 // insert adds slot s, whose hash is x; s must not be in h.
 func (h *hashSlot) insert(x uint64, s uint32, hashAt func(uint32) uint64) {
-	if (h.n+1)*8 > len(h.cells)*7 {
-		old := h.cells
+	if (h.n+1)*8 > h.size*7 {
+		old := *h
 		h.reset(h.n + 1)
-		for _, c := range old {
-			if c != 0 {
+		if old.wide != nil {
+			h.wide, h.narrow = make([]uint32, h.size), nil
+		}
+		for i := range old.size {
+			if c := old.cell(i); c != 0 {
 				h.put(hashAt(c-1), c)
 			}
 		}
@@ -762,48 +796,49 @@ func (h *hashSlot) insert(x uint64, s uint32, hashAt func(uint32) uint64) {
 
 func (h *hashSlot) put(x uint64, c uint32) {
 	i := h.home(x)
-	for h.cells[i] != 0 {
-		if i++; i == len(h.cells) {
+	for h.cell(i) != 0 {
+		if i++; i == h.size {
 			i = 0
 		}
 	}
-	h.cells[i] = c
+	h.setCell(i, c)
 	h.n++
 }
 
 // remove takes out slot s, whose hash is x, moving back the cells after
 // it that it displaced.
 func (h *hashSlot) remove(x uint64, s uint32, hashAt func(uint32) uint64) {
-	if len(h.cells) == 0 {
+	if h.size == 0 {
 		return
 	}
 	i := h.home(x)
 	for {
-		c := h.cells[i]
+		c := h.cell(i)
 		if c == 0 {
 			return
 		}
 		if c == s+1 {
 			break
 		}
-		if i++; i == len(h.cells) {
+		if i++; i == h.size {
 			i = 0
 		}
 	}
-	h.cells[i] = 0
+	h.setCell(i, 0)
 	h.n--
 	for j := i; ; {
-		if j++; j == len(h.cells) {
+		if j++; j == h.size {
 			j = 0
 		}
-		c := h.cells[j]
+		c := h.cell(j)
 		if c == 0 {
 			return
 		}
 		home := h.home(hashAt(c - 1))
 		// c may move to i if its home is not in (i, j] cyclically.
 		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-			h.cells[i], h.cells[j] = c, 0
+			h.setCell(i, c)
+			h.setCell(j, 0)
 			i = j
 		}
 	}
