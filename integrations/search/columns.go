@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -27,7 +28,40 @@ type columns struct {
 	kinds   []string
 	integs  []string
 	records []string
-	byID    []uint32 // document numbers sorted by id (segments only)
+	byID    docOrder // document numbers sorted by id (segments only)
+}
+
+// docOrder is a list of document numbers: 3 bytes each while every one
+// fits (16,777,216 documents, far more than a segment holds), else 4.
+type docOrder struct {
+	narrow []byte
+	wide   []uint32
+}
+
+func newDocOrder(ds []uint32) docOrder {
+	if len(ds) > 1<<24 {
+		return docOrder{wide: ds}
+	}
+	b := make([]byte, 3*len(ds))
+	for i, d := range ds {
+		b[3*i], b[3*i+1], b[3*i+2] = byte(d), byte(d>>8), byte(d>>16)
+	}
+	return docOrder{narrow: b}
+}
+
+func (o *docOrder) len() int {
+	if o.wide != nil {
+		return len(o.wide)
+	}
+	return len(o.narrow) / 3
+}
+
+func (o *docOrder) at(i int) uint32 {
+	if o.wide != nil {
+		return o.wide[i]
+	}
+	b := o.narrow[3*i : 3*i+3]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
 }
 
 // codes is a column of indexes into a small table (kinds,
@@ -145,25 +179,26 @@ func (c *columns) find(id string, dead func(uint32) bool) (uint32, bool) {
 		}
 		cmpAt = func(d uint32, _ string) int { return bytes.Compare(c.uuidAt(d), u[:]) }
 	}
-	i, _ := slices.BinarySearchFunc(c.byID, id, cmpAt)
-	for ; i < len(c.byID) && cmpAt(c.byID[i], id) == 0; i++ {
-		if !dead(c.byID[i]) {
-			return c.byID[i], true
+	i := sort.Search(c.byID.len(), func(i int) bool { return cmpAt(c.byID.at(i), id) >= 0 })
+	for ; i < c.byID.len() && cmpAt(c.byID.at(i), id) == 0; i++ {
+		if d := c.byID.at(i); !dead(d) {
+			return d, true
 		}
 	}
 	return 0, false
 }
 
 func (c *columns) sortByID() {
-	c.byID = make([]uint32, c.len())
-	for i := range c.byID {
-		c.byID[i] = uint32(i)
+	byID := make([]uint32, c.len())
+	for i := range byID {
+		byID[i] = uint32(i)
 	}
 	if c.uuids != nil {
-		slices.SortFunc(c.byID, func(a, b uint32) int { return bytes.Compare(c.uuidAt(a), c.uuidAt(b)) })
-		return
+		slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(c.uuidAt(a), c.uuidAt(b)) })
+	} else {
+		slices.SortFunc(byID, func(a, b uint32) int { return strings.Compare(c.ids[a], c.ids[b]) })
 	}
-	slices.SortFunc(c.byID, func(a, b uint32) int { return strings.Compare(c.ids[a], c.ids[b]) })
+	c.byID = newDocOrder(byID)
 }
 
 func tableIndex(table *[]string, v string) uint32 {
