@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rssFileKB reads RssFile of /proc/self/status, in KiB.
@@ -47,5 +49,23 @@ func TestReleaseStartPages(t *testing.T) {
 	}
 	if c, err := loadConfig(envFunc(map[string]string{"SESSION_SECURE": "false"})); err != nil || c.MemoryLimit != 48<<20 {
 		t.Errorf("code after the release: %v %v", c, err)
+	}
+}
+
+// TestReleaseAfterStart: the start's pages are released once more when
+// the start has settled, and not at all when the service stops first.
+func TestReleaseAfterStart(t *testing.T) {
+	settled := make(chan time.Time, 1)
+	n := 0
+	settled <- time.Time{}
+	releaseAfterStart(context.Background(), settled, func() { n++ })
+	if n != 1 {
+		t.Errorf("settled: released %d times, want 1", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	releaseAfterStart(ctx, make(chan time.Time), func() { n++ })
+	if n != 1 {
+		t.Errorf("stopped first: released %d times in all, want 1", n)
 	}
 }

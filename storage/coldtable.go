@@ -55,8 +55,11 @@ type ColdConfig struct {
 	// false if there is none.
 	Ref func(id string) (ColdRef, bool)
 	// Owner returns the id of the live record that holds key in the
-	// table's one unique index, or "" if none does.
-	Owner func(key string) string
+	// table's one unique index, or "" if none does. load reads a record
+	// back, checked, as View's does: a caller that keeps only a short
+	// fingerprint of each key confirms a candidate with the key in its
+	// record.
+	Owner func(key string, load func(id string, ref ColdRef) ([]byte, error)) string
 	// Len is the number of records, live or not.
 	Len func() int
 	// Check, if set, validates a value put, in the writer, before it joins
@@ -252,7 +255,7 @@ func (t *ColdTable) claim(b *batch, key, id string) error {
 	}
 	owner, ok := t.pendKeys[key]
 	if !ok {
-		owner = t.cfg.Owner(key)
+		owner = t.cfg.Owner(key, t.load)
 	}
 	if owner != "" && owner != id {
 		return &UniqueError{Table: t.name, Index: "key", Key: key}

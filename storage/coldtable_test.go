@@ -64,7 +64,7 @@ func (k *keeper) config() ColdConfig {
 			}
 		},
 		Ref:   func(id string) (ColdRef, bool) { r, ok := k.refs[id]; return r, ok },
-		Owner: func(key string) string { return k.keys[key] },
+		Owner: func(key string, _ func(string, ColdRef) ([]byte, error)) string { return k.keys[key] },
 		Len:   func() int { return len(k.refs) },
 	}
 }

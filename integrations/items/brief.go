@@ -12,7 +12,7 @@ func (s *Store) Brief(userID, id string) (ItemRecord, error) {
 	found := false
 	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
 		sl, ok := d.slot(id)
-		if !ok || !d.ents.at(sl).live() || d.users[d.ents.at(sl).user] != userID {
+		if !ok || !d.ents.at(sl).live() || d.users[d.user(d.ents.at(sl))] != userID {
 			return
 		}
 		it, found = d.record(sl), true

@@ -17,11 +17,20 @@ import (
 
 // The items are a storage.ColdTable: memory keeps, per item, only what
 // finding an item and ordering a page need, in fixed-size form (an entry
-// of 64 bytes, in chunks of 4,096, plus about 14 bytes of hash tables and
-// page order); the rest (the sealed Meta, the size, the creation time) stays in
-// the log, read back with one checked pread when an item is shown. A
-// mailbox of 100,000 mails costs a few megabytes, not a hundred, and a
-// start reads the log once, keeping an entry per item as it goes.
+// of 48 bytes, in chunks of 4,096, plus about 13 bytes of hash tables and
+// page order); the rest (the sealed Meta, the key, the size, the creation
+// time) stays in the log, read back with one checked pread when an item
+// is shown. A mailbox of 100,000 mails costs a few megabytes, not a
+// hundred, and a start reads the log once, keeping an entry per item as
+// it goes.
+//
+// Of the key (ItemRecord.Key, 16 bytes of SHA-256) an entry keeps 3
+// bytes, a fingerprint: the key table finds the entries with the
+// fingerprint asked for, and the record read back says whether its key is
+// the one asked for. Keys are looked up by a sync (is this mail known?)
+// and a commit (is this key free?), one pread each for a known key, and
+// for an unknown one a pread in about one lookup of 170 (100,000 keys of
+// 2^24 fingerprints).
 //
 // Every change to it happens in the storage's ColdConfig funcs, under the
 // store's lock held for writing; every read holds it for reading
@@ -29,26 +38,40 @@ import (
 
 // entry is what memory keeps of one item.
 type entry struct {
-	id  [16]byte // the UUID
-	key [16]byte // ItemRecord.Key decoded; zero when it has none (deleted)
+	id [16]byte // the UUID
 	// date is ItemRecord.Date in Unix nanoseconds, or for a deleted item
 	// when it was deleted (DeletedAt), which its expiry needs.
-	date   int64
-	ref    storage.ColdRef // where the whole record lies in the log
-	user   uint16          // index in dense.users
-	meta   uint8           // index in dense.heads of the sealed Meta's header; 0: no Meta
-	flags  uint8
-	record uint32 // index in dense.records
+	date int64
+	ref  storage.ColdRef // where the whole record lies in the log
+	// rm is the index in dense.records (whose user is the item's) in its
+	// low 24 bits, and in its high 8 the index in dense.heads of the
+	// sealed Meta's header (0: no Meta).
+	rm uint32
+	// kf is the flags in its low 8 bits, and in its high 24 the key's
+	// fingerprint (keyPrint), when flagKey says it has a key.
+	kf uint32
 }
 
 // Entry flags.
 const (
 	flagLive = 1 << iota // not deleted
 	flagGone             // removed for good; the slot waits for the next rebuild
+	flagKey              // has a key (live items have one)
 )
 
-func (e *entry) live() bool { return e.flags&(flagLive|flagGone) == flagLive }
-func (e *entry) gone() bool { return e.flags&flagGone != 0 }
+// maxRecords bounds the records with items (24 bits of entry.rm).
+const maxRecords = 1 << 24
+
+func (e *entry) live() bool     { return e.kf&(flagLive|flagGone) == flagLive }
+func (e *entry) gone() bool     { return e.kf&flagGone != 0 }
+func (e *entry) hasKey() bool   { return e.kf&flagKey != 0 }
+func (e *entry) print() uint32  { return e.kf >> 8 }
+func (e *entry) record() uint32 { return e.rm & (maxRecords - 1) }
+func (e *entry) meta() uint8    { return uint8(e.rm >> 24) }
+
+// keyPrint is the fingerprint of a key an entry keeps: its first 3 bytes
+// (the key is a hash already).
+func keyPrint(k [16]byte) uint32 { return uint32(k[0])<<16 | uint32(k[1])<<8 | uint32(k[2]) }
 
 // entries holds the entries in chunks of entryChunk, so that growing
 // copies none (a start adding 100,000 would otherwise hold the old and the
@@ -91,7 +114,7 @@ type dense struct {
 	ents  entries
 	n     int      // entries not gone
 	ids   hashSlot // id → slot, every entry not gone
-	keys  hashSlot // key → slot, live entries with a key
+	keys  hashSlot // key fingerprint → slots, live entries with a key
 	pages map[uint16][]uint32
 	// pages holds each user's live entries in page order (newest first);
 	// built at Open, kept by merges per batch.
@@ -100,26 +123,36 @@ type dense struct {
 	userIdx   map[string]uint16
 	records   []string // record ids
 	integ     []string // each record's integration
-	recordIdx map[string]uint32
+	recUser   []uint16 // each record's user, in users
+	recordIdx map[recordKey]uint32
 	heads     [][]byte // distinct sealed-Meta headers; heads[0] is none
 
 	ready bool
 }
 
-func newDense() *dense {
-	return &dense{pages: make(map[uint16][]uint32), userIdx: make(map[string]uint16),
-		recordIdx: make(map[string]uint32), heads: [][]byte{nil}}
+// recordKey names a record of dense.records: a record's items are one
+// user's.
+type recordKey struct {
+	user uint16
+	id   string
 }
 
+func newDense() *dense {
+	return &dense{pages: make(map[uint16][]uint32), userIdx: make(map[string]uint16),
+		recordIdx: make(map[recordKey]uint32), heads: [][]byte{nil}}
+}
+
+// user is the index in d.users of e's user.
+func (d *dense) user(e *entry) uint16 { return d.recUser[e.record()] }
+
 // record is what memory holds of the item at slot s, without what only
-// the log holds (the sealed metadata, the size, the creation time).
+// the log holds (the sealed metadata, the key, the size, the creation
+// time).
 func (d *dense) record(s uint32) ItemRecord {
 	e := d.ents.at(s)
-	it := ItemRecord{ID: formatID(e.id), UserID: d.users[e.user], RecordID: d.records[e.record],
-		Integration: d.integ[e.record], Date: time.Unix(0, e.date).UTC()}
-	if e.key != ([16]byte{}) {
-		it.Key = base64.RawURLEncoding.EncodeToString(e.key[:])
-	}
+	r := e.record()
+	it := ItemRecord{ID: formatID(e.id), UserID: d.users[d.recUser[r]], RecordID: d.records[r],
+		Integration: d.integ[r], Date: time.Unix(0, e.date).UTC()}
 	if !e.live() {
 		at := it.Date
 		it.DeletedAt, it.Date = &at, time.Time{}
@@ -295,18 +328,28 @@ func (d *dense) decode(id string, v []byte, ref storage.ColdRef, note bool) (ent
 	if e.id, ok = parseID(id); !ok {
 		return entry{}, fmt.Errorf("item id %q is not a UUID", id)
 	}
-	if e.key, ok = parseKey(f.Key); !ok {
+	key, ok := parseKey(f.Key)
+	if !ok {
 		return entry{}, fmt.Errorf("item %q: bad key", id)
+	}
+	if f.Key != "" {
+		e.kf = keyPrint(key)<<8 | flagKey
 	}
 	e.date = f.Date.UnixNano()
 	if f.DeletedAt == nil {
-		e.flags = flagLive
+		e.kf |= flagLive
 	} else {
 		e.date = f.DeletedAt.UnixNano()
 	}
 	if !note {
-		if _, known := d.userIdx[f.UserID]; !known && len(d.users) == maxUsers {
+		_, known := d.userIdx[f.UserID]
+		if !known && len(d.users) == maxUsers {
 			return entry{}, errors.New("more than 65,536 users with items")
+		}
+		if len(d.records) == maxRecords {
+			if _, ok := d.recordIdx[recordKey{d.userIdx[f.UserID], f.RecordID}]; !known || !ok {
+				return entry{}, errors.New("more than 16,777,216 records with items")
+			}
 		}
 		return e, nil
 	}
@@ -314,18 +357,34 @@ func (d *dense) decode(id string, v []byte, ref storage.ColdRef, note bool) (ent
 	if err != nil {
 		return entry{}, err
 	}
-	e.user = u
-	e.record = d.recordOf(f.RecordID, f.Integ)
+	r, err := d.recordOf(u, f.RecordID, f.Integ)
+	if err != nil {
+		return entry{}, err
+	}
+	e.rm = r
 	if len(f.Meta) > 2 && f.Meta[0] == '"' {
 		// The header is the first 5 bytes: 8 base64 characters hold 6.
 		var head [6]byte
+		h := []byte{0} // names no key: "unreadable" to CheckKeys
 		if n, err := base64.StdEncoding.Decode(head[:], f.Meta[1:min(9, len(f.Meta)-1)]); err == nil && n >= metaHeadLen {
-			e.meta = d.headOf(head[:metaHeadLen])
-		} else {
-			e.meta = d.headOf([]byte{0}) // names no key: "unreadable" to CheckKeys
+			h = head[:metaHeadLen]
 		}
+		e.rm |= uint32(d.headOf(h)) << 24
 	}
 	return e, nil
+}
+
+// keyOf reads the key of a logged item.
+func keyOf(v []byte) ([16]byte, bool) {
+	var f coldFields
+	if !fastFields(v, &f) {
+		f = coldFields{}
+		if json.Unmarshal(v, &f) != nil {
+			return [16]byte{}, false
+		}
+	}
+	k, ok := parseKey(f.Key)
+	return k, ok && f.Key != ""
 }
 
 func (d *dense) userOf(s string) (uint16, error) {
@@ -341,15 +400,19 @@ func (d *dense) userOf(s string) (uint16, error) {
 	return i, nil
 }
 
-func (d *dense) recordOf(id, integ string) uint32 {
-	if i, ok := d.recordIdx[id]; ok {
-		return i
+func (d *dense) recordOf(user uint16, id, integ string) (uint32, error) {
+	if i, ok := d.recordIdx[recordKey{user, id}]; ok {
+		return i, nil
+	}
+	if len(d.records) == maxRecords {
+		return 0, errors.New("more than 16,777,216 records with items")
 	}
 	i := uint32(len(d.records))
 	d.records = append(d.records, id)
 	d.integ = append(d.integ, integ)
-	d.recordIdx[id] = i
-	return i
+	d.recUser = append(d.recUser, user)
+	d.recordIdx[recordKey{user, id}] = i
+	return i, nil
 }
 
 // headOf returns the index of a sealed Meta's header, noting it if new.
@@ -374,11 +437,36 @@ func (d *dense) slot(id string) (uint32, bool) {
 	if !ok {
 		return 0, false
 	}
-	return d.ids.find(b, d.idAt)
+	return d.findID(b)
 }
 
-func (d *dense) idAt(s uint32) [16]byte  { return d.ents.at(s).id }
-func (d *dense) keyAt(s uint32) [16]byte { return d.ents.at(s).key }
+// findID returns the slot of the entry with id, not gone.
+func (d *dense) findID(id [16]byte) (uint32, bool) {
+	return d.ids.find(idHash(id), d.idHashAt, func(s uint32) bool { return d.ents.at(s).id == id })
+}
+
+// findKey returns the slot of the live entry whose key is k, confirmed by
+// its record read back with load. A record that does not read back
+// (damage in the log) is taken to hold the key of its fingerprint: its
+// key is not given to another item, nor is its mail stored again.
+func (d *dense) findKey(k [16]byte, load func(slot uint32) ([]byte, error)) (uint32, bool) {
+	return d.keys.find(uint64(keyPrint(k)), d.printAt, func(s uint32) bool {
+		raw, err := load(s)
+		if err != nil {
+			return true
+		}
+		got, ok := keyOf(raw)
+		return ok && got == k
+	})
+}
+
+// idHash is an id's hash in d.ids: ids are random already.
+func idHash(id [16]byte) uint64 {
+	return binary.LittleEndian.Uint64(id[:8]) ^ binary.LittleEndian.Uint64(id[8:])
+}
+
+func (d *dense) idHashAt(s uint32) uint64 { return idHash(d.ents.at(s).id) }
+func (d *dense) printAt(s uint32) uint64  { return uint64(d.ents.at(s).print()) }
 
 // check is the ColdConfig.Check of the items table: what apply would
 // refuse (an id that is not a UUID, a bad key) fails the commit instead.
@@ -409,18 +497,18 @@ func (d *dense) apply(puts []storage.ColdPut, dels []string, replaying bool) err
 			}
 			continue // checked when the op was made: cannot happen
 		}
-		s, had := d.ids.find(e.id, d.idAt)
+		s, had := d.findID(e.id)
 		if !had {
 			s = d.ents.add(e)
 			d.n++
-			d.ids.insert(e.id, s, d.idAt)
+			d.ids.insert(idHash(e.id), s, d.idHashAt)
 		} else if d.ready {
-			old := *d.ents.at(s)
-			if old.live() && old.key != ([16]byte{}) {
-				d.keys.remove(old.key, d.keyAt)
+			old := d.ents.at(s)
+			if old.live() && old.hasKey() {
+				d.keys.remove(uint64(old.print()), s, d.printAt)
 			}
 			if old.live() {
-				change(old.user).out[s] = true
+				change(d.user(old)).out[s] = true
 			}
 		}
 		*d.ents.at(s) = e
@@ -428,10 +516,10 @@ func (d *dense) apply(puts []storage.ColdPut, dels []string, replaying bool) err
 			continue
 		}
 		if e.live() {
-			if e.key != ([16]byte{}) {
-				d.keys.insert(e.key, s, d.keyAt)
+			if e.hasKey() {
+				d.keys.insert(uint64(e.print()), s, d.printAt)
 			}
-			c := change(e.user)
+			c := change(d.user(&e))
 			c.in = append(c.in, s)
 		}
 	}
@@ -442,13 +530,13 @@ func (d *dense) apply(puts []storage.ColdPut, dels []string, replaying bool) err
 		}
 		e := d.ents.at(s)
 		if d.ready && e.live() {
-			if e.key != ([16]byte{}) {
-				d.keys.remove(e.key, d.keyAt)
+			if e.hasKey() {
+				d.keys.remove(uint64(e.print()), s, d.printAt)
 			}
-			change(e.user).out[s] = true
+			change(d.user(e)).out[s] = true
 		}
-		d.ids.remove(e.id, d.idAt)
-		e.flags |= flagGone
+		d.ids.remove(idHash(e.id), s, d.idHashAt)
+		e.kf |= flagGone
 		d.n--
 	}
 	for u, c := range moved {
@@ -506,7 +594,7 @@ func expired(e *entry, now time.Time) bool {
 func (d *dense) open(now time.Time) {
 	for i := range d.ents.n {
 		if e := d.ents.at(uint32(i)); expired(e, now) {
-			e.flags |= flagGone
+			e.kf |= flagGone
 			d.n--
 		}
 	}
@@ -532,10 +620,10 @@ func (d *dense) rebuild() {
 	byUser := make(map[uint16]int)
 	for i := range ents.n {
 		e := ents.at(uint32(i))
-		d.ids.insert(e.id, uint32(i), d.idAt)
+		d.ids.insert(idHash(e.id), uint32(i), d.idHashAt)
 		if e.live() {
-			byUser[e.user]++
-			if e.key != ([16]byte{}) {
+			byUser[d.user(e)]++
+			if e.hasKey() {
 				nkeys++
 			}
 		}
@@ -550,10 +638,11 @@ func (d *dense) rebuild() {
 		if !e.live() {
 			continue
 		}
-		if e.key != ([16]byte{}) {
-			d.keys.insert(e.key, uint32(i), d.keyAt)
+		if e.hasKey() {
+			d.keys.insert(uint64(e.print()), uint32(i), d.printAt)
 		}
-		pages[e.user] = append(pages[e.user], uint32(i))
+		u := d.user(e)
+		pages[u] = append(pages[u], uint32(i))
 	}
 	for _, order := range pages {
 		slices.SortFunc(order, func(a, b uint32) int {
@@ -587,7 +676,7 @@ func (d *dense) moved(refs []storage.ColdPut) {
 	}
 	for i := range d.ents.n {
 		if e := d.ents.at(uint32(i)); !e.gone() && !kept[i] {
-			e.flags |= flagGone
+			e.kf |= flagGone
 			d.n--
 		}
 	}
@@ -602,12 +691,16 @@ func (d *dense) ref(id string) (storage.ColdRef, bool) {
 	return d.ents.at(s).ref, true
 }
 
-func (d *dense) owner(key string) string {
+// owner is the ColdConfig.Owner of the items table.
+func (d *dense) owner(key string, load func(string, storage.ColdRef) ([]byte, error)) string {
 	k, ok := parseKey(key)
 	if !ok || key == "" {
 		return ""
 	}
-	s, ok := d.keys.find(k, d.keyAt)
+	s, ok := d.findKey(k, func(s uint32) ([]byte, error) {
+		e := d.ents.at(s)
+		return load(formatID(e.id), e.ref)
+	})
 	if !ok {
 		return ""
 	}
@@ -616,102 +709,140 @@ func (d *dense) owner(key string) string {
 
 func (d *dense) len() int { return d.n }
 
-// hashSlot maps 16 random bytes (an id, a key) to a slot of dense.ents:
-// open addressing with linear probing, 4 bytes a cell (slot+1; 0 empty),
-// kept at most 7/8 full and sized to about 10/7 of its entries when it
-// grows, so it costs about 6 bytes an entry.
+// hashSlot maps a hash (of an id, of a key's fingerprint) to the slots
+// of dense.ents that have it: open addressing with linear probing, a cell
+// holds slot+1 (0: empty), kept at most 7/8 full and sized to about 10/7
+// of its entries when it grows. A cell is 3 bytes while every slot fits
+// (16,777,215 entries), so the table costs about 4.3 bytes an entry, 4
+// bytes once one does not. It keeps no hash: its callers give each slot's
+// (hashAt), and say which of the slots with the hash asked for is the one
+// (match).
 type hashSlot struct {
-	cells []uint32
-	n     int
+	narrow []byte   // 3 bytes a cell, little-endian
+	wide   []uint32 // instead of narrow, once a slot needs more
+	size   int      // cells
+	n      int
 }
 
-func (h *hashSlot) home(k [16]byte) int {
-	x := binary.LittleEndian.Uint64(k[:8]) ^ binary.LittleEndian.Uint64(k[8:])
-	hi, _ := bits.Mul64(x*0x9E3779B97F4A7C15, uint64(len(h.cells)))
+// narrowMax is the largest cell a narrow table holds.
+const narrowMax = 1<<24 - 1
+
+func (h *hashSlot) cell(i int) uint32 {
+	if h.wide != nil {
+		return h.wide[i]
+	}
+	b := h.narrow[3*i : 3*i+3]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
+}
+
+func (h *hashSlot) setCell(i int, c uint32) {
+	if h.wide == nil && c > narrowMax {
+		wide := make([]uint32, h.size)
+		for j := range h.size {
+			wide[j] = h.cell(j)
+		}
+		h.wide, h.narrow = wide, nil
+	}
+	if h.wide != nil {
+		h.wide[i] = c
+		return
+	}
+	h.narrow[3*i], h.narrow[3*i+1], h.narrow[3*i+2] = byte(c), byte(c>>8), byte(c>>16)
+}
+
+func (h *hashSlot) home(x uint64) int {
+	hi, _ := bits.Mul64(x*0x9E3779B97F4A7C15, uint64(h.size))
 	return int(hi)
 }
 
 // reset empties h, sized for n entries.
 func (h *hashSlot) reset(n int) {
-	h.cells = make([]uint32, max(16, n*10/7+1))
+	h.size = max(16, n*10/7+1)
+	h.narrow, h.wide = make([]byte, 3*h.size), nil
 	h.n = 0
 }
 
-func (h *hashSlot) find(k [16]byte, at func(uint32) [16]byte) (uint32, bool) {
-	if len(h.cells) == 0 {
+// find returns the first slot with hash x for which match reports true.
+func (h *hashSlot) find(x uint64, hashAt func(uint32) uint64, match func(uint32) bool) (uint32, bool) {
+	if h.size == 0 {
 		return 0, false
 	}
-	for i := h.home(k); ; i++ {
-		if i == len(h.cells) {
+	for i := h.home(x); ; i++ {
+		if i == h.size {
 			i = 0
 		}
-		c := h.cells[i]
+		c := h.cell(i)
 		if c == 0 {
 			return 0, false
 		}
-		if at(c-1) == k {
+		if hashAt(c-1) == x && match(c-1) {
 			return c - 1, true
 		}
 	}
 }
 
-// insert adds k at slot s; k must not be in h.
-func (h *hashSlot) insert(k [16]byte, s uint32, at func(uint32) [16]byte) {
-	if (h.n+1)*8 > len(h.cells)*7 {
-		old := h.cells
+// insert adds slot s, whose hash is x; s must not be in h.
+func (h *hashSlot) insert(x uint64, s uint32, hashAt func(uint32) uint64) {
+	if (h.n+1)*8 > h.size*7 {
+		old := *h
 		h.reset(h.n + 1)
-		for _, c := range old {
-			if c != 0 {
-				h.put(at(c-1), c)
+		if old.wide != nil {
+			h.wide, h.narrow = make([]uint32, h.size), nil
+		}
+		for i := range old.size {
+			if c := old.cell(i); c != 0 {
+				h.put(hashAt(c-1), c)
 			}
 		}
 	}
-	h.put(k, s+1)
+	h.put(x, s+1)
 }
 
-func (h *hashSlot) put(k [16]byte, c uint32) {
-	i := h.home(k)
-	for h.cells[i] != 0 {
-		if i++; i == len(h.cells) {
+func (h *hashSlot) put(x uint64, c uint32) {
+	i := h.home(x)
+	for h.cell(i) != 0 {
+		if i++; i == h.size {
 			i = 0
 		}
 	}
-	h.cells[i] = c
+	h.setCell(i, c)
 	h.n++
 }
 
-// remove takes k out, moving back the cells after it that it displaced.
-func (h *hashSlot) remove(k [16]byte, at func(uint32) [16]byte) {
-	if len(h.cells) == 0 {
+// remove takes out slot s, whose hash is x, moving back the cells after
+// it that it displaced.
+func (h *hashSlot) remove(x uint64, s uint32, hashAt func(uint32) uint64) {
+	if h.size == 0 {
 		return
 	}
-	i := h.home(k)
+	i := h.home(x)
 	for {
-		c := h.cells[i]
+		c := h.cell(i)
 		if c == 0 {
 			return
 		}
-		if at(c-1) == k {
+		if c == s+1 {
 			break
 		}
-		if i++; i == len(h.cells) {
+		if i++; i == h.size {
 			i = 0
 		}
 	}
-	h.cells[i] = 0
+	h.setCell(i, 0)
 	h.n--
 	for j := i; ; {
-		if j++; j == len(h.cells) {
+		if j++; j == h.size {
 			j = 0
 		}
-		c := h.cells[j]
+		c := h.cell(j)
 		if c == 0 {
 			return
 		}
-		home := h.home(at(c - 1))
+		home := h.home(hashAt(c - 1))
 		// c may move to i if its home is not in (i, j] cyclically.
 		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-			h.cells[i], h.cells[j] = c, 0
+			h.setCell(i, c)
+			h.setCell(j, 0)
 			i = j
 		}
 	}

@@ -17,11 +17,81 @@ import (
 	"searchsvc/storage"
 )
 
-// TestEntrySize: what memory keeps of an item is 64 bytes in the slice of
-// entries (the hash tables and page orders add about 14 more).
+// TestEntrySize: what memory keeps of an item is 48 bytes in the slice of
+// entries (the hash tables and page orders add about 14 more): the key is
+// a 3-byte fingerprint, the user is the record's.
 func TestEntrySize(t *testing.T) {
-	if got := unsafe.Sizeof(entry{}); got != 64 {
-		t.Errorf("entry: got %d bytes, want 64", got)
+	if got := unsafe.Sizeof(entry{}); got != 48 {
+		t.Errorf("entry: got %d bytes, want 48", got)
+	}
+}
+
+// printTwins returns two provider ids of the record whose keys differ
+// but share their fingerprint (keyPrint), found by the birthday bound in
+// a few thousand tries.
+func printTwins(t *testing.T, recordID string) (string, string) {
+	t.Helper()
+	seen := map[uint32]string{}
+	for i := range 1 << 16 {
+		pid := fmt.Sprint("m", i)
+		k, _ := parseKey(itemKey(recordID, pid))
+		if other, ok := seen[keyPrint(k)]; ok {
+			return other, pid
+		}
+		seen[keyPrint(k)] = pid
+	}
+	t.Fatal("no two keys with one fingerprint")
+	return "", ""
+}
+
+// TestKeyFingerprintTwins: two mails whose keys share a fingerprint are
+// told apart by the key in the record read back, before and after a
+// restart: the second is not taken for known, its key is free to store,
+// and each one's removal finds its own item.
+func TestKeyFingerprintTwins(t *testing.T) {
+	dir := t.TempDir()
+	st, s := pageStore(t, dir)
+	owner := Owner{UserID: "u1", RecordID: "r1", Integration: "gmail"}
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	a, b := printTwins(t, owner.RecordID)
+	itA, err := s.NewItem(owner, &integrations.Item{ProviderID: a, Title: "a", Date: now}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(s.InsertOp(itA)); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Known("r1", a) || s.Known("r1", b) {
+		t.Fatalf("Known: got %v for a, %v for its twin; want true, false", s.Known("r1", a), s.Known("r1", b))
+	}
+	itB, err := s.NewItem(owner, &integrations.Item{ProviderID: b, Title: "b", Date: now}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(s.InsertOp(itB)); err != nil {
+		t.Fatalf("storing the twin: %v", err)
+	}
+	st.Close()
+	st, s = pageStore(t, dir)
+	if !s.Known("r1", a) || !s.Known("r1", b) || s.Known("r1", "neither") {
+		t.Fatalf("after a restart: Known a %v, b %v", s.Known("r1", a), s.Known("r1", b))
+	}
+	// The key of a live item is still refused to another.
+	dup := itA
+	dup.ID = "0b9f7a2e-1111-4c6e-9a57-000000000009"
+	var ue *storage.UniqueError
+	if err := st.Commit(s.InsertOp(dup)); !errors.As(err, &ue) {
+		t.Fatalf("a second item with a's key: got %v, want a *storage.UniqueError", err)
+	}
+	ops, gone := s.RemoveProviderOps("r1", []string{b}, now)
+	if len(gone) != 1 || gone[0].ID != itB.ID {
+		t.Fatalf("RemoveProviderOps(b): got %d items, want b's", len(gone))
+	}
+	if err := st.Commit(ops...); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Known("r1", a) || s.Known("r1", b) {
+		t.Fatalf("after removing b: Known a %v, b %v; want true, false", s.Known("r1", a), s.Known("r1", b))
 	}
 }
 

@@ -164,10 +164,16 @@ func (s *Store) view(fn func(d *dense, load func(slot uint32) ([]byte, error))) 
 
 // read returns the records at the slots pick chooses, read back whole.
 func (s *Store) read(pick func(d *dense) []uint32) ([]ItemRecord, error) {
+	return s.readLoad(func(d *dense, _ func(uint32) ([]byte, error)) []uint32 { return pick(d) })
+}
+
+// readLoad is read for a pick that reads records back too (to confirm a
+// key, findKey).
+func (s *Store) readLoad(pick func(d *dense, load func(uint32) ([]byte, error)) []uint32) ([]ItemRecord, error) {
 	var raws [][]byte
 	var err error
 	s.view(func(d *dense, load func(uint32) ([]byte, error)) {
-		slots := pick(d)
+		slots := pick(d, load)
 		raws = make([][]byte, len(slots))
 		for i, sl := range slots {
 			if raws[i], err = load(sl); err != nil {
@@ -192,10 +198,10 @@ func (s *Store) read(pick func(d *dense) []uint32) ([]ItemRecord, error) {
 // the log, which the store reports as a *CorruptError) is given as memory
 // holds it, without its sealed metadata, so that opening it fails where
 // it is used, rather than the item going missing.
-func (s *Store) readAll(pick func(d *dense) []uint32) []ItemRecord {
+func (s *Store) readAll(pick func(d *dense, load func(uint32) ([]byte, error)) []uint32) []ItemRecord {
 	var out []ItemRecord
 	s.view(func(d *dense, load func(uint32) ([]byte, error)) {
-		slots := pick(d)
+		slots := pick(d, load)
 		out = make([]ItemRecord, len(slots))
 		for i, sl := range slots {
 			raw, err := load(sl)
@@ -240,7 +246,7 @@ func metaAAD(it *ItemRecord) []byte {
 func (s *Store) Known(recordID, providerID string) bool {
 	k, _ := parseKey(itemKey(recordID, providerID))
 	var ok bool
-	s.view(func(d *dense, _ func(uint32) ([]byte, error)) { _, ok = d.keys.find(k, d.keyAt) })
+	s.view(func(d *dense, load func(uint32) ([]byte, error)) { _, ok = d.findKey(k, load) })
 	return ok
 }
 
@@ -385,7 +391,7 @@ var ErrNotFound = errors.New("item not found")
 func (s *Store) Get(userID, id string) (ItemRecord, error) {
 	its, err := s.read(func(d *dense) []uint32 {
 		sl, ok := d.slot(id)
-		if !ok || !d.ents.at(sl).live() || d.users[d.ents.at(sl).user] != userID {
+		if !ok || !d.ents.at(sl).live() || d.users[d.user(d.ents.at(sl))] != userID {
 			return nil
 		}
 		return []uint32{sl}

@@ -158,7 +158,7 @@ func (f idFilter) match(id [16]byte) bool {
 // keeps reports whether e, an entry of d, belongs in a page of q, wherever
 // it comes from; u is q's user, ids holds q's InIDs and NinIDs.
 func (q *Query) keeps(d *dense, e *entry, u uint16, ids idFilter) bool {
-	return e.live() && e.user == u && q.Records[d.records[e.record]] && ids.match(e.id) &&
+	return e.live() && d.user(e) == u && q.Records[d.records[e.record()]] && ids.match(e.id) &&
 		(q.After == nil || q.After.before(e))
 }
 
@@ -176,7 +176,7 @@ func (c *Cursor) before(e *entry) bool {
 func pageOf(d *dense, ids idFilter, keeps func(*entry) bool, limit int) []uint32 {
 	var slots []uint32
 	for id := range ids.in {
-		if sl, ok := d.ids.find(id, d.idAt); ok && keeps(d.ents.at(sl)) {
+		if sl, ok := d.findID(id); ok && keeps(d.ents.at(sl)) {
 			slots = append(slots, sl)
 		}
 	}

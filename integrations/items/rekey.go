@@ -51,9 +51,9 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 		from, to := itemKey(recordID, rk.From), itemKey(recordID, rk.To)
 		fromKey, _ := parseKey(from)
 		toKey, _ := parseKey(to)
-		found, err := s.read(func(d *dense) []uint32 {
-			sl, ok := d.keys.find(fromKey, d.keyAt)
-			if _, dup := d.keys.find(toKey, d.keyAt); !ok || dup || !d.ents.at(sl).live() {
+		found, err := s.readLoad(func(d *dense, load func(uint32) ([]byte, error)) []uint32 {
+			sl, ok := d.findKey(fromKey, load)
+			if _, dup := d.findKey(toKey, load); !ok || dup || !d.ents.at(sl).live() {
 				return nil
 			}
 			return []uint32{sl}
@@ -103,8 +103,8 @@ func (s *Store) RekeyOps(recordID string, rekeys []integrations.Rekey) ([]storag
 // there is none.
 func (s *Store) Find(recordID, providerID string) (ItemRecord, error) {
 	k, _ := parseKey(itemKey(recordID, providerID))
-	its, err := s.read(func(d *dense) []uint32 {
-		if sl, ok := d.keys.find(k, d.keyAt); ok && d.ents.at(sl).live() {
+	its, err := s.readLoad(func(d *dense, load func(uint32) ([]byte, error)) []uint32 {
+		if sl, ok := d.findKey(k, load); ok && d.ents.at(sl).live() {
 			return []uint32{sl}
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"searchsvc/storage"
@@ -48,12 +49,8 @@ func (s *Store) RemoveRecordOps(recordID string, now time.Time) ([]storage.Op, [
 	now = now.UTC()
 	var ids []string
 	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
-		r, ok := d.recordIdx[recordID]
-		if !ok {
-			return
-		}
 		for i := range d.ents.n {
-			if e := d.ents.at(uint32(i)); e.record == r && e.live() {
+			if e := d.ents.at(uint32(i)); e.live() && d.records[e.record()] == recordID {
 				ids = append(ids, formatID(e.id))
 			}
 		}
@@ -70,11 +67,11 @@ func (s *Store) RemoveRecordOps(recordID string, now time.Time) ([]storage.Op, [
 // and the removed items. Their content files go afterwards (RemoveFiles).
 func (s *Store) RemoveProviderOps(recordID string, providerIDs []string, now time.Time) ([]storage.Op, []ItemRecord) {
 	now = now.UTC()
-	gone := s.readAll(func(d *dense) []uint32 {
+	gone := s.readAll(func(d *dense, load func(uint32) ([]byte, error)) []uint32 {
 		var slots []uint32
 		for _, pid := range providerIDs {
 			k, _ := parseKey(itemKey(recordID, pid))
-			if sl, ok := d.keys.find(k, d.keyAt); ok && d.ents.at(sl).live() {
+			if sl, ok := d.findKey(k, load); ok && d.ents.at(sl).live() {
 				slots = append(slots, sl)
 			}
 		}
@@ -147,14 +144,10 @@ func (s *Store) Text(it *ItemRecord) (string, error) { return s.content.readText
 // ForRecord returns every item of the record, live or not, read back
 // from the log (see readAll).
 func (s *Store) ForRecord(recordID string) []ItemRecord {
-	return s.readAll(func(d *dense) []uint32 {
-		r, ok := d.recordIdx[recordID]
-		if !ok {
-			return nil
-		}
+	return s.readAll(func(d *dense, _ func(uint32) ([]byte, error)) []uint32 {
 		var slots []uint32
 		for i := range d.ents.n {
-			if e := d.ents.at(uint32(i)); e.record == r && !e.gone() {
+			if e := d.ents.at(uint32(i)); !e.gone() && d.records[e.record()] == recordID {
 				slots = append(slots, uint32(i))
 			}
 		}
@@ -166,7 +159,7 @@ func (s *Store) ForRecord(recordID string) []ItemRecord {
 // until fn returns false. fn must not call the store. It is for commands
 // (rotate-key) and tests: it reads every record (see readAll).
 func (s *Store) Scan(fn func(ItemRecord) bool) {
-	its := s.readAll(func(d *dense) []uint32 {
+	its := s.readAll(func(d *dense, _ func(uint32) ([]byte, error)) []uint32 {
 		slots := make([]uint32, 0, d.n)
 		for i := range d.ents.n {
 			if !d.ents.at(uint32(i)).gone() {
@@ -191,7 +184,7 @@ func (s *Store) MetaHeaders(fn func(head []byte, n int)) {
 		n := make([]int, len(d.heads))
 		for i := range d.ents.n {
 			if e := d.ents.at(uint32(i)); e.live() {
-				n[e.meta]++
+				n[e.meta()]++
 			}
 		}
 		for i := 1; i < len(d.heads); i++ {
@@ -209,7 +202,7 @@ func (s *Store) LiveCounts() map[string]int64 {
 	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
 		for i := range d.ents.n {
 			if e := d.ents.at(uint32(i)); e.live() {
-				n[d.records[e.record]]++
+				n[d.records[e.record()]]++
 			}
 		}
 	})
@@ -263,7 +256,7 @@ func (s *Store) Sweep() (removed, missing int, err error) {
 // only their log records say).
 func (s *Store) sweepRecord(recID string, files []string) (orphans []string, olds []int, own, missing int) {
 	s.view(func(d *dense, _ func(uint32) ([]byte, error)) {
-		r, known := d.recordIdx[recID]
+		known := slices.Contains(d.records, recID)
 		have := make(map[uint32]bool, len(files))
 		packed := false
 		for _, name := range files {
@@ -275,7 +268,7 @@ func (s *Store) sweepRecord(recID string, files []string) (orphans []string, old
 				continue
 			}
 			sl, ok := d.slot(name)
-			if !known || !ok || !d.ents.at(sl).live() || d.ents.at(sl).record != r {
+			if !known || !ok || !d.ents.at(sl).live() || d.records[d.ents.at(sl).record()] != recID {
 				orphans = append(orphans, name)
 				continue
 			}
@@ -283,7 +276,7 @@ func (s *Store) sweepRecord(recID string, files []string) (orphans []string, old
 		}
 		own = len(have)
 		for i := range d.ents.n {
-			if e := d.ents.at(uint32(i)); known && !packed && e.record == r && e.live() && !have[uint32(i)] {
+			if e := d.ents.at(uint32(i)); known && !packed && d.records[e.record()] == recID && e.live() && !have[uint32(i)] {
 				missing++
 			}
 		}

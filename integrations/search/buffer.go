@@ -170,10 +170,10 @@ func (b *buffer) add(a *analyzed) uint32 {
 	d := a.doc
 	b.cols.ids = append(b.cols.ids, d.ID)
 	b.cols.dates = append(b.cols.dates, d.Date.UnixMilli())
-	b.cols.kind = append(b.cols.kind, tableIndex(&b.cols.kinds, d.Kind))
-	b.cols.integ = append(b.cols.integ, tableIndex(&b.cols.integs, d.Integration))
-	b.cols.record = append(b.cols.record, tableIndex(&b.cols.records, d.RecordID))
-	b.cols.lens = append(b.cols.lens, a.lens)
+	b.cols.kind.add(tableIndex(&b.cols.kinds, d.Kind))
+	b.cols.integ.add(tableIndex(&b.cols.integs, d.Integration))
+	b.cols.record.add(tableIndex(&b.cols.records, d.RecordID))
+	b.cols.lens = append(b.cols.lens, clampLens(a.lens))
 	b.ids[d.ID] = doc
 	rec := appendStored(nil, &d)
 	b.stored = append(b.stored, rec)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -20,14 +21,103 @@ type columns struct {
 	ids     []string
 	uuids   []byte
 	dates   []int64 // Unix milliseconds
-	kind    []uint32
-	integ   []uint32
-	record  []uint32
-	lens    [][numFields]uint32 // tokens per field
+	kind    codes
+	integ   codes
+	record  codes
+	lens    []fieldLens // tokens per field
 	kinds   []string
 	integs  []string
 	records []string
-	byID    []uint32 // document numbers sorted by id (segments only)
+	byID    docOrder // document numbers sorted by id (segments only)
+}
+
+// docOrder is a list of document numbers: 3 bytes each while every one
+// fits (16,777,216 documents, far more than a segment holds), else 4.
+type docOrder struct {
+	narrow []byte
+	wide   []uint32
+}
+
+func newDocOrder(ds []uint32) docOrder {
+	if len(ds) > 1<<24 {
+		return docOrder{wide: ds}
+	}
+	b := make([]byte, 3*len(ds))
+	for i, d := range ds {
+		b[3*i], b[3*i+1], b[3*i+2] = byte(d), byte(d>>8), byte(d>>16)
+	}
+	return docOrder{narrow: b}
+}
+
+func (o *docOrder) len() int {
+	if o.wide != nil {
+		return len(o.wide)
+	}
+	return len(o.narrow) / 3
+}
+
+func (o *docOrder) at(i int) uint32 {
+	if o.wide != nil {
+		return o.wide[i]
+	}
+	b := o.narrow[3*i : 3*i+3]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
+}
+
+// codes is a column of indexes into a small table (kinds,
+// integrations, records): a byte each while every index is below 256, as
+// a user's are, 4 bytes each once one is not.
+type codes struct {
+	small []uint8
+	wide  []uint32 // nil while small holds the column
+}
+
+func (c *codes) at(d uint32) uint32 {
+	if c.wide != nil {
+		return c.wide[d]
+	}
+	return uint32(c.small[d])
+}
+
+func (c *codes) len() int {
+	if c.wide != nil {
+		return len(c.wide)
+	}
+	return len(c.small)
+}
+
+// add appends v, widening the column the first time v is over a byte.
+func (c *codes) add(v uint32) {
+	if c.wide == nil && v > 255 {
+		c.wide = make([]uint32, len(c.small), max(cap(c.small), len(c.small)+1))
+		for i, s := range c.small {
+			c.wide[i] = uint32(s)
+		}
+		c.small = nil
+	}
+	if c.wide != nil {
+		c.wide = append(c.wide, v)
+		return
+	}
+	c.small = append(c.small, uint8(v))
+}
+
+// fieldLens are a document's tokens per field, up to maxFieldLen: more
+// changes a score by less than its quantum's worth of rank (BM25 has all
+// but ignored a term in a field that long), and two bytes a field instead
+// of four keep a large index's columns smaller in memory.
+type fieldLens [numFields]uint16
+
+// maxFieldLen is the largest length fieldLens holds.
+const maxFieldLen = 1<<16 - 1
+
+// clampLens turns an analyzed document's lengths into fieldLens.
+func clampLens(l [numFields]uint32) fieldLens {
+	var out fieldLens
+	for f, n := range l {
+		out[f] = uint16(min(n, maxFieldLen))
+	}
+	return out
 }
 
 func (c *columns) len() int {
@@ -89,25 +179,26 @@ func (c *columns) find(id string, dead func(uint32) bool) (uint32, bool) {
 		}
 		cmpAt = func(d uint32, _ string) int { return bytes.Compare(c.uuidAt(d), u[:]) }
 	}
-	i, _ := slices.BinarySearchFunc(c.byID, id, cmpAt)
-	for ; i < len(c.byID) && cmpAt(c.byID[i], id) == 0; i++ {
-		if !dead(c.byID[i]) {
-			return c.byID[i], true
+	i := sort.Search(c.byID.len(), func(i int) bool { return cmpAt(c.byID.at(i), id) >= 0 })
+	for ; i < c.byID.len() && cmpAt(c.byID.at(i), id) == 0; i++ {
+		if d := c.byID.at(i); !dead(d) {
+			return d, true
 		}
 	}
 	return 0, false
 }
 
 func (c *columns) sortByID() {
-	c.byID = make([]uint32, c.len())
-	for i := range c.byID {
-		c.byID[i] = uint32(i)
+	byID := make([]uint32, c.len())
+	for i := range byID {
+		byID[i] = uint32(i)
 	}
 	if c.uuids != nil {
-		slices.SortFunc(c.byID, func(a, b uint32) int { return bytes.Compare(c.uuidAt(a), c.uuidAt(b)) })
-		return
+		slices.SortFunc(byID, func(a, b uint32) int { return bytes.Compare(c.uuidAt(a), c.uuidAt(b)) })
+	} else {
+		slices.SortFunc(byID, func(a, b uint32) int { return strings.Compare(c.ids[a], c.ids[b]) })
 	}
-	slices.SortFunc(c.byID, func(a, b uint32) int { return strings.Compare(c.ids[a], c.ids[b]) })
+	c.byID = newDocOrder(byID)
 }
 
 func tableIndex(table *[]string, v string) uint32 {
@@ -135,9 +226,9 @@ func encodeColumns(c *columns) []byte {
 			b = appendID(b, c.ids[i])
 		}
 		b = binary.AppendVarint(b, c.dates[i])
-		b = binary.AppendUvarint(b, uint64(c.kind[i]))
-		b = binary.AppendUvarint(b, uint64(c.integ[i]))
-		b = binary.AppendUvarint(b, uint64(c.record[i]))
+		b = binary.AppendUvarint(b, uint64(c.kind.at(uint32(i))))
+		b = binary.AppendUvarint(b, uint64(c.integ.at(uint32(i))))
+		b = binary.AppendUvarint(b, uint64(c.record.at(uint32(i))))
 		for _, n := range c.lens[i] {
 			b = binary.AppendUvarint(b, uint64(n))
 		}
@@ -253,10 +344,10 @@ func decodeColumns(b []byte) (columns, error) {
 	var ids strings.Builder
 	var idEnd []int
 	c.dates = make([]int64, 0, n)
-	c.kind = make([]uint32, 0, n)
-	c.integ = make([]uint32, 0, n)
-	c.record = make([]uint32, 0, n)
-	c.lens = make([][numFields]uint32, 0, n)
+	c.kind.small = make([]uint8, 0, n)
+	c.integ.small = make([]uint8, 0, n)
+	c.record.small = make([]uint8, 0, n)
+	c.lens = make([]fieldLens, 0, n)
 	for range n {
 		switch k := r.uvarint(); {
 		case k == 0 && uuids != nil:
@@ -281,12 +372,12 @@ func decodeColumns(b []byte) (columns, error) {
 		if r.err == nil && (k >= uint64(len(c.kinds)) || in >= uint64(len(c.integs)) || rec >= uint64(len(c.records))) {
 			r.err = fmt.Errorf("%w: column value out of range", ErrCorrupt)
 		}
-		c.kind = append(c.kind, uint32(k))
-		c.integ = append(c.integ, uint32(in))
-		c.record = append(c.record, uint32(rec))
-		var l [numFields]uint32
+		c.kind.add(uint32(k))
+		c.integ.add(uint32(in))
+		c.record.add(uint32(rec))
+		var l fieldLens
 		for f := range l {
-			l[f] = uint32(min(r.uvarint(), 1<<31))
+			l[f] = uint16(min(r.uvarint(), maxFieldLen))
 		}
 		c.lens = append(c.lens, l)
 		if r.err != nil {

@@ -32,10 +32,10 @@ func TestColumnsIDs(t *testing.T) {
 			for i, id := range tt.ids {
 				in.ids = append(in.ids, id)
 				in.dates = append(in.dates, int64(i))
-				in.kind = append(in.kind, tableIndex(&in.kinds, "email"))
-				in.integ = append(in.integ, tableIndex(&in.integs, "imap"))
-				in.record = append(in.record, tableIndex(&in.records, "r1"))
-				in.lens = append(in.lens, [numFields]uint32{1, 2, 3, uint32(i)})
+				in.kind.add(tableIndex(&in.kinds, "email"))
+				in.integ.add(tableIndex(&in.integs, "imap"))
+				in.record.add(tableIndex(&in.records, "r1"))
+				in.lens = append(in.lens, fieldLens{1, 2, 3, uint16(i)})
 			}
 			c, err := decodeColumns(encodeColumns(&in))
 			if err != nil {
@@ -54,7 +54,7 @@ func TestColumnsIDs(t *testing.T) {
 				if got := string(c.appendDocID([]byte("x"), uint32(d))); got != "x"+id {
 					t.Errorf("appendDocID(%d): got %q, want %q", d, got, "x"+id)
 				}
-				if c.dates[d] != int64(d) || c.lens[d][3] != uint32(d) {
+				if c.dates[d] != int64(d) || c.lens[d][3] != uint16(d) {
 					t.Errorf("document %d: got date %d, lens %v", d, c.dates[d], c.lens[d])
 				}
 				// The first live one of equal ids: skip the earlier ones.
@@ -81,10 +81,10 @@ func TestCopyID(t *testing.T) {
 		for _, id := range ids {
 			in.ids = append(in.ids, id)
 			in.dates = append(in.dates, 0)
-			in.kind = append(in.kind, tableIndex(&in.kinds, "email"))
-			in.integ = append(in.integ, tableIndex(&in.integs, "imap"))
-			in.record = append(in.record, tableIndex(&in.records, "r1"))
-			in.lens = append(in.lens, [numFields]uint32{})
+			in.kind.add(tableIndex(&in.kinds, "email"))
+			in.integ.add(tableIndex(&in.integs, "imap"))
+			in.record.add(tableIndex(&in.records, "r1"))
+			in.lens = append(in.lens, fieldLens{})
 		}
 		c, err := decodeColumns(encodeColumns(&in))
 		if err != nil {

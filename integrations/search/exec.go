@@ -91,9 +91,9 @@ func (ev *evaluator) accept(p *plan, d uint32) bool {
 	c := ev.p.cols()
 	switch p.op {
 	case opKind:
-		return c.kinds[c.kind[d]] == p.value
+		return c.kinds[c.kind.at(d)] == p.value
 	case opInteg:
-		return c.integs[c.integ[d]] == p.value
+		return c.integs[c.integ.at(d)] == p.value
 	case opDate:
 		return c.dates[d] >= p.after && c.dates[d] < p.before
 	}

@@ -61,7 +61,7 @@ func newRanker(parts []*part) ranker {
 // score is the BM25F score of a term with weight w (its idf) in a
 // document with these field frequencies and lengths; only field f counts
 // unless f is FieldAny.
-func (r *ranker) score(w float64, tf *[numFields]uint32, lens *[numFields]uint32, f Field) float64 {
+func (r *ranker) score(w float64, tf *[numFields]uint32, lens *fieldLens, f Field) float64 {
 	var t float64
 	for g := range numFields {
 		if tf[g] == 0 || f != FieldAny && Field(g) != f {
@@ -222,7 +222,7 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 // of the query's words in it (field<<56 | position<<8 | word, any order),
 // the words' idfs and the document's field lengths; acc is scratch, two
 // per word.
-func (r *ranker) proximity(occ []uint64, idfs []float64, acc [][numFields]float64, lens *[numFields]uint32) float64 {
+func (r *ranker) proximity(occ []uint64, idfs []float64, acc [][numFields]float64, lens *fieldLens) float64 {
 	slices.Sort(occ)
 	clear(acc)
 	n := len(idfs)
@@ -253,7 +253,7 @@ func (r *ranker) proximity(occ []uint64, idfs []float64, acc [][numFields]float6
 }
 
 // saturate is BM25F's saturation of field frequencies.
-func (r *ranker) saturate(tf *[numFields]float64, lens *[numFields]uint32) float64 {
+func (r *ranker) saturate(tf *[numFields]float64, lens *fieldLens) float64 {
 	var t float64
 	for f := range numFields {
 		if tf[f] == 0 {

@@ -119,8 +119,8 @@ func (ix *Index) DeleteRecord(userID, recordID string) error {
 			if rec != recordID {
 				continue
 			}
-			for d, dr := range c.record {
-				if dr == uint32(r) && p.remove(uint32(d)) {
+			for d := range uint32(c.record.len()) {
+				if c.record.at(d) == uint32(r) && p.remove(d) {
 					u.dirty = true
 				}
 			}
