@@ -37,6 +37,12 @@ const (
 	millionItems = 1_000_000
 	millionUsers = 10
 	millionBatch = 1000 // items a commit stores, as a sync batch would
+	// millionFlushEvery is how many batches a user stores before waiting
+	// for the indexer to catch up: what its queues hold (about 30 MB of
+	// text a user, within millionQueueBytes) is most of the build's
+	// memory, which passed 1 GB at 50 batches.
+	millionFlushEvery = 10
+	millionQueueBytes = 64 << 20
 	// millionVersion names the cached data directory: change it when what
 	// buildMillion writes changes, so that no run reuses a directory of
 	// another build. The data format (format.go) is part of the name too.
@@ -162,7 +168,7 @@ func buildMillion(b *testing.B, dir string, n int) millionBuilt {
 		b.Fatal(err)
 	}
 	x, err := index.Open(index.Config{Search: searchConfig(dir, s.vault, c.SearchCacheMB, log), Items: s.items,
-		Registry: reg, MaxQueueBytes: 256 << 20, Logger: log})
+		Registry: reg, MaxQueueBytes: millionQueueBytes, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -181,7 +187,7 @@ func buildMillion(b *testing.B, dir string, n int) millionBuilt {
 				if errs[u] = millionBatchOf(s, x, owner, corpus, batch, u, epoch, now); errs[u] != nil {
 					return
 				}
-				if batch%50 == 49 {
+				if batch%millionFlushEvery == millionFlushEvery-1 {
 					x.Flush() // the queues stay within their bound
 				}
 			}
@@ -331,7 +337,8 @@ func procCPU(b *testing.B, pid int) time.Duration {
 //     and the slowest of the ten; search-cpu-median-ms and
 //     search-cpu-slowest-ms the same of the binary's CPU time a query
 //     (every thread's, from /proc/PID/task/*/schedstat), which the
-//     neighbours on a shared machine do not inflate;
+//     neighbours on a shared machine do not inflate; search-gc-cycles
+//     the collections over those 110 requests (GODEBUG=gctrace=1);
 //   - settled-warm-rss-MB: VmRSS 10 s after the searches, their cache
 //     warm;
 //   - the cached build's figures: build-s and build-cpu-s, the time and
@@ -354,13 +361,14 @@ func BenchmarkMillion(b *testing.B) {
 	bin := buildBinary(b)
 	env := piEnv(dir)
 	env["POLL_INTERVAL"] = "86400" // the records are synced: no sync runs while measuring
+	env["GODEBUG"] = "gctrace=1"   // a line a collection, counted
 	b.ResetTimer()
 	for range b.N {
 		var m millionMeasured
 		t0 := time.Now()
-		cmd, addr := startBinary(b, bin, env)
-		pid := cmd.Process.Pid
-		base := "http://" + addr
+		p := startLogged(b, bin, env)
+		pid := p.cmd.Process.Pid
+		base := "http://" + p.addr
 		waitHealthy(b, base)
 		m.startS = time.Since(t0).Seconds()
 		m.startCPU = procCPU(b, pid)
@@ -368,12 +376,14 @@ func BenchmarkMillion(b *testing.B) {
 
 		timed := millionClient(b, base, built.Sessions)
 		m.pages, m.gets = millionReads(b, timed)
+		gcs := p.gcs.Load()
 		m.means, m.cpus = millionSearches(b, timed, pid)
+		m.searchGCs = p.gcs.Load() - gcs
 		time.Sleep(10 * time.Second)
 		_, m.settled = procMemory(b, pid)
 		millionReport(b, n, built, &m)
-		cmd.Process.Kill()
-		cmd.Wait()
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
 	}
 }
 
@@ -383,6 +393,7 @@ type millionMeasured struct {
 	startCPU                    time.Duration
 	startHWM, startRSS, settled int64
 	pages, gets, means, cpus    []time.Duration
+	searchGCs                   int64 // collections during the searches
 }
 
 // millionSearches runs the ten queries as one user (100,000 items of the
@@ -450,6 +461,7 @@ func millionReport(b *testing.B, n int, built millionBuilt, m *millionMeasured) 
 	b.ReportMetric(ms(slowest), "search-slowest-ms")
 	b.ReportMetric(ms(medianDuration(m.cpus)), "search-cpu-median-ms")
 	b.ReportMetric(ms(slices.Max(m.cpus)), "search-cpu-slowest-ms")
+	b.ReportMetric(float64(m.searchGCs), "search-gc-cycles")
 	b.ReportMetric(mb(m.settled), "settled-warm-rss-MB")
 	b.ReportMetric(written, "index-written-per-final-byte")
 	b.ReportMetric(float64(built.Segments), "index-segments")
