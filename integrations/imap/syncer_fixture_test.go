@@ -326,8 +326,6 @@ func wantStats(t *testing.T, srv *imaptest.Server, bodies int, commands map[stri
 	srv.ResetStats()
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // sameIDs reports whether a and b hold the same titles with the same
 // item ids.
 func sameIDs(a, b map[string]items.ItemRecord) bool {
