@@ -99,9 +99,9 @@ func quantize(s float64) float64 { return math.Round(s/scoreQuantum) * scoreQuan
 // Words in more than about a third of the items (idf under
 // proximityMinIDF: "the", "of", "what") pair with nothing, so "models of
 // heated aircraft" pairs "models" with "heated". Only the words of the
-// query as typed count (not prefixes, fuzzy words or exclusions), the
-// first maxProximityTerms of them: a long query reads the positions of
-// a bounded number of terms. The score depends on the document and the
+// query as typed count (not prefixes, fuzzy words or exclusions), and
+// only in a query of at most maxProximityTerms of them: a long query
+// reads no positions for it. The score depends on the document and the
 // query's frozen figures alone (a cursor's), so a later page scores a
 // document as the first did.
 const (
@@ -113,8 +113,8 @@ const (
 )
 
 // proximityTerms returns the query's exact words that proximity weighs:
-// none when fewer than two, else the first maxProximityTerms, in the
-// query's order.
+// none when fewer than two or more than maxProximityTerms, else all of
+// them, in the query's order.
 func proximityTerms(root *plan) []*plan {
 	var terms []*plan
 	var walk func(p *plan)
@@ -131,10 +131,13 @@ func proximityTerms(root *plan) []*plan {
 		}
 	}
 	walk(root)
-	if len(terms) < 2 {
+	if len(terms) < 2 || len(terms) > maxProximityTerms {
+		// A query of more words than that is a list of words (an OR of
+		// forty), not a sentence: their pairs mean nothing, and reading
+		// their positions doubled its time (BenchmarkAnswers).
 		return nil
 	}
-	return terms[:min(len(terms), maxProximityTerms)]
+	return terms
 }
 
 // termIDF is an opTerm plan's weight, the same in every part it has a

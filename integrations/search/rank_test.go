@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,4 +66,38 @@ func hitScores(res Result) []string {
 		out = append(out, fmt.Sprintf("%s:%.4f", h.ID, h.Score))
 	}
 	return out
+}
+
+// TestProximityNotForLists: a query of more than maxProximityTerms words
+// is a list, not a sentence: it scores exactly as without proximity,
+// while a short one does not.
+func TestProximityNotForLists(t *testing.T) {
+	date := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	words := []string{"wind", "tunnel", "heated", "model", "aircraft", "speed", "high", "quiet", "tested", "today", "wing", "flap", "rudder"}
+	docs := []Doc{{ID: "a", Kind: "email", Text: "the wind tunnel tested a heated model of a high speed aircraft, quiet today, wing flap rudder", Date: date}}
+	for i := range 6 {
+		docs = append(docs, Doc{ID: fmt.Sprint("f", i), Kind: "email", Text: "nothing of that kind at all", Date: date})
+	}
+	ix := openTest(t, t.TempDir())
+	ix.Add(userA, docs...)
+	score := func(q string, prox bool) float64 {
+		ix.noProximity = !prox
+		n, err := Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := search(t, ix, userA, Request{Query: n})
+		if len(res.Hits) != 1 {
+			t.Fatalf("%s: %d hits", q, len(res.Hits))
+		}
+		return res.Hits[0].Score
+	}
+	long := strings.Join(words, " OR ")
+	if with, without := score(long, true), score(long, false); with != without {
+		t.Errorf("%d words: %v with proximity, %v without; want the same", len(words), with, without)
+	}
+	short := strings.Join(words[:5], " ")
+	if with, without := score(short, true), score(short, false); with <= without {
+		t.Errorf("5 words: %v with proximity, %v without; want more with", with, without)
+	}
 }
