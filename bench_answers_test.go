@@ -29,9 +29,9 @@ const (
 	// keeps: "4" item texts in packs, indexed with languages, links and
 	// marks (a "3" directory's texts in a file each are moved into packs
 	// by the start-up sweep, which then runs during the measurement);
-	// "3" segments with stored fields of 768 bytes of text (docs/search.md,
-	// "Answers from the index"); "2" kept 1,024; "1" was the index before
-	// them.
+	// "3" segments with stored fields of 768 bytes of text
+	// (docs/search.md#answers-from-the-index); "2" kept 1,024; "1" was the
+	// index before them.
 	answersVersion = "4"
 )
 

@@ -11,7 +11,7 @@ import (
 const collapseScan = 1000
 
 // collapsed answers req with one hit per conversation, its best, in the
-// order of those best hits (docs/search.md, "Conversations"): the first
+// order of those best hits (docs/search.md#conversations): the first
 // req.Limit conversations among the best collapseScan results. Total is
 // the number of conversations among those, a lower bound when more
 // results lay beyond them; there is no next page.

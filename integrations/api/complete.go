@@ -25,7 +25,7 @@ type Completion struct {
 }
 
 // Suggest serves GET /v1/search/suggest: up to 8 completions of the last
-// word of q (docs/search.md, "Suggestions while typing"), senders, then
+// word of q (docs/search.md#suggestions-while-typing), senders, then
 // titles, then frequent words, all of the caller's own items and read
 // from the index alone, with bounded work. q is at most
 // search.MaxQueryBytes; an empty q, or one whose last word is not a

@@ -134,30 +134,41 @@ func parseItemQuery(r *http.Request) (items.Query, error) {
 	return q, nil
 }
 
+// ownItem returns the item store and the caller's live item that the
+// path's {id} names: ErrNotFound for an id that is not a UUID, another
+// user's item, or the item of a record being disconnected.
+func (h *Handlers) ownItem(r *http.Request) (*items.Store, items.ItemRecord, error) {
+	userID, err := h.userID(r)
+	if err != nil {
+		return nil, items.ItemRecord{}, err
+	}
+	store, err := h.items()
+	if err != nil {
+		return nil, items.ItemRecord{}, err
+	}
+	id := r.PathValue("id")
+	if !uuid.Valid(id) {
+		return nil, items.ItemRecord{}, items.ErrNotFound
+	}
+	it, err := store.Get(userID, id)
+	if err != nil {
+		return nil, items.ItemRecord{}, err
+	}
+	if _, err := h.cfg.Records.Get(userID, it.RecordID); err != nil {
+		return nil, items.ItemRecord{}, items.ErrNotFound // the item of a record being disconnected
+	}
+	return store, it, nil
+}
+
 // GetItem serves GET /v1/items/{id}: the caller's item with its extracted
 // text, read from its sealed content file. An item whose file is gone
 // answers 410.
 func (h *Handlers) GetItem() http.Handler { return endpoint(opItemGet, h.getItem) }
 
 func (h *Handlers) getItem(w http.ResponseWriter, r *http.Request) error {
-	userID, err := h.userID(r)
+	store, it, err := h.ownItem(r)
 	if err != nil {
 		return err
-	}
-	store, err := h.items()
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("id")
-	if !uuid.Valid(id) {
-		return items.ErrNotFound
-	}
-	it, err := store.Get(userID, id)
-	if err != nil {
-		return err
-	}
-	if _, err := h.cfg.Records.Get(userID, it.RecordID); err != nil {
-		return items.ErrNotFound // the item of a record being disconnected
 	}
 	text, err := store.Text(&it)
 	switch {

@@ -73,7 +73,7 @@ func fragments(fs []search.Fragment) []Fragment {
 }
 
 // Search serves GET /v1/search: the caller's items matching the query q
-// (the language of docs/search.md, "The query language"), one page of
+// (docs/search.md#the-query-language), one page of
 // results ranked by relevance (or newest first with sort=date), each with
 // a snippet of its text around the best matching passage and the words
 // of its text the query matched (matched), all from the index's stored
@@ -115,7 +115,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	collapse := r.URL.Query().Get("collapse") == "thread"
-	req.Relax = true // docs/search.md, "Questions and long queries"
+	req.Relax = true // docs/search.md#questions-and-long-queries
 	// The whole search, snippets included, runs within the user's share.
 	leave, err := h.gate.enter(r.Context(), userID)
 	if err != nil {
@@ -154,7 +154,7 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 		fields = append(fields, httpx.F("relaxed", true))
 	}
 	// The first page says "did you mean" for a word the index lacks
-	// (docs/search.md, "Misspelled words"); later pages are of the query
+	// (docs/search.md#misspelled-words); later pages are of the query
 	// the person chose to keep.
 	if sg, ok := h.cfg.Search.(suggester); ok && req.Cursor == "" {
 		s, err := sg.Suggest(userID, r.URL.Query().Get("q"))
@@ -256,7 +256,7 @@ const yieldResults = 8
 // A page of 100 snippets is half a heavy query's work, and Go preempts a
 // running goroutine only after 10 ms: without yields, another user's
 // light query woken behind it waited that long, many times over on two
-// cores (docs/search.md, fair shares). The index yields likewise while
+// cores (docs/search.md#errors-and-bounds). The index yields likewise while
 // it reads postings.
 type yielder struct {
 	every, n int
@@ -271,7 +271,7 @@ func (y *yielder) step() {
 }
 
 // answer is the result of one hit: its title, sender and snippet from
-// the index's stored fields (docs/search.md, "Answers from the index"),
+// the index's stored fields (docs/search.md#answers-from-the-index),
 // opening nothing of the item. A hit of an index written before stored
 // fields has none: its answer opens the item's metadata and text, as
 // every answer did before. false: the item does not open, and is left

@@ -11,7 +11,7 @@ import (
 
 // TestSearchRouteLanguages: mails in German, French, Spanish, Russian and
 // Greek are found through GET /v1/search by inflected forms of their
-// words that none of them writes (docs/search.md, "Languages").
+// words that none of them writes (docs/search.md#languages).
 func TestSearchRouteLanguages(t *testing.T) {
 	f := newSearchFixture(t)
 	start := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)

@@ -9,7 +9,6 @@ import (
 	"searchsvc/httpx"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/search"
-	"searchsvc/storage/uuid"
 )
 
 const opThread = "item.readThread"
@@ -26,7 +25,7 @@ const threadRounds = 8
 const threadKeysPerQuery = 32
 
 // GetThread serves GET /v1/items/{id}/thread: the items of the caller's
-// item's conversation (docs/search.md, "Conversations"), oldest first, in
+// item's conversation (docs/search.md#conversations), oldest first, in
 // the list shape of GET /v1/items, at most MaxThread. The conversation
 // is every item of the same record linked to this one through message
 // ids (its own, the one it replies to, those it references; Gmail's
@@ -36,24 +35,9 @@ const threadKeysPerQuery = 32
 func (h *Handlers) GetThread() http.Handler { return endpoint(opThread, h.getThread) }
 
 func (h *Handlers) getThread(w http.ResponseWriter, r *http.Request) error {
-	userID, err := h.userID(r)
+	store, it, err := h.ownItem(r)
 	if err != nil {
 		return err
-	}
-	store, err := h.items()
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("id")
-	if !uuid.Valid(id) {
-		return items.ErrNotFound
-	}
-	it, err := store.Get(userID, id)
-	if err != nil {
-		return err
-	}
-	if _, err := h.cfg.Records.Get(userID, it.RecordID); err != nil {
-		return items.ErrNotFound // the item of a record being disconnected
 	}
 	m, err := store.OpenMeta(&it)
 	if err != nil {
