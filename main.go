@@ -478,6 +478,8 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("GET /v1/items", au.Require(ui.ListItems()))
 	mux.Handle("GET /v1/items/{id}", au.Require(ui.GetItem()))
 	mux.Handle("GET /v1/items/{id}/thread", au.Require(ui.GetThread()))
+	mux.Handle("GET /v1/items/{id}/original", au.Require(ui.GetOriginal()))
+	mux.Handle("GET /v1/items/{id}/attachments/{index}", au.Require(ui.GetAttachment()))
 
 	// The web app (package web), not part of the API: each of its pages
 	// answers the same document, whose script shows the page its path

@@ -7,7 +7,9 @@
 package api
 
 import (
+	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -47,6 +49,9 @@ type Sync interface {
 	SyncNow(userID, recordID string) error
 	// KeptState is the values the record keeps between syncs.
 	KeptState(rec records.Record) (map[string]string, error)
+	// Fetch opens the original of the record's item with providerID at
+	// its provider (the download routes).
+	Fetch(ctx context.Context, rec records.Record, providerID string) (io.ReadCloser, error)
 }
 
 // Config configures Handlers.
@@ -102,6 +107,11 @@ type Handlers struct {
 	// yield is runtime.Gosched: the search route yields between
 	// snippets (see yielder).
 	yield func()
+	// mailFetch holds the one mail fetched for an attachment at a time:
+	// each is held whole (up to 25 MiB, and Gmail's base64 of it for a
+	// moment), so two at once would not fit a Pi's memory limit. Files
+	// stream and are not bounded here.
+	mailFetch chan struct{}
 }
 
 // New returns the handlers of cfg. Without Registry, Records or Sync it is
@@ -132,7 +142,8 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.SearchQueue == 0 {
 		cfg.SearchQueue = DefaultSearchQueue
 	}
-	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue), yield: runtime.Gosched}, nil
+	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue), yield: runtime.Gosched,
+		mailFetch: make(chan struct{}, 1)}, nil
 }
 
 // Operation names of the envelope.

@@ -258,6 +258,12 @@ func (s fakeSync) SyncNow(string, string) error { return nil }
 
 func (s fakeSync) KeptState(records.Record) (map[string]string, error) { return nil, nil }
 
+// Fetch has no provider to ask: the download routes are tested against
+// the real syncer (download_test.go).
+func (s fakeSync) Fetch(context.Context, records.Record, string) (io.ReadCloser, error) {
+	return nil, syncer.ErrNoOriginal
+}
+
 func oauthDefinition(domain string) integrations.Definition {
 	return integrations.Definition{
 		Manifest: integrations.Manifest{Domain: domain, DisplayName: "Other", Kind: integrations.KindChat,

@@ -1,0 +1,113 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"searchsvc/integrations"
+	"searchsvc/integrations/records"
+)
+
+// ErrNoOriginal is returned by Fetch for an item whose integration
+// cannot give originals back (a chat message, a feed entry).
+var ErrNoOriginal = errors.New("sync: the integration gives no originals back")
+
+// FetchError is a fetch that failed for a reason the user can act on or
+// wait out; Message says it in words, as a record's last error does, and
+// holds nothing personal.
+type FetchError struct {
+	Message string
+	Err     error
+}
+
+func (e *FetchError) Error() string { return e.Message + ": " + e.Err.Error() }
+
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// Fetch opens the original of the record's item with providerID, fetched
+// from the provider at once (integrations.Fetcher): a mail's raw message,
+// a file's bytes, for the download routes. It builds the record's
+// instance as a sync does, from its sealed credentials, refreshing an
+// access token about to expire; the instance is shut down when the
+// returned reader is closed. The reader is read within ctx.
+//
+// An item the provider no longer has is integrations.ErrGone; a record
+// that needs reauthorization a *NeedsReauthError; an integration without
+// originals ErrNoOriginal; any other failure a *FetchError.
+func (s *Syncer) Fetch(ctx context.Context, rec records.Record, providerID string) (io.ReadCloser, error) {
+	if rec.Status == records.StatusNeedsReauth {
+		return nil, &NeedsReauthError{Integration: rec.Integration}
+	}
+	r := &run{
+		s: s, rec: rec, sealed: rec.Credentials,
+		log: s.log.With("record_id", rec.ID, "integration", rec.Integration),
+		b:   batch{seen: make(map[string]bool)},
+	}
+	body, err := r.fetch(ctx, providerID)
+	if err != nil {
+		r.shutdown(ctx)
+		return nil, s.fetchError(rec, err)
+	}
+	return &fetched{ReadCloser: body, r: r, ctx: ctx}, nil
+}
+
+func (r *run) fetch(ctx context.Context, providerID string) (io.ReadCloser, error) {
+	if err := r.open(ctx, false); err != nil {
+		return nil, err
+	}
+	f, ok := r.inst.(integrations.Fetcher)
+	if !ok {
+		return nil, ErrNoOriginal
+	}
+	var body io.ReadCloser
+	err := r.guard("fetch", func() error {
+		var err error
+		body, err = f.Fetch(ctx, providerID)
+		return err
+	})
+	if err == nil && body == nil {
+		err = fmt.Errorf("fetch: %w: no content", integrations.ErrGone)
+	}
+	return body, err
+}
+
+// fetched is a fetched original; closing it shuts its instance down.
+type fetched struct {
+	io.ReadCloser
+	r   *run
+	ctx context.Context
+}
+
+func (f *fetched) Close() error {
+	err := f.ReadCloser.Close()
+	f.r.shutdown(f.ctx)
+	return err
+}
+
+// fetchError sorts a failed fetch as Fetch documents it, in the words the
+// sync uses for its failures, less what the sync does next.
+func (s *Syncer) fetchError(rec records.Record, err error) error {
+	var ee *integrations.ExplainedError
+	name := s.displayName(rec.Integration)
+	switch {
+	case errors.Is(err, ErrNoOriginal), errors.Is(err, integrations.ErrGone):
+		return err
+	case errors.As(err, &ee):
+		return &FetchError{Message: name + ": " + strings.TrimSuffix(ee.Message, ".") + ".", Err: err}
+	}
+	f := classify(err, name, false)
+	switch f.class {
+	case failReauth:
+		return &NeedsReauthError{Integration: rec.Integration}
+	case failGone:
+		return fmt.Errorf("%w: %w", integrations.ErrGone, err)
+	}
+	msg := strings.TrimSuffix(strings.TrimSuffix(f.msg, tryAgain), " It will be tried a few more times.")
+	if msg == "" || strings.Contains(msg, " sync") {
+		msg = name + " could not give it back: the request failed unexpectedly."
+	}
+	return &FetchError{Message: msg, Err: err}
+}
