@@ -45,7 +45,9 @@ func TestOriginal(t *testing.T) {
 
 	r.fake.Delete("/Pictures/photo.jpg")
 	a = r.fx.Get("user-1", "/v1/items/"+id+"/original")
-	var e struct{ Error struct{ Code, Message string } }
+	var e struct {
+		Error struct{ Code, Message string }
+	}
 	if err := json.Unmarshal(a.Body, &e); err != nil || a.Status != 404 || e.Error.Code != "file_gone" || e.Error.Message != "file no longer available" {
 		t.Errorf("deleted at Dropbox: %d %q", a.Status, a.Body)
 	}
