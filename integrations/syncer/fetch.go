@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/records"
@@ -42,17 +43,30 @@ func (s *Syncer) Fetch(ctx context.Context, rec records.Record, providerID strin
 		return nil, &NeedsReauthError{Integration: rec.Integration}
 	}
 	r := &run{
-		s: s, rec: rec, sealed: rec.Credentials,
+		s: s, rec: rec, sealed: rec.Credentials, streams: true,
 		log: s.log.With("record_id", rec.ID, "integration", rec.Integration),
 		b:   batch{seen: make(map[string]bool)},
 	}
+	// The provider has fetchWait to start answering; after that the
+	// content streams for as long as ctx allows.
+	ctx, cancel := context.WithCancel(ctx)
+	waiting := time.AfterFunc(fetchWait, cancel)
 	body, err := r.fetch(ctx, providerID)
+	if !waiting.Stop() && err == nil {
+		body.Close()
+		err = context.DeadlineExceeded
+	}
 	if err != nil {
 		r.shutdown(ctx)
+		cancel()
 		return nil, s.fetchError(rec, err)
 	}
-	return &fetched{ReadCloser: body, r: r, ctx: ctx}, nil
+	return &fetched{ReadCloser: body, r: r, ctx: ctx, cancel: cancel}, nil
 }
+
+// fetchWait bounds how long Fetch waits for the provider to start
+// answering: as long as a request of a sync may take.
+const fetchWait = defaultTimeout
 
 func (r *run) fetch(ctx context.Context, providerID string) (io.ReadCloser, error) {
 	if err := r.open(ctx, false); err != nil {
@@ -77,13 +91,15 @@ func (r *run) fetch(ctx context.Context, providerID string) (io.ReadCloser, erro
 // fetched is a fetched original; closing it shuts its instance down.
 type fetched struct {
 	io.ReadCloser
-	r   *run
-	ctx context.Context
+	r      *run
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func (f *fetched) Close() error {
 	err := f.ReadCloser.Close()
 	f.r.shutdown(f.ctx)
+	f.cancel()
 	return err
 }
 

@@ -5,7 +5,9 @@ import (
 	"maps"
 	"net/http"
 	"testing"
+	"time"
 
+	"searchsvc/integrations"
 	"searchsvc/integrations/syncer/syncfx"
 	"searchsvc/integrations/webdav"
 )
@@ -58,5 +60,36 @@ func TestOriginal(t *testing.T) {
 	r.fail(http.StatusUnauthorized, "")
 	if s, code, _ := errorOf(t, r.fx.Get("u1", "/v1/items/"+files["a.txt"].ID+"/original")); s != 409 || code != "needs_reauth" {
 		t.Errorf("401: %d %s", s, code)
+	}
+}
+
+// TestOriginalOutlastsRequestTimeout: a download streams for as long as
+// the file takes, past the bound the client puts on one request of a
+// sync (here 1 s, the server pausing 2 s half way).
+func TestOriginalOutlastsRequestTimeout(t *testing.T) {
+	dav := newFakeDAV(t)
+	fx := syncfx.New(t, syncfx.Options{Definition: webdav.Definition(webdav.Config{}), Client: &http.Client{Timeout: time.Second}})
+	rec := fx.Connect("u1", integrations.Credentials{Fields: dav.fields()})
+	dav.put("slow.txt", "first half, second half")
+	fx.Sync(rec)
+	var id string
+	for _, it := range fx.Items(rec) {
+		id = it.ID
+	}
+	if id == "" {
+		t.Fatalf("not synced: %q", fx.Record(rec).LastError)
+	}
+	dav.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodGet {
+			return false
+		}
+		w.Write([]byte("first half, "))
+		w.(http.Flusher).Flush()
+		time.Sleep(2 * time.Second)
+		w.Write([]byte("second half"))
+		return true
+	}
+	if a := fx.Get("u1", "/v1/items/"+id+"/original"); a.Status != 200 || a.Err != nil || string(a.Body) != "first half, second half" {
+		t.Errorf("slow download: %d (%v) %q", a.Status, a.Err, a.Body)
 	}
 }
