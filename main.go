@@ -321,6 +321,9 @@ func listen(c *config, a *app, api http.Handler, bg *background, log *slog.Logge
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// A download may last far longer than a stop's grace: it ends at the
+	// stop, as the client sees the answer cut.
+	srv.RegisterOnShutdown(a.integrations.StopDownloads)
 	certs, err := reloadTLS(c, srv, bg, log)
 	if err != nil {
 		return nil, err

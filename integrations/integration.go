@@ -12,6 +12,7 @@
 package integrations
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -261,6 +262,23 @@ type Fetcher interface {
 	// longer has gives an error wrapping ErrGone.
 	Fetch(ctx context.Context, providerID string) (io.ReadCloser, error)
 }
+
+// Whole is the original of a Fetcher that reads it whole before it
+// answers (a mail): Bytes gives it at once, so a caller that needs it
+// whole does not copy it again.
+type Whole struct {
+	raw []byte
+	*bytes.Reader
+}
+
+// NewWhole returns raw as a Fetcher's original.
+func NewWhole(raw []byte) *Whole { return &Whole{raw: raw, Reader: bytes.NewReader(raw)} }
+
+// Close does nothing: the bytes are in memory.
+func (*Whole) Close() error { return nil }
+
+// Bytes returns the whole original, whatever was read of it.
+func (w *Whole) Bytes() []byte { return w.raw }
 
 // ErrGone means the provider no longer has what was asked for: a mail
 // deleted or moved away, a file removed, a folder renamed.

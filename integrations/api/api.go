@@ -107,11 +107,12 @@ type Handlers struct {
 	// yield is runtime.Gosched: the search route yields between
 	// snippets (see yielder).
 	yield func()
-	// mailFetch holds the one mail fetched for an attachment at a time:
-	// each is held whole (up to 25 MiB, and Gmail's base64 of it for a
-	// moment), so two at once would not fit a Pi's memory limit. Files
-	// stream and are not bounded here.
-	mailFetch chan struct{}
+	// mailTurns bounds the mail the download routes hold at once.
+	mailTurns *mailTurns
+	// stopping ends when StopDownloads is called, and every download
+	// with it.
+	stopping      context.Context
+	stopDownloads context.CancelFunc
 }
 
 // New returns the handlers of cfg. Without Registry, Records or Sync it is
@@ -142,8 +143,9 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.SearchQueue == 0 {
 		cfg.SearchQueue = DefaultSearchQueue
 	}
+	stopping, stop := context.WithCancel(context.Background())
 	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue), yield: runtime.Gosched,
-		mailFetch: make(chan struct{}, 1)}, nil
+		mailTurns: newMailTurns(), stopping: stopping, stopDownloads: stop}, nil
 }
 
 // Operation names of the envelope.

@@ -1,22 +1,27 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"searchsvc/httpx"
 	"searchsvc/integrations"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/mail"
+	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
-	"searchsvc/integrations/textguard"
 )
 
 const (
@@ -26,25 +31,77 @@ const (
 
 // Bounds of the download routes.
 const (
-	// maxRawMail is the most read of a mail fetched for its attachment:
-	// the providers' own cap on what a sync downloads (25 MiB), and room.
+	// maxRawMail is the most read of a mail fetched for a download: the
+	// providers' own cap on what a sync downloads (25 MiB), and room.
 	maxRawMail = 26 << 20
-	// downloadTimeout bounds one download, from the provider's first
-	// byte to the client's last.
-	downloadTimeout = 30 * time.Minute
+	// mailDownloads is how many mails the download routes hold at once,
+	// fetched whole (an attachment is cut from its mail; an email's
+	// original is the mail): two of 25 MiB fit a Pi's memory limit.
+	// One person holds one at a time.
+	mailDownloads = 2
+	// mailWait bounds the wait for a turn to hold a mail: then 503 busy,
+	// with Retry-After.
+	mailWait = 15 * time.Second
+	// mailTimeout bounds a download of a mail held in memory, fetch and
+	// answer: a client too slow to take 25 MiB in it gives its turn up.
+	mailTimeout = 5 * time.Minute
+	// fileTimeout bounds a file's download, which streams and holds
+	// nothing.
+	fileTimeout = 30 * time.Minute
 	// writeWindow is how long one piece of a download may take to
 	// reach the client: each piece moves the server's write deadline on,
 	// so a large file is not cut by it.
 	writeWindow = time.Minute
 )
 
+// mailTurns holds the download routes' turns to hold a mail: at most
+// mailDownloads at once, one a person.
+type mailTurns struct {
+	slots chan struct{}
+	mu    sync.Mutex
+	users map[string]bool
+}
+
+func newMailTurns() *mailTurns {
+	return &mailTurns{slots: make(chan struct{}, mailDownloads), users: map[string]bool{}}
+}
+
+// take waits up to mailWait for a turn for userID; false: none came, or
+// the person holds one already. release gives it back.
+func (m *mailTurns) take(ctx context.Context, userID string) (release func(), ok bool) {
+	m.mu.Lock()
+	if m.users[userID] {
+		m.mu.Unlock()
+		return nil, false
+	}
+	m.users[userID] = true
+	m.mu.Unlock()
+	wait := time.NewTimer(mailWait)
+	defer wait.Stop()
+	select {
+	case m.slots <- struct{}{}:
+		return func() {
+			<-m.slots
+			m.mu.Lock()
+			delete(m.users, userID)
+			m.mu.Unlock()
+		}, true
+	case <-ctx.Done():
+	case <-wait.C:
+	}
+	m.mu.Lock()
+	delete(m.users, userID)
+	m.mu.Unlock()
+	return nil, false
+}
+
 // GetAttachment serves GET /v1/items/{id}/attachments/{index}: an
 // attachment of the caller's email, as its item lists it. The service
 // does not keep mail's raw bytes, so the mail is fetched from the
 // provider at that moment (syncer.Fetch) and the attachment cut from it;
 // a mail or attachment the provider no longer has is 404 attachment no
-// longer available. The headers make the browser save it, never show it
-// (see downloadHeaders).
+// longer available (docs/sources.md#downloads). The headers make the
+// browser save it, never show it (see downloadHeaders).
 func (h *Handlers) GetAttachment() http.Handler { return endpoint(opAttachment, h.getAttachment) }
 
 func (h *Handlers) getAttachment(w http.ResponseWriter, r *http.Request) error {
@@ -57,27 +114,24 @@ func (h *Handlers) getAttachment(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Internal(err)
 	}
 	index, err := strconv.Atoi(r.PathValue("index"))
-	if err != nil || index < 0 || !listed(m.Attachments, index) {
+	at, ok := listed(m.Attachments, index)
+	if err != nil || !ok {
 		return httpx.NewError(http.StatusNotFound, "attachment_not_found", "attachment not found")
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), downloadTimeout)
-	defer cancel()
-	select {
-	case h.mailFetch <- struct{}{}:
-		defer func() { <-h.mailFetch }()
-	case <-ctx.Done():
-		return httpx.Unavailable(ctx.Err())
+	if r.Method == http.MethodHead { // what it is, without fetching it
+		downloadHeaders(w, downloadName(at.Name, "attachment"), attachmentType(at.Type))
+		return nil
 	}
-	raw, err := h.fetchAll(ctx, &it, m.ProviderID)
+	raw, done, err := h.mail(r, &it, m.ProviderID)
 	if err != nil {
 		return fetchFailed(err, "attachment")
 	}
-	at, content, err := mail.OpenAttachment(raw, index)
+	defer done()
+	found, content, err := mail.OpenAttachment(raw, index)
 	if err != nil {
 		return fetchFailed(integrations.ErrGone, "attachment")
 	}
-	downloadHeaders(w, at.Name, attachmentType(at.Type))
-	return stream(w, lenient{content})
+	return send(w, lenient{content}, downloadName(found.Name, "attachment"), attachmentType(found.Type))
 }
 
 // lenient ends an attachment's content where it stops decoding (base64
@@ -92,44 +146,83 @@ func (l lenient) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// listed reports whether the item lists an attachment with index.
-func listed(list []integrations.Attachment, index int) bool {
+// listed returns the attachment the item lists with index.
+func listed(list []integrations.Attachment, index int) (integrations.Attachment, bool) {
 	for _, a := range list {
 		if a.Index == index {
-			return true
+			return a, true
 		}
 	}
-	return false
+	return integrations.Attachment{}, false
 }
 
-// fetchAll fetches the item's original whole, at most maxRawMail bytes.
-func (h *Handlers) fetchAll(ctx context.Context, it *items.ItemRecord, providerID string) ([]byte, error) {
-	body, err := h.fetch(ctx, it, providerID)
+// mail fetches the item's mail whole, in one of the caller's turns
+// (mailTurns), and returns it with the function that ends the turn, to be
+// called once it is answered; the provider's connection is closed
+// before it returns. The turn's context bounds the answer too
+// (mailTimeout).
+func (h *Handlers) mail(r *http.Request, it *items.ItemRecord, providerID string) (raw []byte, done func(), err error) {
+	rec, err := h.cfg.Records.Get(it.UserID, it.RecordID)
+	if err != nil {
+		return nil, nil, items.ErrNotFound // disconnected since ownItem looked
+	}
+	ctx, cancel := h.downloadContext(r, mailTimeout)
+	release, ok := h.mailTurns.take(ctx, it.UserID)
+	if !ok {
+		cancel()
+		return nil, nil, &httpx.Error{Status: http.StatusServiceUnavailable, Code: "busy",
+			Message: "other downloads of mail are under way: try again in a moment", RetryAfter: httpx.BusyRetryAfter}
+	}
+	done = func() { release(); cancel() }
+	raw, err = fetchWhole(ctx, h.cfg.Sync, rec, providerID)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return raw, done, nil
+}
+
+// fetchWhole fetches an original whole, at most maxRawMail bytes, and
+// closes it (an IMAP session logs out).
+func fetchWhole(ctx context.Context, s Sync, rec records.Record, providerID string) ([]byte, error) {
+	body, err := s.Fetch(ctx, rec, providerID)
 	if err != nil {
 		return nil, err
 	}
 	defer body.Close()
-	raw, err := io.ReadAll(io.LimitReader(body, maxRawMail+1))
-	if err == nil && len(raw) > maxRawMail {
-		err = errors.New("api: fetched mail over its cap")
+	if whole, ok := body.(interface{ Bytes() []byte }); ok && whole.Bytes() != nil {
+		return whole.Bytes(), nil // held already: no copy
 	}
-	return raw, err
+	raw, err := io.ReadAll(io.LimitReader(body, maxRawMail+1))
+	switch {
+	case err != nil:
+		return nil, &syncer.FetchError{Message: "the mail could not be read whole from its provider", Err: err}
+	case len(raw) > maxRawMail:
+		return nil, &syncer.FetchError{Message: "the mail is larger than 25 MiB, which this server does not download", Err: errTooLarge}
+	}
+	return raw, nil
 }
 
-// fetch opens the item's original at its record's provider.
-func (h *Handlers) fetch(ctx context.Context, it *items.ItemRecord, providerID string) (io.ReadCloser, error) {
-	rec, err := h.cfg.Records.Get(it.UserID, it.RecordID)
-	if err != nil {
-		return nil, items.ErrNotFound // disconnected since ownItem looked
-	}
-	return h.cfg.Sync.Fetch(ctx, rec, providerID)
+var errTooLarge = errors.New("api: fetched mail over its cap")
+
+// downloadContext is a download's context: the request's, ended after
+// limit and when the service stops (StopDownloads).
+func (h *Handlers) downloadContext(r *http.Request, limit time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(r.Context(), limit)
+	stop := context.AfterFunc(h.stopping, cancel)
+	return ctx, func() { stop(); cancel() }
 }
+
+// StopDownloads ends the downloads under way, for a shutdown: a download
+// may take far longer than the grace the service gives requests.
+func (h *Handlers) StopDownloads() { h.stopDownloads() }
 
 // GetOriginal serves GET /v1/items/{id}/original: the caller's file item's
 // bytes (a folder's file, a WebDAV or Dropbox file) as the source has it
-// now, or an email's whole message (.eml), fetched at that moment and
-// streamed, with the attachment route's headers. A chat message or feed
-// entry has none: 404 no_original.
+// now, streamed and never held, or an email's whole message (.eml),
+// fetched whole in one of the caller's turns; both fetched at that moment
+// (docs/sources.md#downloads), with the attachment route's headers. A
+// chat message or feed entry has none: 404 no_original.
 func (h *Handlers) GetOriginal() http.Handler { return endpoint(opOriginal, h.getOriginal) }
 
 func (h *Handlers) getOriginal(w http.ResponseWriter, r *http.Request) error {
@@ -142,41 +235,91 @@ func (h *Handlers) getOriginal(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Internal(err)
 	}
 	def, _ := h.cfg.Registry.Get(it.Integration)
-	name, media := fileName(m.Title, m.Path)
+	var name, media string
 	switch def.Manifest.Kind {
 	case integrations.KindFiles:
+		name, media = fileName(m.Title, m.Path)
 	case integrations.KindEmail:
-		name, media = mailName(m.Title), "message/rfc822"
+		name, media = downloadName(m.Title, "message")+".eml", "message/rfc822"
 	default:
 		return errNoOriginal()
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), downloadTimeout)
+	switch {
+	case r.Method == http.MethodHead:
+		downloadHeaders(w, name, media)
+		return nil
+	case def.Manifest.Kind == integrations.KindEmail:
+		raw, done, err := h.mail(r, &it, m.ProviderID)
+		if err != nil {
+			return fetchFailed(err, "message")
+		}
+		defer done()
+		return send(w, bytes.NewReader(raw), name, media)
+	}
+	rec, err := h.cfg.Records.Get(it.UserID, it.RecordID)
+	if err != nil {
+		return items.ErrNotFound
+	}
+	ctx, cancel := h.downloadContext(r, fileTimeout)
 	defer cancel()
-	body, err := h.fetch(ctx, &it, m.ProviderID)
+	body, err := h.cfg.Sync.Fetch(ctx, rec, m.ProviderID)
 	if err != nil {
 		return fetchFailed(err, "file")
 	}
 	defer body.Close()
-	downloadHeaders(w, name, media)
-	return stream(w, body)
+	return send(w, body, name, media)
 }
 
 func errNoOriginal() error {
 	return httpx.NewError(http.StatusNotFound, "no_original", "this item has no original to download")
 }
 
-// fetchFailed answers a failed fetch of what ("attachment", "file").
+// fetchFailed answers a failed fetch of what ("attachment", "file",
+// "message"). Its cause, which httpx logs for a 5xx, names the kind of
+// failure only: a provider's error may hold a file's path or address.
 func fetchFailed(err error, what string) error {
-	var fe *syncer.FetchError
+	var (
+		fe *syncer.FetchError
+		he *httpx.Error
+	)
+	cause := fmt.Errorf("download of %s failed: %T", what, errors.Unwrap(err))
 	switch {
+	case errors.As(err, &he):
+		return he // busy
 	case errors.Is(err, integrations.ErrGone):
 		return httpx.NewError(http.StatusNotFound, what+"_gone", what+" no longer available")
 	case errors.Is(err, syncer.ErrNoOriginal):
 		return errNoOriginal()
+	case errors.Is(err, syncer.ErrNeedsReauth):
+		return httpx.NewError(http.StatusConflict, "needs_reauth",
+			"the connection must be made again before anything can be downloaded from it")
 	case errors.As(err, &fe):
-		return &httpx.Error{Status: http.StatusBadGateway, Code: "provider_failed", Message: fe.Message, Cause: err}
+		return &httpx.Error{Status: http.StatusBadGateway, Code: "provider_failed", Message: fe.Message, Cause: cause}
+	case errors.Is(err, items.ErrNotFound):
+		return err
 	}
-	return err // items.ErrNotFound, a *NeedsReauthError: httpError's
+	return httpx.Internal(cause)
+}
+
+// send answers content as a download. The headers go with its first
+// piece, so that a content that fails at once is still answered in
+// words (502); one that fails later aborts the answer (see stream).
+func send(w http.ResponseWriter, content io.Reader, name, media string) error {
+	buf := make([]byte, 32<<10)
+	n, err := io.ReadFull(content, buf)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		err = io.EOF
+	case err != nil:
+		return &syncer.FetchError{Message: "the provider stopped sending it", Err: err}
+	}
+	downloadHeaders(w, name, media)
+	if err == io.EOF {
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		w.Write(buf[:n])
+		return nil
+	}
+	return stream(w, buf[:n], content, buf)
 }
 
 // downloadHeaders are the headers of a download: the browser saves it
@@ -208,13 +351,10 @@ func attachmentType(t string) string {
 // fileName is a file item's download name and type: its title (the file
 // name), else its path's last element, and the type its extension says.
 func fileName(title, p string) (name, media string) {
-	name = downloadName(title)
-	if name == "" {
-		name = downloadName(path.Base(p))
+	if title == "" {
+		title = path.Base(p)
 	}
-	if name == "" {
-		name = "file"
-	}
+	name = downloadName(title, "file")
 	media, _, err := mime.ParseMediaType(mime.TypeByExtension(path.Ext(name)))
 	if err != nil || media == "" {
 		media = "application/octet-stream"
@@ -222,55 +362,64 @@ func fileName(title, p string) (name, media string) {
 	return name, media
 }
 
-// mailName is an email's download name: its subject, made a file name,
-// with .eml.
-func mailName(subject string) string {
-	name := downloadName(subject)
-	if name == "" {
-		name = "message"
-	}
-	return name + ".eml"
-}
+// maxDownloadName is the longest download name, in bytes.
+const maxDownloadName = 120
 
-// downloadName makes s a file name a browser saves as it is: no
-// directory separators or control characters, at most 120 bytes.
-func downloadName(s string) string {
+// downloadName makes s a file name a browser saves as it reads: no
+// directory separators, no control or format characters (a right-to-left
+// override would show "invoice\u202Efdp.exe" as "invoiceexe.pdf"), at
+// most maxDownloadName bytes, cut before its extension rather than
+// through it; fallback when nothing is left.
+func downloadName(s, fallback string) string {
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case r == '/' || r == '\\':
 			return '_'
-		case r < 0x20 || r == 0x7f:
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Cf, r):
 			return -1
 		}
 		return r
 	}, s)
-	s = strings.TrimSpace(textguard.Truncate(s, 120))
-	if s == "." || s == ".." {
-		return ""
+	s = strings.TrimSpace(s)
+	if len(s) > maxDownloadName {
+		ext := path.Ext(s)
+		if len(ext) > 16 {
+			ext = ""
+		}
+		stem := s[:maxDownloadName-len(ext)]
+		for !utf8.ValidString(stem) {
+			stem = stem[:len(stem)-1]
+		}
+		s = strings.TrimSpace(stem) + ext
+	}
+	if s == "" || s == "." || s == ".." {
+		return fallback
 	}
 	return s
 }
 
-// stream copies content to the client. Each piece moves the write
-// deadline on (writeWindow). A content that fails half way (a provider
-// cut off, a Dropbox file whose hash does not match) aborts the
-// connection, so the client never takes a part for the whole.
-func stream(w http.ResponseWriter, content io.Reader) error {
+// stream sends first, then the rest of content, to the client. Each
+// piece moves the write deadline on (writeWindow). A content that fails
+// half way (a provider cut off, a Dropbox file whose hash does not match)
+// aborts the connection, so the client never takes a part for the whole.
+func stream(w http.ResponseWriter, first []byte, content io.Reader, buf []byte) error {
 	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
-	for sent := false; ; sent = true {
-		n, err := content.Read(buf)
-		if n > 0 {
+	for piece := first; ; {
+		if len(piece) > 0 {
 			_ = rc.SetWriteDeadline(time.Now().Add(writeWindow))
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if _, err := w.Write(piece); err != nil {
 				return nil // the client went away: nothing more to say to it
 			}
 		}
+		n, err := content.Read(buf)
+		piece = buf[:n]
 		switch {
 		case err == io.EOF:
+			if n > 0 {
+				_ = rc.SetWriteDeadline(time.Now().Add(writeWindow))
+				w.Write(piece)
+			}
 			return nil
-		case err != nil && !sent && n == 0:
-			return err // nothing sent yet: an answer can still say so
 		case err != nil:
 			panic(http.ErrAbortHandler)
 		}

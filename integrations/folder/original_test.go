@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,6 +75,31 @@ func TestOriginal(t *testing.T) {
 	}
 	if after := snapshot(t, dir); after != before {
 		t.Fatalf("the download changed the folder:\nbefore %s\nafter  %s", before, after)
+	}
+
+	// A file made a FIFO or a link since the sync is not opened: a FIFO
+	// could hold the download for ever, a link lead anywhere.
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	write(t, outside, "not in the folder", mtime)
+	if err := os.Remove(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "notes.txt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a = r.fx.Get("u1", "/v1/items/"+files["notes.txt"].ID+"/original")
+	if code, msg := apiError(t, a); a.Status != 404 || code != "file_gone" || msg != "file no longer available" {
+		t.Errorf("a FIFO: %d %s %q", a.Status, code, msg)
+	}
+	if err := os.Remove(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	a = r.fx.Get("u1", "/v1/items/"+files["notes.txt"].ID+"/original")
+	if code, _ := apiError(t, a); a.Status != 404 || code != "file_gone" {
+		t.Errorf("a link out of the folder: %d %s %q", a.Status, code, a.Body)
 	}
 
 	// Removed since: gone.

@@ -1,7 +1,6 @@
 package gmail
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,5 +46,5 @@ func (m *mailbox) Fetch(ctx context.Context, providerID string) (io.ReadCloser, 
 	case msg.ID != providerID || len(msg.Raw) == 0:
 		return nil, fmt.Errorf("gmail fetch: %w: not the message asked for", ErrBadResponse)
 	}
-	return io.NopCloser(bytes.NewReader(msg.Raw)), nil
+	return integrations.NewWhole(msg.Raw), nil
 }

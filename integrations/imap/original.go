@@ -1,7 +1,6 @@
 package imap
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +34,7 @@ func (m *mailbox) Fetch(ctx context.Context, providerID string) (io.ReadCloser, 
 		}
 		return nil, m.taskError(ctx, err)
 	}
-	return io.NopCloser(bytes.NewReader(raw)), nil
+	return integrations.NewWhole(raw), nil
 }
 
 func (m *mailbox) fetchRaw(ctx context.Context, id ID) ([]byte, error) {

@@ -42,17 +42,12 @@ func (s *Syncer) Fetch(ctx context.Context, rec records.Record, providerID strin
 	if rec.Status == records.StatusNeedsReauth {
 		return nil, &NeedsReauthError{Integration: rec.Integration}
 	}
-	r := &run{
-		s: s, rec: rec, sealed: rec.Credentials, streams: true,
-		log: s.log.With("record_id", rec.ID, "integration", rec.Integration),
-		b:   batch{seen: make(map[string]bool)},
-	}
-	// The provider has fetchWait to start answering; after that the
-	// content streams for as long as ctx allows.
+	// The content may stream for as long as ctx allows, but never idle
+	// longer than fetchIdle; the provider has fetchWait to answer.
 	ctx, cancel := context.WithCancel(ctx)
-	waiting := time.AfterFunc(fetchWait, cancel)
-	body, err := r.fetch(ctx, providerID)
-	if !waiting.Stop() && err == nil {
+	idle := time.AfterFunc(fetchWait, cancel)
+	r, body, err := s.fetchRetrying(ctx, rec, providerID)
+	if !idle.Stop() && err == nil {
 		body.Close()
 		err = context.DeadlineExceeded
 	}
@@ -61,15 +56,57 @@ func (s *Syncer) Fetch(ctx context.Context, rec records.Record, providerID strin
 		cancel()
 		return nil, s.fetchError(rec, err)
 	}
-	return &fetched{ReadCloser: body, r: r, ctx: ctx, cancel: cancel}, nil
+	idle.Reset(fetchIdle)
+	f := &fetched{ReadCloser: body, r: r, ctx: ctx, cancel: cancel, idle: idle}
+	if w, ok := body.(interface{ Bytes() []byte }); ok {
+		f.whole = w.Bytes()
+	}
+	return f, nil
 }
 
-// fetchWait bounds how long Fetch waits for the provider to start
-// answering: as long as a request of a sync may take.
-const fetchWait = defaultTimeout
+// fetchRetrying runs the fetch as a sync runs a task: an access token the
+// provider refused before it expired is refreshed once and the fetch run
+// again, and credentials a sync of the record refreshed meanwhile are
+// read again (the two refreshed the same grant at once).
+func (s *Syncer) fetchRetrying(ctx context.Context, rec records.Record, providerID string) (*run, io.ReadCloser, error) {
+	r := s.fetchRun(rec)
+	body, err := r.fetch(ctx, providerID, false)
+	var ae *integrations.APIError
+	switch {
+	case err == nil:
+	case errors.Is(err, records.ErrCredentialsChanged):
+		if cur, ok := s.records.ByID(rec.ID); ok {
+			r.shutdown(ctx)
+			r = s.fetchRun(cur)
+			body, err = r.fetch(ctx, providerID, false)
+		}
+	case errors.As(err, &ae) && ae.Unauthorized() && r.def.OAuth != nil:
+		body, err = r.fetch(ctx, providerID, true)
+	}
+	return r, body, err
+}
 
-func (r *run) fetch(ctx context.Context, providerID string) (io.ReadCloser, error) {
-	if err := r.open(ctx, false); err != nil {
+// fetchRun is a run for Fetch: its instance may stream.
+func (s *Syncer) fetchRun(rec records.Record) *run {
+	return &run{
+		s: s, rec: rec, sealed: rec.Credentials, streams: true,
+		log: s.log.With("record_id", rec.ID, "integration", rec.Integration),
+		b:   batch{seen: make(map[string]bool)},
+	}
+}
+
+// Bounds of a fetch.
+const (
+	// fetchWait bounds how long Fetch waits for the provider to answer,
+	// login and token refresh included: as long as a task of a sync, in
+	// which a mail of 25 MiB downloads.
+	fetchWait = taskTimeout
+	// fetchIdle bounds how long a fetched original may send nothing.
+	fetchIdle = time.Minute
+)
+
+func (r *run) fetch(ctx context.Context, providerID string, refresh bool) (io.ReadCloser, error) {
+	if err := r.open(ctx, refresh); err != nil {
 		return nil, err
 	}
 	f, ok := r.inst.(integrations.Fetcher)
@@ -94,10 +131,25 @@ type fetched struct {
 	r      *run
 	ctx    context.Context
 	cancel context.CancelFunc
+	idle   *time.Timer
+	whole  []byte // the original, when the instance read it whole
 }
+
+// Read reads the original, moving its idle bound on.
+func (f *fetched) Read(p []byte) (int, error) {
+	n, err := f.ReadCloser.Read(p)
+	if n > 0 {
+		f.idle.Reset(fetchIdle)
+	}
+	return n, err
+}
+
+// Bytes is the original when the instance read it whole, else nil.
+func (f *fetched) Bytes() []byte { return f.whole }
 
 func (f *fetched) Close() error {
 	err := f.ReadCloser.Close()
+	f.idle.Stop()
 	f.r.shutdown(f.ctx)
 	f.cancel()
 	return err
@@ -111,6 +163,8 @@ func (s *Syncer) fetchError(rec records.Record, err error) error {
 	switch {
 	case errors.Is(err, ErrNoOriginal), errors.Is(err, integrations.ErrGone):
 		return err
+	case errors.Is(err, integrations.ErrReauthRequired):
+		return &NeedsReauthError{Integration: rec.Integration}
 	case errors.As(err, &ee):
 		return &FetchError{Message: name + ": " + strings.TrimSuffix(ee.Message, ".") + ".", Err: err}
 	}

@@ -58,8 +58,19 @@ func TestOriginal(t *testing.T) {
 		t.Errorf("server failing: %d %s %q", s, code, msg)
 	}
 	r.fail(http.StatusUnauthorized, "")
-	if s, code, _ := errorOf(t, r.fx.Get("u1", "/v1/items/"+files["a.txt"].ID+"/original")); s != 409 || code != "needs_reauth" {
-		t.Errorf("401: %d %s", s, code)
+	const reauth = "the connection must be made again before anything can be downloaded from it"
+	if s, code, msg := errorOf(t, r.fx.Get("u1", "/v1/items/"+files["a.txt"].ID+"/original")); s != 409 || code != "needs_reauth" || msg != reauth {
+		t.Errorf("401: %d %s %q", s, code, msg)
+	}
+	// Once a sync found it so, the record needs reauthorization: nothing
+	// is asked of the server.
+	r.sync()
+	r.dav.counts()
+	if s, code, msg := errorOf(t, r.fx.Get("u1", "/v1/items/"+files["a.txt"].ID+"/original")); s != 409 || code != "needs_reauth" || msg != reauth {
+		t.Errorf("record needs reauthorization: %d %s %q", s, code, msg)
+	}
+	if got := r.dav.counts(); len(got) != 0 {
+		t.Errorf("requests for a record that needs reauthorization: %v", got)
 	}
 }
 

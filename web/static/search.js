@@ -396,12 +396,17 @@ function originalDownload(item, itemPath) {
   const m = session.catalogue && session.catalogue.get(item.integration);
   const kind = m ? m.kind : '';
   if (kind === 'files') return downloadLink(itemPath + '/original', item.title || 'file', item.size, 'The file (' + fmtSize(item.size) + ')');
-  if (kind === 'email') return downloadLink(itemPath + '/original', (item.title || 'message') + '.eml', item.size, 'The whole message (.eml)');
+  // A mail over 25 MiB was kept by its header alone: the server does not
+  // download it.
+  if (kind === 'email' && Number(item.size) <= 25 * 1024 * 1024) {
+    return downloadLink(itemPath + '/original', (item.title || 'message') + '.eml', item.size, 'The whole message (.eml)');
+  }
   return null;
 }
 
-// downloadInPage is the largest download fetched by the page itself.
-const downloadInPage = 100e6;
+// downloadInPage is the largest download fetched by the page itself,
+// which holds it in memory until it is saved: a mail's 25 MiB, and room.
+const downloadInPage = 30e6;
 
 // downloadLink links to a download from the API. A click fetches it in
 // the page first, so that a failure (the provider no longer has it, or
@@ -457,6 +462,7 @@ function downloadError(err, name) {
     case 'no_original': return 'This item has no file to download.';
     case 'needs_reauth': return 'This connection must be connected again before anything can be downloaded from it (Connections).';
     case 'provider_failed': return 'The download failed: ' + err.message;
+    case 'busy': return 'Other downloads of mail are under way on this server. Try again in a moment.';
   }
   return explain(err).message;
 }
