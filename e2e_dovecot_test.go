@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"testing"
 
 	"searchsvc/integrations/imap/imaptest"
@@ -33,7 +35,7 @@ func TestDovecotSearch(t *testing.T) {
 		"--sep\r\nContent-Type: text/plain\r\n\r\nThe times are attached.\r\n" +
 		"--sep\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Disposition: attachment; filename=\"ferry times.txt\"\r\n\r\n" +
 		"The ferry to Zanzibar leaves at nine.\r\n--sep--\r\n"
-	dc.Deliver(t, []byte(attached))
+	attachedFile := dc.Deliver(t, []byte(attached))
 	env := testEnv(t.TempDir())
 	env["ALLOW_PRIVATE_TARGETS"] = "true" // Dovecot is on 127.0.0.1
 	srv := startRun(t, env)
@@ -111,5 +113,26 @@ func TestDovecotSearch(t *testing.T) {
 		if got, _ := searchIDs(t, c, q); len(got) != 1 || got[0] != timetable {
 			t.Errorf("%s: %v, want the timetable %s", q, got, timetable)
 		}
+	}
+
+	// Its download, fetched from Dovecot again; once the mail is deleted
+	// there, no longer available.
+	resp, err := c.http.Get(srv.URL + "/v1/items/" + timetable + "/attachments/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(raw) != "The ferry to Zanzibar leaves at nine." ||
+		resp.Header.Get("Content-Disposition") != `attachment; filename="ferry times.txt"` ||
+		resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Content-Security-Policy") != "sandbox" {
+		t.Errorf("the attachment's download: %d %q %v", resp.StatusCode, raw, resp.Header)
+	}
+	if err := os.Remove(attachedFile); err != nil {
+		t.Fatal(err)
+	}
+	status, body, _ = c.do("GET", "/v1/items/"+timetable+"/attachments/0", nil)
+	if status != 404 || errMessage(body) != "attachment no longer available" {
+		t.Errorf("the attachment of a mail deleted at the server: %d %v", status, body)
 	}
 }

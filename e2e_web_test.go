@@ -61,7 +61,7 @@ func TestBrowser(t *testing.T) {
 		},
 	})
 	gmailtest.New(t, gmailtest.Options{Messages: len(mails), Mux: google.Mux, URL: google.URL,
-		Authorized: google.Bearer, Message: mail, Thread: mailThread})
+		Authorized: google.Bearer, Message: mail, Thread: mailThread, Fault: gmailFault})
 	env := testEnv(t.TempDir())
 	env["ALLOW_PRIVATE_TARGETS"] = "true" // the fake feed is on 127.0.0.1
 	env["CSRF_TOKENS"] = "true"

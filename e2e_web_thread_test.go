@@ -1,7 +1,10 @@
 package main
 
 import (
+	"net/http"
 	"net/url"
+	"strings"
+	"sync/atomic"
 
 	"searchsvc/integrations/gmail/gmailtest"
 )
@@ -63,6 +66,45 @@ func (w *webTest) attachmentListed() error {
 	if err := w.b.click(".result h2 a", "Mooring invoice for November"); err != nil {
 		return err
 	}
-	return w.waitValue("the attachments", `[...document.querySelectorAll('.attachments li')].map(li => li.textContent)`,
-		[]string{"invoice-november.txt 62 bytes"})
+	if err := w.waitValue("the attachments", `[...document.querySelectorAll('.attachments li')].map(li => li.textContent)`,
+		[]string{"invoice-november.txt 62 bytes"}); err != nil {
+		return err
+	}
+	// The link downloads it, fetched from Gmail again: the page says so,
+	// and what the link answers is the attachment, byte for byte.
+	if err := w.b.click(".attachments a", "invoice-november.txt"); err != nil {
+		return err
+	}
+	if err := w.waitValue("the download", `document.getElementById('download-status').textContent`,
+		"Downloaded invoice-november.txt (62 bytes)."); err != nil {
+		return err
+	}
+	if err := w.waitValue("the link's answer", `window.__dl || (fetch(document.querySelector('.attachments a').href).then(r => r.text()).then(t => window.__dl = t), '')`,
+		invoiceAttachment); err != nil {
+		return err
+	}
+	if err := w.waitValue("the message's download", `[...document.querySelectorAll('dl.facts > dd > a.download')].map(a => a.textContent)`,
+		[]string{"The whole message (.eml)"}); err != nil {
+		return err
+	}
+	// Gmail failing: said in words on the page.
+	invoiceDown.Store(true)
+	defer invoiceDown.Store(false)
+	if err := w.b.click(".attachments a", "invoice-november.txt"); err != nil {
+		return err
+	}
+	return w.waitValue("the failed download", `document.getElementById('download-status').textContent`,
+		"The download failed: Gmail is having trouble at the moment (it answered 500).")
+}
+
+// invoiceDown makes the fake Gmail answer 500 to messages.get of the
+// invoice (seq 2), which only a download asks for once it is synced.
+var invoiceDown atomic.Bool
+
+// gmailFault is the fake Gmail's Fault: see invoiceDown.
+func gmailFault(r *http.Request) (int, string) {
+	if invoiceDown.Load() && strings.HasSuffix(r.URL.Path, "/messages/"+gmailtest.ID(2)) {
+		return http.StatusInternalServerError, ""
+	}
+	return 0, ""
 }

@@ -321,6 +321,9 @@ func listen(c *config, a *app, api http.Handler, bg *background, log *slog.Logge
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// A download may last far longer than a stop's grace: it ends at the
+	// stop, as the client sees the answer cut.
+	srv.RegisterOnShutdown(a.integrations.StopDownloads)
 	certs, err := reloadTLS(c, srv, bg, log)
 	if err != nil {
 		return nil, err
@@ -478,6 +481,8 @@ func addRoutes(mux router, a *app) {
 	mux.Handle("GET /v1/items", au.Require(ui.ListItems()))
 	mux.Handle("GET /v1/items/{id}", au.Require(ui.GetItem()))
 	mux.Handle("GET /v1/items/{id}/thread", au.Require(ui.GetThread()))
+	mux.Handle("GET /v1/items/{id}/original", au.Require(ui.GetOriginal()))
+	mux.Handle("GET /v1/items/{id}/attachments/{index}", au.Require(ui.GetAttachment()))
 
 	// The web app (package web), not part of the API: each of its pages
 	// answers the same document, whose script shows the page its path

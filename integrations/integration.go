@@ -12,8 +12,10 @@
 package integrations
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"searchsvc/integrations/mail"
@@ -249,6 +251,38 @@ type Integration interface {
 	// Shutdown releases connections.
 	Shutdown(ctx context.Context) error
 }
+
+// Fetcher is an Integration that gives an item's original back on
+// request, fetched from the provider at that moment, for the download
+// routes (GET /v1/items/{id}/original and /attachments/{index}): a mail's
+// raw message, a file's bytes. The service does not keep them.
+type Fetcher interface {
+	// Fetch opens the original of the stored item with providerID. The
+	// caller reads it within ctx and closes it. An item the provider no
+	// longer has gives an error wrapping ErrGone.
+	Fetch(ctx context.Context, providerID string) (io.ReadCloser, error)
+}
+
+// Whole is the original of a Fetcher that reads it whole before it
+// answers (a mail): Bytes gives it at once, so a caller that needs it
+// whole does not copy it again.
+type Whole struct {
+	raw []byte
+	*bytes.Reader
+}
+
+// NewWhole returns raw as a Fetcher's original.
+func NewWhole(raw []byte) *Whole { return &Whole{raw: raw, Reader: bytes.NewReader(raw)} }
+
+// Close does nothing: the bytes are in memory.
+func (*Whole) Close() error { return nil }
+
+// Bytes returns the whole original, whatever was read of it.
+func (w *Whole) Bytes() []byte { return w.raw }
+
+// ErrGone means the provider no longer has what was asked for: a mail
+// deleted or moved away, a file removed, a folder renamed.
+var ErrGone = errors.New("no longer at the provider")
 
 // ErrUnsupportedTask is returned by RunTask for a task type the integration
 // does not know. It is a bug in this build: the sync logs it as an error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -225,6 +226,9 @@ func (noSync) Disconnect(records.Record) error                     { return nil 
 func (noSync) Activity(string) syncer.Activity                     { return syncer.Activity{State: syncer.ActivityIdle} }
 func (noSync) SyncNow(userID, recordID string) error               { return nil }
 func (noSync) KeptState(records.Record) (map[string]string, error) { return nil, nil }
+func (noSync) Fetch(context.Context, records.Record, string) (io.ReadCloser, error) {
+	return nil, syncer.ErrNoOriginal
+}
 
 func mustParse(t testing.TB, s string) *url.URL {
 	t.Helper()

@@ -7,7 +7,9 @@
 package api
 
 import (
+	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -47,6 +49,9 @@ type Sync interface {
 	SyncNow(userID, recordID string) error
 	// KeptState is the values the record keeps between syncs.
 	KeptState(rec records.Record) (map[string]string, error)
+	// Fetch opens the original of the record's item with providerID at
+	// its provider (the download routes).
+	Fetch(ctx context.Context, rec records.Record, providerID string) (io.ReadCloser, error)
 }
 
 // Config configures Handlers.
@@ -102,6 +107,12 @@ type Handlers struct {
 	// yield is runtime.Gosched: the search route yields between
 	// snippets (see yielder).
 	yield func()
+	// mailTurns bounds the mail the download routes hold at once.
+	mailTurns *mailTurns
+	// stopping ends when StopDownloads is called, and every download
+	// with it.
+	stopping      context.Context
+	stopDownloads context.CancelFunc
 }
 
 // New returns the handlers of cfg. Without Registry, Records or Sync it is
@@ -132,7 +143,9 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.SearchQueue == 0 {
 		cfg.SearchQueue = DefaultSearchQueue
 	}
-	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue), yield: runtime.Gosched}, nil
+	stopping, stop := context.WithCancel(context.Background())
+	return &Handlers{cfg: cfg, log: log, gate: newSearchGate(cfg.SearchesPerUser, cfg.SearchQueue), yield: runtime.Gosched,
+		mailTurns: newMailTurns(), stopping: stopping, stopDownloads: stop}, nil
 }
 
 // Operation names of the envelope.

@@ -258,6 +258,13 @@ func (s fakeSync) SyncNow(string, string) error { return nil }
 
 func (s fakeSync) KeptState(records.Record) (map[string]string, error) { return nil, nil }
 
+// Fetch has no provider to ask: the download routes are tested with the
+// real syncer against each provider's fake (original_test.go of gmail,
+// imap, folder, webdav and dropbox).
+func (s fakeSync) Fetch(context.Context, records.Record, string) (io.ReadCloser, error) {
+	return nil, syncer.ErrNoOriginal
+}
+
 func oauthDefinition(domain string) integrations.Definition {
 	return integrations.Definition{
 		Manifest: integrations.Manifest{Domain: domain, DisplayName: "Other", Kind: integrations.KindChat,

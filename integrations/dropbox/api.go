@@ -3,9 +3,11 @@ package dropbox
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"strings"
@@ -169,6 +171,32 @@ func (c *Client) list(ctx context.Context, endpoint string, arg any) (Page, erro
 // larger one gives ErrFileTooLarge, without reading past the cap. The
 // content is checked against the content hash Dropbox gives with it.
 func (c *Client) Download(ctx context.Context, id string, limit int64) (Entry, []byte, error) {
+	meta, body, err := c.Open(ctx, id)
+	if err != nil {
+		return Entry{}, nil, err
+	}
+	defer body.Close()
+	if meta.Size > limit || body.size > limit {
+		return meta, nil, ErrFileTooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	switch {
+	case errors.Is(err, errHashMismatch):
+		return Entry{}, nil, fmt.Errorf("dropbox download: %w: content hash does not match", ErrBadResponse)
+	case err != nil:
+		return Entry{}, nil, fmt.Errorf("dropbox download: %w", err)
+	case int64(len(data)) > limit:
+		return meta, nil, ErrFileTooLarge
+	}
+	return meta, data, nil
+}
+
+// Open starts the download of the file id ("id:…") and returns its
+// metadata and its content as it streams. The content is checked against
+// the content hash Dropbox gives with it as it is read: a mismatch fails
+// the last Read with errHashMismatch, so a reader that stops at an error
+// never takes damaged content for whole.
+func (c *Client) Open(ctx context.Context, id string) (Entry, *Download, error) {
 	if !validID(id) {
 		return Entry{}, nil, fmt.Errorf("dropbox download: %w: id", integrations.ErrSkip)
 	}
@@ -180,28 +208,48 @@ func (c *Client) Download(ctx context.Context, id string, limit int64) (Entry, [
 	if err != nil {
 		return Entry{}, nil, fmt.Errorf("dropbox download: %w", err)
 	}
-	defer resp.Body.Close()
 	var meta Entry
 	result := resp.Header.Get("Dropbox-API-Result")
 	if len(result) > maxResult || json.Unmarshal([]byte(result), &meta) != nil || meta.ID != id {
+		resp.Body.Close()
 		return Entry{}, nil, fmt.Errorf("dropbox download: %w: Dropbox-API-Result", ErrBadResponse)
 	}
 	meta.Tag = TagFile
-	if meta.Size > limit || resp.ContentLength > limit {
-		return meta, nil, ErrFileTooLarge
+	d := &Download{body: resp.Body, size: resp.ContentLength, want: meta.ContentHash}
+	if d.want != "" {
+		d.hash = NewContentHash()
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return Entry{}, nil, fmt.Errorf("dropbox download: %w", err)
-	}
-	if int64(len(data)) > limit {
-		return meta, nil, ErrFileTooLarge
-	}
-	if meta.ContentHash != "" && ContentHash(data) != meta.ContentHash {
-		return Entry{}, nil, fmt.Errorf("dropbox download: %w: content hash does not match", ErrBadResponse)
-	}
-	return meta, data, nil
+	return meta, d, nil
 }
+
+// errHashMismatch ends a Download whose content is not what its content
+// hash says.
+var errHashMismatch = errors.New("dropbox: content hash does not match")
+
+// Download is a file's content as it streams from Dropbox (see Open).
+type Download struct {
+	body io.ReadCloser
+	size int64 // Content-Length; -1 if not said
+	want string
+	hash hash.Hash
+}
+
+// Read reads the content, hashing it; at its end it returns
+// errHashMismatch instead of io.EOF when the content does not match.
+func (d *Download) Read(p []byte) (int, error) {
+	n, err := d.body.Read(p)
+	if d.hash == nil {
+		return n, err
+	}
+	d.hash.Write(p[:n])
+	if err == io.EOF && hex.EncodeToString(d.hash.Sum(nil)) != d.want {
+		return n, errHashMismatch
+	}
+	return n, err
+}
+
+// Close closes the answer's body.
+func (d *Download) Close() error { return d.body.Close() }
 
 // do POSTs to url with the access token and returns a 2xx response; any
 // other answer is turned into an error (see apiError) and its body closed.

@@ -1,7 +1,9 @@
 package dropbox_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"path/filepath"
@@ -35,6 +37,9 @@ type tap struct {
 	got    map[string]int // 200 downloads by Dropbox-API-Result: file and version
 	seen   map[string]int // requests by path
 	failAt map[string]failure
+	// corrupt flips a byte of every download's content, after the
+	// content hash was computed.
+	corrupt bool
 }
 
 type failure struct {
@@ -53,6 +58,12 @@ func (t *tap) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err == nil && r.URL.Path == "/2/files/download" && resp.StatusCode == http.StatusOK {
 		t.mu.Lock()
 		t.got[resp.Header.Get("Dropbox-API-Result")]++
+		if t.corrupt {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			b[len(b)/2] ^= 1
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+		}
 		t.mu.Unlock()
 	}
 	return resp, err

@@ -160,6 +160,8 @@ func (f *e2e) open(def integrations.Definition) {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
 	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
+	mux.Handle("GET /v1/items/{id}/original", h.GetOriginal())
+	mux.Handle("GET /v1/items/{id}/attachments/{index}", h.GetAttachment())
 	stack, err := httpx.Handler(mux, httpx.Config{})
 	if err != nil {
 		f.t.Fatal(err)

@@ -1,6 +1,8 @@
 package mail
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -51,9 +53,48 @@ func attachments(contentType string, body io.Reader) []Attachment {
 	if !strings.HasPrefix(media, "multipart/") || params["boundary"] == "" {
 		return nil
 	}
-	a := &attachWalker{}
+	a := &attachWalker{open: -1}
 	a.multipart(params["boundary"], body, 1)
 	return a.list
+}
+
+// orNumbered is an attachment's name as listed: "attachment-N" when the
+// part names none.
+func orNumbered(name string, index int) string {
+	if name == "" {
+		return "attachment-" + strconv.Itoa(index+1)
+	}
+	return name
+}
+
+// ErrNoAttachment is returned by OpenAttachment for an index the message
+// does not list.
+var ErrNoAttachment = errors.New("mail: no such attachment")
+
+// OpenAttachment finds the attachment with the given index in a raw
+// message, walking the MIME tree exactly as Parse lists attachments, and
+// returns it (without Data or Size) with a reader of its decoded content,
+// which reads from raw as it goes: nothing of it is held. An index Parse
+// would not list gives ErrNoAttachment; input Parse refuses, its error.
+func OpenAttachment(raw []byte, index int) (Attachment, io.Reader, error) {
+	if index < 0 || index >= MaxAttachments {
+		return Attachment{}, nil, ErrNoAttachment
+	}
+	h, body, err := readHeader(raw)
+	if err != nil {
+		return Attachment{}, nil, err
+	}
+	media, params := mediaType(h.Get("Content-Type"))
+	if !strings.HasPrefix(media, "multipart/") || params["boundary"] == "" {
+		return Attachment{}, nil, ErrNoAttachment
+	}
+	a := &attachWalker{open: index}
+	a.multipart(params["boundary"], bytes.NewReader(body), 1)
+	if a.found == nil {
+		return Attachment{}, nil, ErrNoAttachment
+	}
+	a.found.Name = orNumbered(a.found.Name, index)
+	return *a.found, a.content, nil
 }
 
 // attachWalker walks a whole MIME tree for its attachments.
@@ -61,11 +102,18 @@ type attachWalker struct {
 	parts int
 	kept  int64 // bytes of Data kept so far
 	list  []Attachment
+
+	// open, when not negative, is the index of the one attachment asked
+	// for (OpenAttachment): the walk stops there, with found its
+	// attachment and content set.
+	open    int
+	found   *Attachment
+	content io.Reader
 }
 
 func (a *attachWalker) multipart(boundary string, body io.Reader, depth int) {
 	mr := multipart.NewReader(body, boundary)
-	for a.parts < MaxParts && len(a.list) < MaxAttachments {
+	for a.parts < MaxParts && len(a.list) < MaxAttachments && a.found == nil {
 		p, err := mr.NextRawPart()
 		if err != nil {
 			return
@@ -83,6 +131,11 @@ func (a *attachWalker) multipart(boundary string, body io.Reader, depth int) {
 		if name == "" && (disp != "attachment" || media == "text/plain" || media == "text/html") {
 			continue // the body, or an inline part without a name
 		}
+		if a.open == len(a.list) {
+			a.found = &Attachment{Index: a.open, Name: name, Type: media}
+			a.content = decoder(p.Header.Get("Content-Transfer-Encoding"), p)
+			return
+		}
 		a.add(media, name, p.Header.Get("Content-Transfer-Encoding"), p)
 	}
 }
@@ -91,9 +144,11 @@ func (a *attachWalker) multipart(boundary string, body io.Reader, depth int) {
 // within the bounds, to keep it.
 func (a *attachWalker) add(media, name, encoding string, r io.Reader) {
 	at := Attachment{Index: len(a.list), Name: name, Type: media}
-	if at.Name == "" {
-		at.Name = "attachment-" + strconv.Itoa(at.Index+1)
+	if a.open >= 0 {
+		a.list = append(a.list, at) // only counted, on the way to the one asked for
+		return
 	}
+	at.Name = orNumbered(at.Name, at.Index)
 	dec := decoder(encoding, r)
 	room := min(int64(MaxAttachmentData), maxAttachmentsData-a.kept)
 	buf, _ := io.ReadAll(io.LimitReader(dec, room+1))

@@ -3,6 +3,8 @@ package mail
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -78,5 +80,45 @@ func TestAttachmentTooLarge(t *testing.T) {
 	}
 	if g := m.Attachments[2]; g.Name != "a.csv" || string(g.Data) != "x,y" {
 		t.Errorf("after it: %q %q", g.Name, g.Data)
+	}
+}
+
+// TestOpenAttachment: each listed attachment opens by its index with the
+// same name and type, and its content reads back whole, even one too
+// large for Parse to keep; an index not listed is ErrNoAttachment.
+func TestOpenAttachment(t *testing.T) {
+	big := bytes.Repeat([]byte("%PDF big "), MaxAttachmentData/9+1)
+	raw := []byte(attachMail(big))
+	m, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Attachments[0].Data != nil {
+		t.Fatal("the big attachment was kept: the test does not test the unkept case")
+	}
+	want := [][]byte{big, []byte("summer notes="), []byte("x,y"), []byte("abc")}
+	for i, w := range want {
+		at, r, err := OpenAttachment(raw, i)
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, w) {
+			t.Errorf("%d: %d bytes (%v), want %d", i, len(got), err, len(w))
+		}
+		if l := m.Attachments[i]; at.Index != i || at.Name != l.Name || at.Type != l.Type {
+			t.Errorf("%d: %d %q %q, listed %q %q", i, at.Index, at.Name, at.Type, l.Name, l.Type)
+		}
+	}
+	for _, i := range []int{-1, 4, MaxAttachments} {
+		if _, _, err := OpenAttachment(raw, i); !errors.Is(err, ErrNoAttachment) {
+			t.Errorf("index %d: %v, want ErrNoAttachment", i, err)
+		}
+	}
+	if _, _, err := OpenAttachment([]byte("Subject: plain\r\n\r\nhello"), 0); !errors.Is(err, ErrNoAttachment) {
+		t.Errorf("plain message: %v", err)
+	}
+	if _, _, err := OpenAttachment([]byte("not a message"), 0); !errors.Is(err, ErrMalformed) {
+		t.Errorf("garbage: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package mail_test
 
 import (
+	"io"
 	"testing"
 	"unicode/utf8"
 
@@ -43,6 +44,18 @@ func FuzzParse(f *testing.F) {
 			kept += len(a.Data)
 			if a.Index != i || a.Name == "" || int64(len(a.Data)) > a.Size || len(a.Data) > mail.MaxAttachmentData || !utf8.ValidString(a.Name) {
 				t.Errorf("attachment %d: %d %q size %d, %d bytes kept", i, a.Index, a.Name, a.Size, len(a.Data))
+			}
+		}
+		for _, a := range m.Attachments {
+			// The download route opens each listed attachment as Parse
+			// lists it: same name and type, and as many bytes.
+			at, r, err := mail.OpenAttachment(raw, a.Index)
+			if err != nil {
+				t.Fatalf("attachment %d listed but not opened: %v", a.Index, err)
+			}
+			n, _ := io.Copy(io.Discard, r)
+			if at.Name != a.Name || at.Type != a.Type || n != a.Size {
+				t.Errorf("attachment %d opened as %q %q %d bytes, listed %q %q %d", a.Index, at.Name, at.Type, n, a.Name, a.Type, a.Size)
 			}
 		}
 		if kept > 2*mail.MaxAttachmentData {

@@ -85,16 +85,10 @@ var addressParser = &mail.AddressParser{WordDecoder: headerDecoder}
 // mbox "From " line is skipped. The error wraps ErrMalformed when there is
 // no readable header section; everything after it is read leniently.
 func Parse(raw []byte) (Message, error) {
-	raw = skipMboxLine(raw)
-	r := bytes.NewReader(raw)
-	msg, err := mail.ReadMessage(r)
+	h, body, err := readHeader(raw)
 	if err != nil {
-		return Message{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		return Message{}, err
 	}
-	if len(msg.Header) == 0 {
-		return Message{}, fmt.Errorf("%w: no header fields", ErrMalformed)
-	}
-	h := msg.Header
 	m := Message{
 		Subject: decodeHeader(h.Get("Subject")),
 		From:    sender(h.Get("From")),
@@ -106,14 +100,30 @@ func Parse(raw []byte) (Message, error) {
 		}
 	}
 	m.Thread, m.Refs = threadOf(textproto.MIMEHeader(h))
+	m.Attachments = attachments(h.Get("Content-Type"), bytes.NewReader(body))
+	m.Text = bodyText(h.Get("Content-Type"), h.Get("Content-Transfer-Encoding"), bytes.NewReader(body))
+	return m, nil
+}
+
+// readHeader reads a raw message's header section and returns it with
+// the body that follows. The error wraps ErrMalformed as Parse's does.
+func readHeader(raw []byte) (mail.Header, []byte, error) {
+	raw = skipMboxLine(raw)
+	r := bytes.NewReader(raw)
+	msg, err := mail.ReadMessage(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if len(msg.Header) == 0 {
+		return nil, nil, fmt.Errorf("%w: no header fields", ErrMalformed)
+	}
 	// Where the body starts: what the reader took from r, less what it
 	// holds unread.
-	if br, ok := msg.Body.(*bufio.Reader); ok {
-		body := raw[len(raw)-r.Len()-br.Buffered():]
-		m.Attachments = attachments(h.Get("Content-Type"), bytes.NewReader(body))
+	br, ok := msg.Body.(*bufio.Reader)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: unexpected reader", ErrMalformed)
 	}
-	m.Text = bodyText(h.Get("Content-Type"), h.Get("Content-Transfer-Encoding"), msg.Body)
-	return m, nil
+	return msg.Header, raw[len(raw)-r.Len()-br.Buffered():], nil
 }
 
 // skipMboxLine drops the "From sender date" line that starts a message

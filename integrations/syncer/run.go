@@ -43,6 +43,9 @@ type run struct {
 	// from it, until a commit stores those still queued.
 	mem    map[string]bool
 	stored int64 // items stored by this session
+	// streams marks a run built for Fetch, whose instance may stream a
+	// file for longer than one request of a sync may take.
+	streams bool
 
 	mu     sync.Mutex               // Save and Known may be called from the instance's goroutines
 	sealed []byte                   // the record's sealed credentials as last seen or saved
@@ -198,6 +201,14 @@ func (r *run) open(ctx context.Context, force bool) error {
 		State: r.stateValue, ProviderIDs: r.providerIDs}
 	if def.OAuth == nil {
 		env.Client = r.s.cfg.ManualClient // a target the user chose
+	}
+	if r.streams && env.Client != nil {
+		// A download streams for as long as the file takes; the
+		// client's bound on a whole request would cut a large one.
+		// Fetch bounds the wait for the answer instead.
+		c := *env.Client
+		c.Timeout = 0
+		env.Client = &c
 	}
 	if def.OAuth != nil {
 		p, err := oauthclient.NewProvider(def, r.s.cfg.Getenv, r.s.cfg.Client)

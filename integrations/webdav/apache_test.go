@@ -318,6 +318,25 @@ func TestApache(t *testing.T) {
 	if len(after) != 2 {
 		t.Errorf("after a move and a deletion: %d items, want 2", len(after))
 	}
+	// Downloads: the moved file by its new path, as Apache serves it; the
+	// deleted one is gone.
+	dl := fx.Get("u1", "/v1/items/"+after["moved/b2.md"].ID+"/original")
+	if dl.Status != 200 || string(dl.Body) != "bravo words" || dl.Header.Get("Content-Disposition") != "attachment; filename=b2.md" {
+		t.Errorf("download of the moved file: %d %q %v", dl.Status, dl.Body, dl.Header)
+	}
+	if s, code, msg := errorOf(t, fx.Get("u1", "/v1/items/"+items["c.bin"].ID+"/original")); s != 404 || code != "item_not_found" || msg != "item not found" {
+		t.Errorf("download of the deleted file's item: %d %s %q", s, code, msg)
+	}
+	a.write(t, "moved/b2.md", "bravo, written since")
+	if dl := fx.Get("u1", "/v1/items/"+after["moved/b2.md"].ID+"/original"); string(dl.Body) != "bravo, written since" {
+		t.Errorf("download of a file changed since the sync: %d %q", dl.Status, dl.Body)
+	}
+	if err := os.Remove(filepath.Join(a.files, "moved/b2.md")); err != nil {
+		t.Fatal(err)
+	}
+	if s, code, msg := errorOf(t, fx.Get("u1", "/v1/items/"+after["moved/b2.md"].ID+"/original")); s != 404 || code != "file_gone" || msg != "file no longer available" {
+		t.Errorf("download of a file deleted since the sync: %d %s %q", s, code, msg)
+	}
 	a.setPassword(t, "a-new-one")
 	sync()
 	if r := fx.Record(rec); r.Status != records.StatusNeedsReauth {

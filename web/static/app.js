@@ -71,12 +71,12 @@ function iconName() {
 }
 
 // Links inside the app are followed without a reload; the API's own
-// addresses (OAuth's authorize, which redirects to the provider), new
-// tabs and modified clicks are left to the browser.
+// addresses (OAuth's authorize, which redirects to the provider),
+// downloads, new tabs and modified clicks are left to the browser.
 document.addEventListener('click', e => {
   const a = e.target.closest && e.target.closest('a[href]');
   if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-  if (a.target || a.hasAttribute('data-external') || a.origin !== location.origin) return;
+  if (a.target || a.hasAttribute('data-external') || a.hasAttribute('download') || a.origin !== location.origin) return;
   if (a.pathname.startsWith('/v1/') || a.pathname.startsWith('/assets/')) return;
   e.preventDefault();
   go(a.pathname + a.search);

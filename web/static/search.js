@@ -364,6 +364,8 @@ async function pageItem(id) {
   }
   if (location.href !== here) return;
   const link = originalLink(item);
+  const itemPath = '/v1/items/' + encodeURIComponent(item.id);
+  const original = originalDownload(item, itemPath);
   const to = Array.isArray(item.to) ? item.to.flatMap((a, i) => i ? [', ', a] : [a]) : [];
   page(item.title || '(no title)',
     backLink(),
@@ -373,13 +375,107 @@ async function pageItem(id) {
       fmtDate(item.date) && [h('dt', null, 'Date'), h('dd', null, fmtDate(item.date))],
       [h('dt', null, 'Source'), h('dd', null, integrationName(item.integration))],
       Array.isArray(item.attachments) && item.attachments.length > 0 && [h('dt', null, 'Attachments'), h('dd', null,
-        h('ul', { class: 'attachments' }, item.attachments.map(a => h('li', null, String(a.name), h('span', { class: 'meta' }, ' ' + fmtSize(a.size))))))],
+        h('ul', { class: 'attachments' }, item.attachments.map(a => h('li', null,
+          downloadLink(itemPath + '/attachments/' + encodeURIComponent(a.index), String(a.name), a.size, String(a.name)),
+          h('span', { class: 'meta' }, ' ' + fmtSize(a.size))))))],
       link && [h('dt', null, 'Original'), h('dd', null,
-        h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at ', new URL(link).hostname))]),
+        h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at ', new URL(link).hostname))],
+      original && [h('dt', null, 'Download'), h('dd', null, original)]),
+    h('div', { id: 'download-status', role: 'status', 'aria-live': 'polite' }),
     h('div', { class: 'item-text', id: 'item-text' }, itemText(item.text || '(no text)', new URLSearchParams(location.search).getAll('hl'))));
   const first = document.querySelector('#item-text mark');
   if (first) first.scrollIntoView({ block: 'center' });
   if (item.threadId) await showThread(item, here);
+}
+
+// originalDownload is the link to download an item's original, fetched
+// from its source at that moment (GET /v1/items/{id}/original): a file
+// item's file, an email's whole message; null for what has none (chat
+// messages, feed entries).
+function originalDownload(item, itemPath) {
+  const m = session.catalogue && session.catalogue.get(item.integration);
+  const kind = m ? m.kind : '';
+  if (kind === 'files') return downloadLink(itemPath + '/original', item.title || 'file', item.size, 'The file (' + fmtSize(item.size) + ')');
+  // A mail over 25 MiB was kept by its header alone: the server does not
+  // download it.
+  if (kind === 'email' && Number(item.size) <= 25 * 1024 * 1024) {
+    return downloadLink(itemPath + '/original', (item.title || 'message') + '.eml', item.size, 'The whole message (.eml)');
+  }
+  return null;
+}
+
+// downloadInPage is the largest download fetched by the page itself,
+// which holds it in memory until it is saved: a mail's 25 MiB, and room.
+const downloadInPage = 30e6;
+
+// downloadLink links to a download from the API. A click fetches it in
+// the page first, so that a failure (the provider no longer has it, or
+// cannot be reached) is said in words here rather than as a failed
+// download in the browser's list; only what is larger than
+// downloadInPage is left to the browser alone.
+function downloadLink(href, name, size, text) {
+  const a = h('a', { href, download: name, class: 'download' }, text);
+  if (Number(size) <= downloadInPage) {
+    a.addEventListener('click', e => {
+      if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      fetchDownload(href, name);
+    });
+  }
+  return a;
+}
+
+async function fetchDownload(href, name) {
+  const status = document.getElementById('download-status');
+  if (!status) return;
+  status.replaceChildren(h('span', null, 'Downloading ', name, '…'));
+  let res, blob;
+  try {
+    res = await fetch(href, { credentials: 'same-origin', cache: 'no-store' });
+    if (res.ok) blob = await res.blob();
+  } catch (e) {
+    status.replaceChildren(res ? notice('error', 'The download of ', name, ' was cut off before its end; nothing was saved. Try again.')
+      : notice('error', 'The server could not be reached. Check the connection and try again.'));
+    return;
+  }
+  if (!res.ok) {
+    let data = null;
+    try { data = await res.json(); } catch (e) { data = null; }
+    if (res.status === 401) { session.user = null; sessionEnded(); return; }
+    status.replaceChildren(notice('error', downloadError(new APIError(res.status, data), name)));
+    return;
+  }
+  const url = URL.createObjectURL(blob);
+  const save = h('a', { href: url, download: dispositionName(res.headers.get('Content-Disposition'), name), hidden: '' });
+  document.body.append(save);
+  save.click();
+  save.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  status.replaceChildren(h('span', null, 'Downloaded ', name, ' (' + fmtSize(blob.size) + ').'));
+}
+
+// downloadError says why a download failed, in words.
+function downloadError(err, name) {
+  switch (err.code) {
+    case 'attachment_gone': return name + ' is no longer at the mail provider: the mail was deleted or moved since it was synced.';
+    case 'file_gone': return name + ' is no longer there: it was deleted or moved since the last sync.';
+    case 'no_original': return 'This item has no file to download.';
+    case 'needs_reauth': return 'This connection must be connected again before anything can be downloaded from it (Connections).';
+    case 'provider_failed': return 'The download failed: ' + err.message;
+    case 'busy': return 'Other downloads of mail are under way on this server. Try again in a moment.';
+  }
+  return explain(err).message;
+}
+
+// dispositionName is the file name a Content-Disposition field gives,
+// else fallback.
+function dispositionName(v, fallback) {
+  let m = /filename\*=utf-8''([^;]+)/i.exec(v || '');
+  if (m) { try { return decodeURIComponent(m[1]); } catch (e) { /* fall through */ } }
+  m = /filename="((?:[^"\\]|\\.)*)"/i.exec(v || '');
+  if (m) return m[1].replace(/\\(.)/g, '$1');
+  m = /filename=([^;\s]+)/i.exec(v || '');
+  return m ? m[1] : fallback;
 }
 
 // showThread adds the conversation around an email to its page (GET

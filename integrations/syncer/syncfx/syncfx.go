@@ -7,9 +7,12 @@ package syncfx
 import (
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
+	"log"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,6 +20,7 @@ import (
 	"time"
 
 	"searchsvc/integrations"
+	"searchsvc/integrations/api"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
 	"searchsvc/integrations/syncer"
@@ -43,6 +47,7 @@ type Fixture struct {
 	Logs    *bytes.Buffer
 	vault   *vault.Vault
 	st      *storage.Store
+	reg     *integrations.Registry
 	Records *records.Records
 	Syncer  *syncer.Syncer
 }
@@ -66,6 +71,7 @@ func (f *Fixture) open() {
 	if err != nil {
 		f.tb.Fatal(err)
 	}
+	f.reg = reg
 	f.st = storage.New(filepath.Join(f.Dir, "main"), storage.Options{Sync: storage.SyncNone, Now: f.Clock.Now})
 	f.Records = records.New(f.st, f.vault, f.Clock.Now)
 	f.Syncer, err = syncer.New(syncer.Config{
@@ -175,6 +181,42 @@ func (f *Fixture) Count(rec records.Record) int {
 		}
 	}
 	return n
+}
+
+// Answer is an HTTP answer read whole; Err is the error of a response
+// cut short (a download aborted half way), with Body what came before.
+type Answer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	Err    error
+}
+
+// Get asks integrations/api's item routes (GET /v1/items/{id}, /original,
+// /attachments/{index}) for path as user, over a real HTTP server, and
+// reads the answer whole.
+func (f *Fixture) Get(user, path string) Answer {
+	f.tb.Helper()
+	h, err := api.New(api.Config{Registry: f.reg, Records: f.Records, Items: f.Syncer.Items(), Sync: f.Syncer,
+		UserID: func(*http.Request) (string, bool) { return user, true }})
+	if err != nil {
+		f.tb.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/items/{id}", h.GetItem())
+	mux.Handle("GET /v1/items/{id}/original", h.GetOriginal())
+	mux.Handle("GET /v1/items/{id}/attachments/{index}", h.GetAttachment())
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // an aborted download is what some tests want
+	srv.Start()
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + path)
+	if err != nil {
+		f.tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: body, Err: err}
 }
 
 // Clock is a clock tests move by hand.
