@@ -241,7 +241,9 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 	var occ []uint64 // field<<56 | position<<8 | word
 	var pos []uint32
 	for k, d := range s.docs {
-		occ = occ[:0]
+		// An item with one of the words gains nothing: its positions are
+		// not read (most of an OR's items).
+		words := 0
 		for j := range its {
 			it := &its[j]
 			if !it.advance(d) {
@@ -251,7 +253,17 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 				}
 				continue
 			}
-			if it.doc != d {
+			if it.doc == d {
+				words++
+			}
+		}
+		if words < 2 {
+			continue
+		}
+		occ = occ[:0]
+		for j := range its {
+			it := &its[j]
+			if !it.started || it.doc != d {
 				continue
 			}
 			for f := range numFields {
