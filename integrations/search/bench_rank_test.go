@@ -13,12 +13,14 @@ import (
 	"time"
 )
 
-// The ranking benchmark (docs/search.md, "How results are ranked") runs
-// the queries of a public test collection with graded relevance
-// judgments through the real index and reports nDCG@10 and MAP. The
-// collection is Cranfield 1400 in its usual three files (cran.all.1400,
-// cran.qry, cranqrel) in the folder SEARCH_RANK_COLLECTION names; the
-// repository does not carry it (docs/development.md, "Benchmarks").
+// The ranking benchmark (docs/search.md, "Ranking and freshness") runs
+// the queries of a public test collection through the real index and
+// reports nDCG@10 and MAP. The collection is in the folder
+// SEARCH_RANK_COLLECTION names, in SMART's format: Cranfield 1400 in
+// its usual three files (cran.all.1400, cran.qry, cranqrel, with graded
+// judgments), or a collection of Glasgow's set in three files named
+// X.ALL, X.QRY and X.REL (MEDLINE, CISI; judged relevant or not). The
+// repository does not carry them (docs/development.md, "Benchmarks").
 
 // rankEnv names the folder of the collection.
 const rankEnv = "SEARCH_RANK_COLLECTION"
@@ -26,12 +28,20 @@ const rankEnv = "SEARCH_RANK_COLLECTION"
 // rankDoc is one document of the collection.
 type rankDoc struct{ id, title, text string }
 
+// rankQuery is one query: its number in the judgments and its text.
+type rankQuery struct {
+	num  int
+	text string
+}
+
 // rankCollection is the documents, the queries in their file's order and
-// the graded judgments, by query number (the n-th query is number n) and
-// then document id: 4 a complete answer down to 1 of minimal interest.
+// the graded judgments, by query number and then document id: for
+// Cranfield 4 a complete answer down to 1 of minimal interest, for the
+// others 1 relevant.
 type rankCollection struct {
+	name    string
 	docs    []rankDoc
-	queries []string
+	queries []rankQuery
 	grades  map[int]map[string]int
 }
 
@@ -40,38 +50,94 @@ func loadRank(b *testing.B) *rankCollection {
 	b.Helper()
 	dir := os.Getenv(rankEnv)
 	if dir == "" {
-		b.Skipf("%s is not set: give it a folder with Cranfield's cran.all.1400, cran.qry and cranqrel (docs/development.md, \"Benchmarks\")", rankEnv)
+		b.Skipf("%s is not set: give it a folder with Cranfield's cran.all.1400, cran.qry and cranqrel, or MEDLINE's or CISI's X.ALL, X.QRY and X.REL (docs/development.md, \"Benchmarks\")", rankEnv)
 	}
-	c := &rankCollection{grades: map[int]map[string]int{}}
+	if _, err := os.Stat(filepath.Join(dir, "cran.all.1400")); err == nil {
+		return loadCranfield(b, dir)
+	}
+	all, _ := filepath.Glob(filepath.Join(dir, "*.ALL"))
+	if len(all) != 1 {
+		b.Fatalf("%s: no cran.all.1400 and not one X.ALL", dir)
+	}
+	return loadSMART(b, strings.TrimSuffix(all[0], ".ALL"))
+}
+
+// loadCranfield reads Cranfield 1400, whose judgments number the queries
+// in their file's order (the n-th query is number n).
+func loadCranfield(b *testing.B, dir string) *rankCollection {
+	b.Helper()
+	c := &rankCollection{name: "cranfield", grades: map[int]map[string]int{}}
 	for _, r := range readDotted(b, filepath.Join(dir, "cran.all.1400")) {
 		c.docs = append(c.docs, rankDoc{id: "c" + r['I'], title: r['T'], text: r['W']})
 	}
-	for _, r := range readDotted(b, filepath.Join(dir, "cran.qry")) {
-		c.queries = append(c.queries, r['W'])
+	for i, r := range readDotted(b, filepath.Join(dir, "cran.qry")) {
+		c.queries = append(c.queries, rankQuery{num: i + 1, text: r['W']})
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "cranqrel"))
+	readJudged(b, c, filepath.Join(dir, "cranqrel"), func(code int) int {
+		if code < 1 || code > 4 { // -1: no relevant document known
+			return 0
+		}
+		return 5 - code
+	})
+	if len(c.docs) != 1400 || len(c.queries) != 225 || len(c.grades) < 200 {
+		b.Fatalf("%s: %d documents, %d queries, %d judged; want Cranfield's 1400, 225 and 225", dir, len(c.docs), len(c.queries), len(c.grades))
+	}
+	return c
+}
+
+// loadSMART reads base.ALL, base.QRY and base.REL, whose judgments name
+// the queries by their .I numbers and hold relevant documents only.
+func loadSMART(b *testing.B, base string) *rankCollection {
+	b.Helper()
+	c := &rankCollection{name: strings.ToLower(filepath.Base(base)), grades: map[int]map[string]int{}}
+	for _, r := range readDotted(b, base+".ALL") {
+		// The text holds the title, as Cranfield's does, so that plain
+		// BM25 ranks on the same words as BM25F.
+		text := r['W']
+		if r['T'] != "" {
+			text = r['T'] + "\n" + text
+		}
+		c.docs = append(c.docs, rankDoc{id: "c" + r['I'], title: r['T'], text: text})
+	}
+	for _, r := range readDotted(b, base+".QRY") {
+		n, err := strconv.Atoi(r['I'])
+		if err != nil {
+			b.Fatalf("%s.QRY: query number %q", base, r['I'])
+		}
+		c.queries = append(c.queries, rankQuery{num: n, text: r['W']})
+	}
+	readJudged(b, c, base+".REL", func(int) int { return 1 })
+	if len(c.docs) < 100 || len(c.grades) < 20 {
+		b.Fatalf("%s: %d documents, %d queries judged; want a collection", base, len(c.docs), len(c.grades))
+	}
+	return c
+}
+
+// readJudged reads a file of judgments, a line each: the query number,
+// the document number and a code that grade turns into a grade (0: not
+// relevant).
+func readJudged(b *testing.B, c *rankCollection, path string, grade func(code int) int) {
+	b.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 3 {
+		if len(f) < 3 {
 			continue
 		}
 		q, _ := strconv.Atoi(f[0])
 		code, _ := strconv.Atoi(f[2])
-		if code < 1 || code > 4 { // -1: no relevant document known
+		g := grade(code)
+		if g == 0 {
 			continue
 		}
 		if c.grades[q] == nil {
 			c.grades[q] = map[string]int{}
 		}
-		c.grades[q]["c"+f[1]] = 5 - code
+		c.grades[q]["c"+f[1]] = g
 	}
-	if len(c.docs) != 1400 || len(c.queries) != 225 || len(c.grades) < 200 {
-		b.Fatalf("%s: %d documents, %d queries, %d judged; want Cranfield's 1400, 225 and 225", dir, len(c.docs), len(c.queries), len(c.grades))
-	}
-	return c
 }
 
 // readDotted reads a file of SMART's format: records started by ".I n",
@@ -88,7 +154,7 @@ func readDotted(b *testing.B, path string) []map[byte]string {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
-		if len(line) >= 2 && line[0] == '.' && strings.Contains("ITAWB", line[1:2]) && (len(line) == 2 || line[2] == ' ') {
+		if len(line) >= 2 && line[0] == '.' && strings.Contains("ITAWBX", line[1:2]) && (len(line) == 2 || line[2] == ' ') {
 			field = line[1]
 			if field == 'I' {
 				out = append(out, map[byte]string{'I': strings.TrimSpace(line[2:])})
@@ -107,43 +173,68 @@ func readDotted(b *testing.B, path string) []map[byte]string {
 
 // BenchmarkRanking reports nDCG@10 and MAP (over the first 1,000
 // results) of the collection's queries, each the OR of its words as a
-// search engine is measured, through Index.Search and its cursors:
+// search engine is measured, through Index.Search and its cursors, over
+// every query and over the even-numbered ones alone (the weights were
+// chosen on the odd ones):
 //
-//   - bm25: one field (the text, which holds the title), no proximity:
-//     plain BM25, the baseline;
-//   - bm25f: the title as the title field, without proximity: the
-//     ranking before proximity;
-//   - bm25f+proximity: the service's ranking.
+//   - bm25: one field (the text, which holds the title), every word
+//     weighed, no proximity: plain BM25, the baseline;
+//   - bm25f: the title as the title field, every word weighed, no
+//     proximity: the ranking before natural-language queries;
+//   - bm25f+quiet: function words weigh nothing (rank.go's
+//     quietStopwords), no proximity;
+//   - bm25f+quiet+proximity: the service's ranking.
 func BenchmarkRanking(b *testing.B) {
 	c := loadRank(b)
 	for _, v := range []struct {
-		name       string
-		fields, px bool
-	}{{"bm25", false, false}, {"bm25f", true, false}, {"bm25f+proximity", true, true}} {
+		name              string
+		fields, quiet, px bool
+	}{
+		{"bm25", false, false, false},
+		{"bm25f", true, false, false},
+		{"bm25f+quiet", true, true, false},
+		{"bm25f+quiet+proximity", true, true, true},
+	} {
 		b.Run(v.name, func(b *testing.B) {
 			ix := rankIndex(b, c, v.fields, v.px)
-			var ndcg, ap float64
-			judged := 0
+			ix.allWords = !v.quiet
+			var sum, even rankSums
 			start := time.Now()
 			for range b.N {
-				ndcg, ap, judged = 0, 0, 0
-				for qi, q := range c.queries {
-					if len(c.grades[qi+1]) == 0 {
+				sum, even = rankSums{}, rankSums{}
+				for _, q := range c.queries {
+					g := c.grades[q.num]
+					if len(g) == 0 {
 						continue
 					}
-					judged++
-					ranked := rankRun(b, ix, q)
-					ndcg += ndcgAt(ranked, c.grades[qi+1], 10)
-					ap += averagePrecision(ranked, c.grades[qi+1])
+					ranked := rankRun(b, ix, q.text)
+					sum.add(ranked, g)
+					if q.num%2 == 0 {
+						even.add(ranked, g)
+					}
 				}
 			}
-			per := time.Since(start) / time.Duration(b.N*judged)
-			b.ReportMetric(ndcg/float64(judged), "nDCG@10")
-			b.ReportMetric(ap/float64(judged), "MAP")
-			b.ReportMetric(float64(judged), "queries")
+			per := time.Since(start) / time.Duration(b.N*max(1, sum.n))
+			b.ReportMetric(sum.ndcg/float64(sum.n), "nDCG@10")
+			b.ReportMetric(sum.ap/float64(sum.n), "MAP")
+			b.ReportMetric(even.ndcg/float64(max(1, even.n)), "nDCG@10-even")
+			b.ReportMetric(even.ap/float64(max(1, even.n)), "MAP-even")
+			b.ReportMetric(float64(sum.n), "queries")
 			b.ReportMetric(float64(per.Microseconds()), "µs/query")
 		})
 	}
+}
+
+// rankSums adds up the figures of judged queries.
+type rankSums struct {
+	ndcg, ap float64
+	n        int
+}
+
+func (s *rankSums) add(ranked []string, grades map[string]int) {
+	s.ndcg += ndcgAt(ranked, grades, 10)
+	s.ap += averagePrecision(ranked, grades)
+	s.n++
 }
 
 // rankIndex indexes the collection; fields puts each title in the title

@@ -90,9 +90,10 @@ type Index struct {
 	// f1 makes flushes write segments as before stored fields existed
 	// (footer F1, stored.go): tests stand an older index with it.
 	f1 bool
-	// noProximity ranks by BM25F alone (rank.go): the ranking
-	// benchmark's baselines.
-	noProximity bool
+	// noProximity ranks by BM25F alone (rank.go), and allWords
+	// weighs the query's function words as any other (rank.go's
+	// quietStopwords): the ranking benchmark's baselines.
+	noProximity, allWords bool
 
 	stats struct {
 		queries, queryNanos, written, flushes, merges atomic.Int64

@@ -81,6 +81,7 @@ type plan struct {
 	before int64        // opDate, Unix ms; exclusive
 	min    int          // opAtLeast: the children a document must match
 	exact  bool         // opTerm: a word as it is, not a prefix nor fuzzy (proximity, rank.go)
+	stop   bool         // opTerm: an exact function word, weighing nothing beside others (rank.go's quietStopwords)
 }
 
 type weighted struct {
@@ -224,6 +225,7 @@ func (pl *planner) checkedTerm(t Term) (*plan, error) {
 // document adds to the score with that one weight.
 func (pl *planner) term(t Term) (*plan, error) {
 	p := &plan{op: opTerm, field: t.Field, refs: make([][]weighted, len(pl.parts)), exact: !t.Prefix && t.Fuzzy == 0 && !marked(t.Text)}
+	p.stop = p.exact && rankStops[t.Text]
 	var ed editor
 	for i, part := range pl.parts {
 		if part.bad.Load() {

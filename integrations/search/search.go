@@ -288,6 +288,9 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 	}()
 	pg := newPager(req, limit, sortByte, after)
 	var near []*plan
+	if sortByte == 'r' && !ix.allWords {
+		quietStopwords(root)
+	}
 	if sortByte == 'r' && !ix.noProximity {
 		near = proximityTerms(root)
 	}
