@@ -154,30 +154,31 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	// sentences without the lines' values.
 	lastErrors := monitor.NewErrors(lastErrorsKept, nil)
 	log = slog.New(lastErrors.Handler(log.Handler()))
-	a, err := openApp(c, getenv, log)
+	a, err := openAppPhased(c, getenv, log, settleStart)
 	if err != nil {
 		return err
 	}
 	a.dashboard.errors = lastErrors
 	defer a.close(log)
-	// Replaying the logs read each whole file and decoded every record:
-	// garbage several times the size of what the stores keep. Give it
-	// back now, or the process stays that large for minutes, until the
-	// scavenger returns it page by page.
-	debug.FreeOSMemory()
+	// As between the phases of openAppPhased: the search index and the
+	// packages on the stores are open; fitMemoryLimit then reads what the
+	// stores hold, without the start's garbage.
+	settleStart()
 	fitMemoryLimit(c, log)
 	if c.GCPercent == gcOff {
 		// From here the limit alone starts collections (serveConfig).
 		debug.SetGCPercent(-1)
 	}
-	bg := startBackground(a, log)
-	defer bg.stopAndWait()
-
 	api, err := apiHandler(a, c, log)
 	if err != nil {
 		return err
 	}
 	defer api.FlushAccessLog() // on the way out early; a shutdown flushes before "stopped"
+	// The routes are built: the background work and the listener run
+	// through code of their own.
+	releaseStartPages()
+	bg := startBackground(a, log)
+	defer bg.stopAndWait()
 	srv, err := listen(c, a, api, bg, log)
 	if err != nil {
 		return err
