@@ -263,8 +263,11 @@ func releaseAfterStart(ctx context.Context, settled <-chan time.Time, release fu
 }
 
 // startGCPercent is the collector's target while the stores open, when
-// GC_PERCENT is off.
-const startGCPercent = 50
+// GC_PERCENT is off. The replay's heap is its live part plus this much of
+// it in garbage: at 100,000 items a target of 50 made the replay the
+// start's peak (VmHWM), 25 keeps it below the phases after it, for a few
+// more collections of a heap of a few MB (settleStart).
+const startGCPercent = 25
 
 // background is the work that runs beside the HTTP server until stop:
 // the sessions' upkeep, the index's catch-up, the syncer, the TLS

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"io"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"testing"
 )
@@ -82,4 +85,18 @@ func leaveGarbage(n int) {
 		}
 	}
 	runtime.KeepAlive(blocks)
+}
+
+// TestStartGCPercent: with GC_PERCENT off (the default), the start
+// collects at a target of 25% until the stores are open, so that the
+// replay's garbage adds a quarter of its live heap to the start's peak.
+func TestStartGCPercent(t *testing.T) {
+	env := map[string]string{"DATA_DIR": t.TempDir(), "SESSION_SECURE": "false"}
+	if _, _, err := serveConfig(envFunc(env), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	if got := debug.SetGCPercent(100); got != 25 {
+		t.Errorf("the collector's target during the start: got %d%%, want 25%%", got)
+	}
 }
