@@ -111,6 +111,13 @@ func newOutbound(c *config, getenv func(string) string, log *slog.Logger) (outbo
 // packages on them: the syncer, the search index and its indexer, the
 // handlers.
 func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, error) {
+	return openAppPhased(c, getenv, log, func() {})
+}
+
+// openAppPhased is openApp calling endPhase (serve's settleStart) where
+// one phase of the opening ends and the next begins: once the web app's
+// files are hashed and compressed, and once the logs are replayed.
+func openAppPhased(c *config, getenv func(string) string, log *slog.Logger, endPhase func()) (*app, error) {
 	out, err := newOutbound(c, getenv, log)
 	if err != nil {
 		return nil, err
@@ -119,10 +126,12 @@ func openApp(c *config, getenv func(string) string, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
+	endPhase()
 	s, err := openStores(c, log)
 	if err != nil {
 		return nil, err
 	}
+	endPhase()
 	a := &app{mainStore: s.main, sessionStore: s.session, sessions: s.sessions, users: s.users,
 		records: s.records, web: webApp, metrics: newMetrics(c.DataDir), dashboard: newDashboard(c.DataDir, s.items)}
 	if err := a.buildSyncAndSearch(c, s, out, log); err != nil {

@@ -154,30 +154,31 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	// sentences without the lines' values.
 	lastErrors := monitor.NewErrors(lastErrorsKept, nil)
 	log = slog.New(lastErrors.Handler(log.Handler()))
-	a, err := openApp(c, getenv, log)
+	a, err := openAppPhased(c, getenv, log, settleStart)
 	if err != nil {
 		return err
 	}
 	a.dashboard.errors = lastErrors
 	defer a.close(log)
-	// Replaying the logs read each whole file and decoded every record:
-	// garbage several times the size of what the stores keep. Give it
-	// back now, or the process stays that large for minutes, until the
-	// scavenger returns it page by page.
-	debug.FreeOSMemory()
+	// As between the phases of openAppPhased: the search index and the
+	// packages on the stores are open; fitMemoryLimit then reads what the
+	// stores hold, without the start's garbage.
+	settleStart()
 	fitMemoryLimit(c, log)
 	if c.GCPercent == gcOff {
 		// From here the limit alone starts collections (serveConfig).
 		debug.SetGCPercent(-1)
 	}
-	bg := startBackground(a, log)
-	defer bg.stopAndWait()
-
 	api, err := apiHandler(a, c, log)
 	if err != nil {
 		return err
 	}
 	defer api.FlushAccessLog() // on the way out early; a shutdown flushes before "stopped"
+	// The routes are built: the background work and the listener run
+	// through code of their own.
+	releaseStartPages()
+	bg := startBackground(a, log)
+	defer bg.stopAndWait()
 	srv, err := listen(c, a, api, bg, log)
 	if err != nil {
 		return err
@@ -262,8 +263,11 @@ func releaseAfterStart(ctx context.Context, settled <-chan time.Time, release fu
 }
 
 // startGCPercent is the collector's target while the stores open, when
-// GC_PERCENT is off.
-const startGCPercent = 50
+// GC_PERCENT is off. The replay's heap is its live part plus this much of
+// it in garbage: at 100,000 items a target of 50 made the replay the
+// start's peak (VmHWM), 25 keeps it below the phases after it, for a few
+// more collections of a heap of a few MB (settleStart).
+const startGCPercent = 25
 
 // background is the work that runs beside the HTTP server until stop:
 // the sessions' upkeep, the index's catch-up, the syncer, the TLS
