@@ -49,6 +49,16 @@ type ColdRef struct {
 // whole value only the log holds.
 func (r ColdRef) Stripped() bool { return r.n != 0 }
 
+// Parts returns r's offset in the log, length and CRC32C, for a caller
+// that keeps positions in a narrower form of its own (the items keep 12
+// bytes of the 16); ColdRefOf makes the ColdRef back. A ColdRef made of
+// parts that were never a position reads back as a *CorruptError, never
+// as another record: the CRC32C is checked.
+func (r ColdRef) Parts() (off int64, n, crc uint32) { return r.off, r.n, r.crc }
+
+// ColdRefOf is the ColdRef whose Parts are off, n and crc.
+func ColdRefOf(off int64, n, crc uint32) ColdRef { return ColdRef{off: off, n: n, crc: crc} }
+
 // movedRef is a record's position in the log a compaction is writing.
 type movedRef struct {
 	id  string

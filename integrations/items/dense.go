@@ -17,7 +17,7 @@ import (
 
 // The items are a storage.ColdTable: memory keeps, per item, only what
 // finding an item and ordering a page need, in fixed-size form (an entry
-// of 48 bytes, in chunks of 4,096, plus about 13 bytes of hash tables and
+// of 44 bytes, in chunks of 4,096, plus about 13 bytes of hash tables and
 // page order); the rest (the sealed Meta, the key, the size, the creation
 // time) stays in the log, read back with one checked pread when an item
 // is shown. A mailbox of 100,000 mails costs a few megabytes, not a
@@ -36,13 +36,15 @@ import (
 // store's lock held for writing; every read holds it for reading
 // (ColdTable.View), so it needs no lock of its own.
 
-// entry is what memory keeps of one item.
+// entry is what memory keeps of one item: 44 bytes, aligned to 4 (no
+// field of 8 bytes), so that a chunk holds no padding.
 type entry struct {
 	id [16]byte // the UUID
-	// date is ItemRecord.Date in Unix nanoseconds, or for a deleted item
-	// when it was deleted (DeletedAt), which its expiry needs.
-	date int64
-	ref  storage.ColdRef // where the whole record lies in the log
+	// at is ItemRecord.Date in Unix nanoseconds, or for a deleted item
+	// when it was deleted (DeletedAt), which its expiry needs: the low 32
+	// bits, then the high (see date).
+	at  [2]uint32
+	ref packedRef // where the whole record lies in the log
 	// rm is the index in dense.records (whose user is the item's) in its
 	// low 24 bits, and in its high 8 the index in dense.heads of the
 	// sealed Meta's header (0: no Meta).
@@ -68,6 +70,67 @@ func (e *entry) hasKey() bool   { return e.kf&flagKey != 0 }
 func (e *entry) print() uint32  { return e.kf >> 8 }
 func (e *entry) record() uint32 { return e.rm & (maxRecords - 1) }
 func (e *entry) meta() uint8    { return uint8(e.rm >> 24) }
+func (e *entry) date() int64    { return int64(uint64(e.at[1])<<32 | uint64(e.at[0])) }
+func (e *entry) setDate(ns int64) {
+	e.at = [2]uint32{uint32(ns), uint32(uint64(ns) >> 32)}
+}
+
+// packedRef is a storage.ColdRef in 12 bytes instead of 16: the offset in
+// the log in the low 40 bits of pos (1 TiB) and the length in its high 24
+// (16 MiB; an item's record is a few hundred bytes), then the CRC32C. A
+// position that does not fit is kept whole in dense.far, and the entry
+// holds farRef.
+type packedRef struct {
+	pos [2]uint32 // low 32 bits, high 32
+	crc uint32
+}
+
+// farRef marks an entry whose position is in dense.far: offset 1 and
+// length 0, which no position has (a stripped record's length is not 0,
+// and a whole one's position is all zero).
+var farRef = packedRef{pos: [2]uint32{1, 0}}
+
+const (
+	refOffBits = 40
+	refMaxOff  = 1<<refOffBits - 1
+	refMaxLen  = 1<<(64-refOffBits) - 1
+)
+
+// packRef packs r, or reports false if it does not fit.
+func packRef(r storage.ColdRef) (packedRef, bool) {
+	off, n, crc := r.Parts()
+	if off < 0 || off > refMaxOff || n > refMaxLen || n == 0 && off != 0 {
+		return packedRef{}, false
+	}
+	pos := uint64(off) | uint64(n)<<refOffBits
+	return packedRef{pos: [2]uint32{uint32(pos), uint32(pos >> 32)}, crc: crc}, true
+}
+
+func (p packedRef) unpack() storage.ColdRef {
+	pos := uint64(p.pos[1])<<32 | uint64(p.pos[0])
+	return storage.ColdRefOf(int64(pos&refMaxOff), uint32(pos>>refOffBits), p.crc)
+}
+
+// setRef notes where e's whole record lies.
+func (d *dense) setRef(e *entry, r storage.ColdRef) {
+	if p, ok := packRef(r); ok {
+		e.ref = p
+		delete(d.far, e.id)
+		return
+	}
+	if d.far == nil {
+		d.far = make(map[[16]byte]storage.ColdRef)
+	}
+	e.ref, d.far[e.id] = farRef, r
+}
+
+// refOf is where e's whole record lies.
+func (d *dense) refOf(e *entry) storage.ColdRef {
+	if e.ref == farRef {
+		return d.far[e.id]
+	}
+	return e.ref.unpack()
+}
 
 // keyPrint is the fingerprint of a key an entry keeps: its first 3 bytes
 // (the key is a hash already).
@@ -100,8 +163,8 @@ func (es *entries) add(e entry) uint32 {
 
 // newerEntry is newer for entries: by date, then by id, descending.
 func newerEntry(a, b *entry) bool {
-	if a.date != b.date {
-		return a.date > b.date
+	if ad, bd := a.date(), b.date(); ad != bd {
+		return ad > bd
 	}
 	return string(a.id[:]) > string(b.id[:])
 }
@@ -126,6 +189,9 @@ type dense struct {
 	recUser   []uint16 // each record's user, in users
 	recordIdx map[recordKey]uint32
 	heads     [][]byte // distinct sealed-Meta headers; heads[0] is none
+	// far holds the positions that do not fit an entry (packedRef), by
+	// id: none in a log under 1 TiB.
+	far map[[16]byte]storage.ColdRef
 
 	ready bool
 }
@@ -152,7 +218,7 @@ func (d *dense) record(s uint32) ItemRecord {
 	e := d.ents.at(s)
 	r := e.record()
 	it := ItemRecord{ID: formatID(e.id), UserID: d.users[d.recUser[r]], RecordID: d.records[r],
-		Integration: d.integ[r], Date: time.Unix(0, e.date).UTC()}
+		Integration: d.integ[r], Date: time.Unix(0, e.date()).UTC()}
 	if !e.live() {
 		at := it.Date
 		it.DeletedAt, it.Date = &at, time.Time{}
@@ -323,7 +389,7 @@ func (d *dense) decode(id string, v []byte, ref storage.ColdRef, note bool) (ent
 	if f.ID != id {
 		return entry{}, fmt.Errorf("item logged as %q has id %q", id, f.ID)
 	}
-	e := entry{ref: ref}
+	var e entry
 	var ok bool
 	if e.id, ok = parseID(id); !ok {
 		return entry{}, fmt.Errorf("item id %q is not a UUID", id)
@@ -335,11 +401,11 @@ func (d *dense) decode(id string, v []byte, ref storage.ColdRef, note bool) (ent
 	if f.Key != "" {
 		e.kf = keyPrint(key)<<8 | flagKey
 	}
-	e.date = f.Date.UnixNano()
+	e.setDate(f.Date.UnixNano())
 	if f.DeletedAt == nil {
 		e.kf |= flagLive
 	} else {
-		e.date = f.DeletedAt.UnixNano()
+		e.setDate(f.DeletedAt.UnixNano())
 	}
 	if !note {
 		_, known := d.userIdx[f.UserID]
@@ -371,6 +437,7 @@ func (d *dense) decode(id string, v []byte, ref storage.ColdRef, note bool) (ent
 		}
 		e.rm |= uint32(d.headOf(h)) << 24
 	}
+	d.setRef(&e, ref)
 	return e, nil
 }
 
@@ -587,7 +654,7 @@ func (d *dense) mergePage(order []uint32, c *pageChange) []uint32 {
 
 // expired reports whether e is a tombstone older than TombstoneTTL.
 func expired(e *entry, now time.Time) bool {
-	return !e.live() && !e.gone() && now.UnixNano()-e.date > int64(TombstoneTTL)
+	return !e.live() && !e.gone() && now.UnixNano()-e.date() > int64(TombstoneTTL)
 }
 
 // open is the ColdConfig.Opened of the items table.
@@ -628,6 +695,11 @@ func (d *dense) rebuild() {
 			}
 		}
 	}
+	for id := range d.far {
+		if _, ok := d.findID(id); !ok {
+			delete(d.far, id)
+		}
+	}
 	d.keys.reset(nkeys)
 	pages := make(map[uint16][]uint32, len(byUser))
 	for u, n := range byUser {
@@ -659,7 +731,7 @@ func (d *dense) rebuild() {
 func (d *dense) keep(now time.Time, fn func(id string, ref storage.ColdRef)) {
 	for i := range d.ents.n {
 		if e := d.ents.at(uint32(i)); !e.gone() && !expired(e, now) {
-			fn(formatID(e.id), e.ref)
+			fn(formatID(e.id), d.refOf(e))
 		}
 	}
 }
@@ -670,7 +742,7 @@ func (d *dense) moved(refs []storage.ColdPut) {
 	kept := make([]bool, d.ents.n)
 	for _, r := range refs {
 		if s, ok := d.slot(r.ID); ok {
-			d.ents.at(s).ref = r.Ref
+			d.setRef(d.ents.at(s), r.Ref)
 			kept[s] = true
 		}
 	}
@@ -688,7 +760,7 @@ func (d *dense) ref(id string) (storage.ColdRef, bool) {
 	if !ok {
 		return storage.ColdRef{}, false
 	}
-	return d.ents.at(s).ref, true
+	return d.refOf(d.ents.at(s)), true
 }
 
 // owner is the ColdConfig.Owner of the items table.
@@ -699,7 +771,7 @@ func (d *dense) owner(key string, load func(string, storage.ColdRef) ([]byte, er
 	}
 	s, ok := d.findKey(k, func(s uint32) ([]byte, error) {
 		e := d.ents.at(s)
-		return load(formatID(e.id), e.ref)
+		return load(formatID(e.id), d.refOf(e))
 	})
 	if !ok {
 		return ""

@@ -157,7 +157,7 @@ func (s *Store) view(fn func(d *dense, load func(slot uint32) ([]byte, error))) 
 	s.t.View(func(load func(string, storage.ColdRef) ([]byte, error)) {
 		fn(s.d, func(slot uint32) ([]byte, error) {
 			e := s.d.ents.at(slot)
-			return load(formatID(e.id), e.ref)
+			return load(formatID(e.id), s.d.refOf(e))
 		})
 	})
 }

@@ -164,8 +164,8 @@ func (q *Query) keeps(d *dense, e *entry, u uint16, ids idFilter) bool {
 
 // before reports whether e comes after c in the newest-first order.
 func (c *Cursor) before(e *entry) bool {
-	if at := c.Date.UnixNano(); e.date != at {
-		return e.date < at
+	if at := c.Date.UnixNano(); e.date() != at {
+		return e.date() < at
 	}
 	b := idText(e.id)
 	return string(b[:]) < c.ID

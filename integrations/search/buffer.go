@@ -169,10 +169,8 @@ func (b *buffer) add(a *analyzed) uint32 {
 	doc := uint32(b.cols.len())
 	d := a.doc
 	b.cols.ids = append(b.cols.ids, d.ID)
-	b.cols.dates = append(b.cols.dates, d.Date.UnixMilli())
-	b.cols.kind.add(tableIndex(&b.cols.kinds, d.Kind))
-	b.cols.integ.add(tableIndex(&b.cols.integs, d.Integration))
-	b.cols.record.add(tableIndex(&b.cols.records, d.RecordID))
+	b.cols.dates.add(d.Date.UnixMilli())
+	b.cols.addNames(d.Kind, d.Integration, d.RecordID)
 	b.cols.lens = append(b.cols.lens, clampLens(a.lens))
 	b.ids[d.ID] = doc
 	rec := appendStored(nil, &d)

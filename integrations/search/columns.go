@@ -11,7 +11,10 @@ import (
 
 // columns are the per-document values of a segment or buffer, indexed by
 // document number: what filters, sorting and BM25 need without reading
-// postings. Kind, integration and record are indexes into small tables.
+// postings. A document's kind, integration and record are one code, an
+// index into the small table of the triples its columns hold (a record's
+// documents are of one integration and of a kind or two), each an index
+// into its own table of names.
 //
 // A segment whose ids are all UUIDs in their canonical form, as the
 // service's are, keeps them in uuids, 16 bytes each, instead of ids: as
@@ -20,15 +23,117 @@ import (
 type columns struct {
 	ids     []string
 	uuids   []byte
-	dates   []int64 // Unix milliseconds
-	kind    codes
-	integ   codes
-	record  codes
-	lens    []fieldLens // tokens per field
+	dates   dateColumn // Unix milliseconds
+	tag     codes      // index into tags
+	tags    []tag
+	tagIdx  map[tag]uint32 // tags' indexes, once there are manyTags
+	lens    []fieldLens    // tokens per field
 	kinds   []string
 	integs  []string
 	records []string
 	byID    docOrder // document numbers sorted by id (segments only)
+}
+
+// tag is a document's kind, integration and record, as indexes into
+// columns.kinds, integs and records.
+type tag struct{ kind, integ, record uint32 }
+
+// addTag appends a document's kind, integration and record, as indexes
+// into their tables.
+func (c *columns) addTag(t tag) {
+	i := len(c.tags) - 1 // a batch's documents are mostly of one record
+	if i < 0 || c.tags[i] != t {
+		i = c.findTag(t)
+	}
+	c.tag.add(uint32(i))
+}
+
+// manyTags is the size of columns.tags from which addTag finds a tag in a
+// map rather than by a scan.
+const manyTags = 32
+
+// findTag returns the index of t in c.tags, added if new.
+func (c *columns) findTag(t tag) int {
+	if c.tagIdx != nil {
+		if i, ok := c.tagIdx[t]; ok {
+			return int(i)
+		}
+	} else if i := slices.Index(c.tags, t); i >= 0 {
+		return i
+	}
+	c.tags = append(c.tags, t)
+	if len(c.tags) == manyTags {
+		c.tagIdx = make(map[tag]uint32, 2*manyTags)
+		for j, o := range c.tags {
+			c.tagIdx[o] = uint32(j)
+		}
+	} else if c.tagIdx != nil {
+		c.tagIdx[t] = uint32(len(c.tags) - 1)
+	}
+	return len(c.tags) - 1
+}
+
+// addNames appends a document's kind, integration and record by name.
+func (c *columns) addNames(kind, integ, record string) {
+	c.addTag(tag{tableIndex(&c.kinds, kind), tableIndex(&c.integs, integ), tableIndex(&c.records, record)})
+}
+
+// tagAt is document d's kind, integration and record.
+func (c *columns) tagAt(d uint32) tag { return c.tags[c.tag.at(d)] }
+
+func (c *columns) kindAt(d uint32) string  { return c.kinds[c.tagAt(d).kind] }
+func (c *columns) integAt(d uint32) string { return c.integs[c.tagAt(d).integ] }
+
+// recordAt is the index in records of document d's record.
+func (c *columns) recordAt(d uint32) uint32 { return c.tagAt(d).record }
+
+// dateColumn is a column of dates in Unix milliseconds: 6 bytes each, a
+// signed distance from the first (±4,459 years), while every one is that
+// close, else 8.
+type dateColumn struct {
+	base   int64
+	narrow []byte
+	wide   []int64 // nil while narrow holds the column
+}
+
+// dateSpan bounds a distance from the base that narrow holds.
+const dateSpan = 1<<47 - 1
+
+func (c *dateColumn) len() int {
+	if c.wide != nil {
+		return len(c.wide)
+	}
+	return len(c.narrow) / 6
+}
+
+func (c *dateColumn) at(d uint32) int64 {
+	if c.wide != nil {
+		return c.wide[d]
+	}
+	b := c.narrow[6*int(d) : 6*int(d)+6]
+	v := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 | uint64(b[4])<<32 | uint64(b[5])<<40
+	return c.base + int64(v<<16)>>16 // sign-extended from 48 bits
+}
+
+// add appends v, widening the column the first time v is too far from
+// the first date.
+func (c *dateColumn) add(v int64) {
+	if c.wide == nil && len(c.narrow) == 0 {
+		c.base = v
+	}
+	off := v - c.base
+	if c.wide == nil && (off > dateSpan || off < -dateSpan || (v < c.base) != (off < 0)) {
+		wide := make([]int64, c.len(), max(cap(c.narrow)/6, c.len()+1))
+		for d := range wide {
+			wide[d] = c.at(uint32(d))
+		}
+		c.wide, c.narrow = wide, nil
+	}
+	if c.wide != nil {
+		c.wide = append(c.wide, v)
+		return
+	}
+	c.narrow = append(c.narrow, byte(off), byte(off>>8), byte(off>>16), byte(off>>24), byte(off>>32), byte(off>>40))
 }
 
 // docOrder is a list of document numbers: 3 bytes each while every one
@@ -225,10 +330,11 @@ func encodeColumns(c *columns) []byte {
 		} else {
 			b = appendID(b, c.ids[i])
 		}
-		b = binary.AppendVarint(b, c.dates[i])
-		b = binary.AppendUvarint(b, uint64(c.kind.at(uint32(i))))
-		b = binary.AppendUvarint(b, uint64(c.integ.at(uint32(i))))
-		b = binary.AppendUvarint(b, uint64(c.record.at(uint32(i))))
+		b = binary.AppendVarint(b, c.dates.at(uint32(i)))
+		t := c.tagAt(uint32(i))
+		b = binary.AppendUvarint(b, uint64(t.kind))
+		b = binary.AppendUvarint(b, uint64(t.integ))
+		b = binary.AppendUvarint(b, uint64(t.record))
 		for _, n := range c.lens[i] {
 			b = binary.AppendUvarint(b, uint64(n))
 		}
@@ -343,10 +449,8 @@ func decodeColumns(b []byte) (columns, error) {
 	uuids := make([]byte, 0, min(n*16, len(b)))
 	var ids strings.Builder
 	var idEnd []int
-	c.dates = make([]int64, 0, n)
-	c.kind.small = make([]uint8, 0, n)
-	c.integ.small = make([]uint8, 0, n)
-	c.record.small = make([]uint8, 0, n)
+	c.dates.narrow = make([]byte, 0, 6*n)
+	c.tag.small = make([]uint8, 0, n)
 	c.lens = make([]fieldLens, 0, n)
 	for range n {
 		switch k := r.uvarint(); {
@@ -367,14 +471,12 @@ func decodeColumns(b []byte) (columns, error) {
 			readID(r, k, &ids)
 			idEnd = append(idEnd, ids.Len())
 		}
-		c.dates = append(c.dates, r.varint())
+		c.dates.add(r.varint())
 		k, in, rec := r.uvarint(), r.uvarint(), r.uvarint()
 		if r.err == nil && (k >= uint64(len(c.kinds)) || in >= uint64(len(c.integs)) || rec >= uint64(len(c.records))) {
 			r.err = fmt.Errorf("%w: column value out of range", ErrCorrupt)
 		}
-		c.kind.add(uint32(k))
-		c.integ.add(uint32(in))
-		c.record.add(uint32(rec))
+		c.addTag(tag{uint32(k), uint32(in), uint32(rec)})
 		var l fieldLens
 		for f := range l {
 			l[f] = uint16(min(r.uvarint(), maxFieldLen))

@@ -31,10 +31,8 @@ func TestColumnsIDs(t *testing.T) {
 			var in columns
 			for i, id := range tt.ids {
 				in.ids = append(in.ids, id)
-				in.dates = append(in.dates, int64(i))
-				in.kind.add(tableIndex(&in.kinds, "email"))
-				in.integ.add(tableIndex(&in.integs, "imap"))
-				in.record.add(tableIndex(&in.records, "r1"))
+				in.dates.add(int64(i))
+				in.addNames("email", "imap", "r1")
 				in.lens = append(in.lens, fieldLens{1, 2, 3, uint16(i)})
 			}
 			c, err := decodeColumns(encodeColumns(&in))
@@ -54,8 +52,8 @@ func TestColumnsIDs(t *testing.T) {
 				if got := string(c.appendDocID([]byte("x"), uint32(d))); got != "x"+id {
 					t.Errorf("appendDocID(%d): got %q, want %q", d, got, "x"+id)
 				}
-				if c.dates[d] != int64(d) || c.lens[d][3] != uint16(d) {
-					t.Errorf("document %d: got date %d, lens %v", d, c.dates[d], c.lens[d])
+				if c.dates.at(uint32(d)) != int64(d) || c.lens[d][3] != uint16(d) {
+					t.Errorf("document %d: got date %d, lens %v", d, c.dates.at(uint32(d)), c.lens[d])
 				}
 				// The first live one of equal ids: skip the earlier ones.
 				got, ok := c.find(id, func(e uint32) bool { return e < uint32(d) })
@@ -80,10 +78,8 @@ func TestCopyID(t *testing.T) {
 		var in columns
 		for _, id := range ids {
 			in.ids = append(in.ids, id)
-			in.dates = append(in.dates, 0)
-			in.kind.add(tableIndex(&in.kinds, "email"))
-			in.integ.add(tableIndex(&in.integs, "imap"))
-			in.record.add(tableIndex(&in.records, "r1"))
+			in.dates.add(0)
+			in.addNames("email", "imap", "r1")
 			in.lens = append(in.lens, fieldLens{})
 		}
 		c, err := decodeColumns(encodeColumns(&in))

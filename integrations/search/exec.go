@@ -91,11 +91,12 @@ func (ev *evaluator) accept(p *plan, d uint32) bool {
 	c := ev.p.cols()
 	switch p.op {
 	case opKind:
-		return c.kinds[c.kind.at(d)] == p.value
+		return c.kindAt(d) == p.value
 	case opInteg:
-		return c.integs[c.integ.at(d)] == p.value
+		return c.integAt(d) == p.value
 	case opDate:
-		return c.dates[d] >= p.after && c.dates[d] < p.before
+		at := c.dates.at(d)
+		return at >= p.after && at < p.before
 	}
 	return true
 }

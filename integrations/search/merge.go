@@ -337,10 +337,8 @@ func mergedColumns(in []*part, dels [][]uint64) (c columns, lenSums [numFields]u
 			}
 			remaps[i][d] = int32(c.len())
 			c.copyID(pc, uint32(d))
-			c.dates = append(c.dates, pc.dates[d])
-			c.kind.add(tableIndex(&c.kinds, pc.kinds[pc.kind.at(uint32(d))]))
-			c.integ.add(tableIndex(&c.integs, pc.integs[pc.integ.at(uint32(d))]))
-			c.record.add(tableIndex(&c.records, pc.records[pc.record.at(uint32(d))]))
+			c.dates.add(pc.dates.at(uint32(d)))
+			c.addNames(pc.kindAt(uint32(d)), pc.integAt(uint32(d)), pc.records[pc.recordAt(uint32(d))])
 			c.lens = append(c.lens, pc.lens[d])
 			for f, n := range pc.lens[d] {
 				lenSums[f] += uint64(n)

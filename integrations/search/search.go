@@ -383,7 +383,7 @@ func (pg *pager) add(p *part, s set, recordID string) {
 	// most documents fall behind the page by score or date alone.
 	var idBuf [36]byte
 	for j, d := range s.docs {
-		if p.deleted(d) || rec >= 0 && int64(c.record.at(d)) != rec {
+		if p.deleted(d) || rec >= 0 && int64(c.recordAt(d)) != rec {
 			continue
 		}
 		var id []byte
@@ -394,7 +394,7 @@ func (pg *pager) add(p *part, s set, recordID string) {
 			}
 		}
 		pg.total++
-		k := key{date: c.dates[d]}
+		k := key{date: c.dates.at(d)}
 		if pg.sortByte == 'r' {
 			k.score = scoreAt(s, j)
 		}
@@ -455,9 +455,9 @@ func (pg *pager) result(r *ranker, pl *planner) Result {
 			Stored:      st,
 			HasStored:   ok && err == nil,
 			ID:          c.id(cd.d),
-			RecordID:    c.records[c.record.at(cd.d)],
-			Integration: c.integs[c.integ.at(cd.d)],
-			Kind:        c.kinds[c.kind.at(cd.d)],
+			RecordID:    c.records[c.recordAt(cd.d)],
+			Integration: c.integAt(cd.d),
+			Kind:        c.kindAt(cd.d),
 			Date:        time.UnixMilli(cd.k.date).UTC(),
 			Score:       cd.k.score,
 		})

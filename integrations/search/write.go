@@ -119,8 +119,8 @@ func (ix *Index) DeleteRecord(userID, recordID string) error {
 			if rec != recordID {
 				continue
 			}
-			for d := range uint32(c.record.len()) {
-				if c.record.at(d) == uint32(r) && p.remove(d) {
+			for d := range uint32(c.tag.len()) {
+				if c.recordAt(d) == uint32(r) && p.remove(d) {
 					u.dirty = true
 				}
 			}
