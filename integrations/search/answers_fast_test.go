@@ -2,6 +2,10 @@ package search
 
 import (
 	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,4 +28,98 @@ func TestSkipStoredCopiesNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("skipStored allocates %.0f times a block, want 0", allocs)
 	}
+}
+
+// TestQuantizeAsRound: quantize is math.Round's quantization to the last
+// bit, halves and the values next to them included, so that no score
+// changes with it.
+func TestQuantizeAsRound(t *testing.T) {
+	round := func(s float64) float64 { return math.Round(s/scoreQuantum) * scoreQuantum }
+	vals := []float64{0, 1, 0.5, 63.99, -0.3, math.Inf(1), math.Inf(-1), 1 << 30}
+	for k := range int64(1 << 12) {
+		// Halves of the quantum and their neighbours, small and large.
+		for _, base := range []float64{float64(k), float64(k) * 12345.678, float64(k) * (1 << 20)} {
+			h := (base + 0.5) * scoreQuantum
+			vals = append(vals, h, math.Nextafter(h, 0), math.Nextafter(h, 1e9))
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		vals = append(vals, r.Float64()*64, r.Float64()*1e-6, r.Float64()*(1<<21))
+	}
+	for _, v := range vals {
+		if got, want := quantize(v), round(v); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("quantize(%v) = %v, want %v", v, got, want)
+		}
+	}
+	if got := quantize(math.NaN()); !math.IsNaN(got) {
+		t.Errorf("quantize(NaN) = %v", got)
+	}
+}
+
+// pairedWide is the 40-word Or with each word an Or of two, as a query is
+// once its words have stems in the user's other languages
+// (expandLangs): a word, or it and the next word of wideWords.
+func pairedWide() []Node {
+	var kids []Node
+	for i, w := range wideWords {
+		if i%2 == 0 {
+			kids = append(kids, Or{Children: []Node{qterm(w), qterm(wideWords[(i+1)%len(wideWords)])}})
+		} else {
+			kids = append(kids, qterm(w))
+		}
+	}
+	return kids
+}
+
+// TestOrDenseOfOrs: an Or of many words, each an Or of a word's stems,
+// ranks as the same Or merged pairwise does, and merges no sets: each
+// stem's postings add to the one array.
+func TestOrDenseOfOrs(t *testing.T) {
+	ix := corpusIndex(t, 2000)
+	kids := pairedWide()
+	dense := Request{Query: Or{Children: kids}, Limit: 100}
+	merged := dense
+	merged.Query = nested(kids)
+	for page := 0; page < 3; page++ {
+		a, b := search(t, ix, userA, dense), search(t, ix, userA, merged)
+		if len(a.Hits) == 0 || a.Total != b.Total || a.NextCursor != b.NextCursor || !slices.Equal(scored(a), scored(b)) {
+			t.Fatalf("page %d: dense %d hits of %d, merged %d of %d", page, len(a.Hits), a.Total, len(b.Hits), b.Total)
+		}
+		if a.NextCursor == "" {
+			break
+		}
+		dense.Cursor, merged.Cursor = a.NextCursor, b.NextCursor
+	}
+	if n := mergedEntries(t, ix, Or{Children: kids}); n != 0 {
+		t.Errorf("%d set entries merged, want 0", n)
+	}
+}
+
+// mergedEntries evaluates q over userA's parts and returns the set
+// entries its evaluators merged pairwise (evaluator.merged).
+func mergedEntries(t *testing.T, ix *Index, q Node) int {
+	t.Helper()
+	u, _ := ix.getUser(userA, false)
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	parts := searchable(u)
+	r := newRanker(parts)
+	root, err := newPlanner(parts, &r, q).build(q, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &scratch{}
+	defer sc.blocks.release()
+	merged := 0
+	for i, p := range parts {
+		ev := &evaluator{p: p, i: i, r: &r, sc: sc, work: newBudget(context.Background(), DefaultMaxPostings)}
+		s := ev.eval(root)
+		if ev.err != nil || ev.work.err != nil {
+			t.Fatal(ev.err, ev.work.err)
+		}
+		ev.release(s)
+		merged += ev.merged
+	}
+	return merged
 }
