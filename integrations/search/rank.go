@@ -82,7 +82,6 @@ func (r *ranker) score(w float64, tf *[numFields]uint32, lens *fieldLens, f Fiel
 // below 2^21: 2^15 terms of that weight matched in one document.
 const scoreQuantum = 1.0 / (1 << 32)
 
-//
 // quantize is math.Round(s/scoreQuantum)*scoreQuantum to the last bit,
 // computed with math.Floor, which the processor does in one instruction
 // where math.Round takes a dozen: it runs once for every posting a query
