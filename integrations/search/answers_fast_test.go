@@ -3,8 +3,6 @@ package search
 import (
 	"bytes"
 	"context"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -27,33 +25,6 @@ func TestSkipStoredCopiesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("skipStored allocates %.0f times a block, want 0", allocs)
-	}
-}
-
-// TestQuantizeAsRound: quantize is math.Round's quantization to the last
-// bit, halves and the values next to them included, so that no score
-// changes with it.
-func TestQuantizeAsRound(t *testing.T) {
-	round := func(s float64) float64 { return math.Round(s/scoreQuantum) * scoreQuantum }
-	vals := []float64{0, 1, 0.5, 63.99, -0.3, math.Inf(1), math.Inf(-1), 1 << 30}
-	for k := range int64(1 << 12) {
-		// Halves of the quantum and their neighbours, small and large.
-		for _, base := range []float64{float64(k), float64(k) * 12345.678, float64(k) * (1 << 20)} {
-			h := (base + 0.5) * scoreQuantum
-			vals = append(vals, h, math.Nextafter(h, 0), math.Nextafter(h, 1e9))
-		}
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 100_000 {
-		vals = append(vals, r.Float64()*64, r.Float64()*1e-6, r.Float64()*(1<<21))
-	}
-	for _, v := range vals {
-		if got, want := quantize(v), round(v); math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("quantize(%v) = %v, want %v", v, got, want)
-		}
-	}
-	if got := quantize(math.NaN()); !math.IsNaN(got) {
-		t.Errorf("quantize(NaN) = %v", got)
 	}
 }
 

@@ -82,23 +82,7 @@ func (r *ranker) score(w float64, tf *[numFields]uint32, lens *fieldLens, f Fiel
 // below 2^21: 2^15 terms of that weight matched in one document.
 const scoreQuantum = 1.0 / (1 << 32)
 
-// quantize is math.Round(s/scoreQuantum)*scoreQuantum to the last bit,
-// computed with math.Floor, which the processor does in one instruction
-// where math.Round takes a dozen: it runs once for every posting a query
-// scores, and was a fifth of a long query's time. Dividing by a power of
-// two is exact, and so is t-f for 0 ≤ f = ⌊t⌋ ≤ t < 2^52; Round rounds
-// halves away from zero, up for t ≥ 0.
-func quantize(s float64) float64 {
-	t := s * (1 / scoreQuantum)
-	if !(t >= 0 && t < 1<<52) {
-		return math.Round(t) * scoreQuantum // negative, huge or NaN
-	}
-	f := math.Floor(t)
-	if t-f >= 0.5 {
-		f++
-	}
-	return f * scoreQuantum
-}
+func quantize(s float64) float64 { return math.Round(s/scoreQuantum) * scoreQuantum }
 
 // Proximity (docs/search.md, "Ranking and freshness"): an item in which
 // two words that stand next to each other in the query also stand close
