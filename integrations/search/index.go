@@ -93,6 +93,9 @@ type Index struct {
 	// noProximity ranks by BM25F alone (rank.go): the ranking
 	// benchmark's baselines.
 	noProximity bool
+	// noPrune scores every posting of a long Or (prune.go): the
+	// exhaustive reference its tests compare with.
+	noPrune bool
 
 	stats struct {
 		queries, queryNanos, written, flushes, merges atomic.Int64
