@@ -22,11 +22,11 @@ import (
 // documents scored exactly: the page, the scores on it, the cursor and
 // total are those of scoring everything (TestPruneSameTopK).
 
-// pruning is what an evaluator needs to prune the Or at the root of a
-// query: the documents of the page (limit+1, for the next page's
-// cursor), the record the page keeps (-1: any) and floor, the score of
-// the last of limit+1 documents already found in the parts before (or
-// -Inf).
+// pruning is what an evaluator needs to prune: the documents of the
+// page (limit+1, for the next page's cursor), the record the page keeps
+// (-1: any), floor, the score of the last of limit+1 documents already
+// found in the parts before (or -Inf), and root, the Or at the root of
+// the query when it may be pruned (else nil).
 type pruning struct {
 	root  *plan
 	k     int
@@ -34,17 +34,16 @@ type pruning struct {
 	floor float64
 }
 
-// prunable returns the pruning of root for part p, nil when it may not
-// be pruned: only a relevance page (pg) without a cursor or id filters
-// (their documents are not the best limit+1), of an Or of many words.
-// The caller leaves out a query with proximity, which adds to the scores
-// afterwards.
-func prunable(root *plan, pg *pager, recordID string, p *part) *pruning {
-	if pg.sortByte != 'r' || pg.after != nil || pg.in != nil || pg.nin != nil ||
-		root.op != opOr || len(root.kids) < denseOr || !termsOnly(root, 0) {
+// prunable returns the pruning of a query for part p, nil when it may
+// not be pruned: only a relevance page (pg) without a cursor or id
+// filters may be, as their documents are not the best limit+1. Its
+// root is set for an Or of many words without proximity (near), which
+// would add to the scores after it.
+func prunable(root *plan, pg *pager, recordID string, p *part, near bool) *pruning {
+	if pg.sortByte != 'r' || pg.after != nil || pg.in != nil || pg.nin != nil {
 		return nil
 	}
-	pr := &pruning{root: root, k: pg.limit + 1, rec: -1, floor: math.Inf(-1)}
+	pr := &pruning{k: pg.limit + 1, rec: -1, floor: math.Inf(-1)}
 	if recordID != "" {
 		if pr.rec = int64(slices.Index(p.cols().records, recordID)); pr.rec < 0 {
 			return nil
@@ -52,6 +51,9 @@ func prunable(root *plan, pg *pager, recordID string, p *part) *pruning {
 	}
 	if len(pg.top) == pg.limit+1 {
 		pr.floor = pg.top[pg.limit].k.score
+	}
+	if !near && root.op == opOr && len(root.kids) >= denseOr && termsOnly(root, 0) {
+		pr.root = root
 	}
 	return pr
 }
@@ -168,46 +170,65 @@ func (ev *evaluator) addPruned(t prunedTerm, acc []float64, hit []bool, left, th
 // kthScore returns the k-th highest score so far of the documents the
 // page may show (live, of the record asked for), -Inf when fewer match.
 func (ev *evaluator) kthScore(acc []float64, hit []bool) float64 {
-	k, rec := ev.prune.k, ev.prune.rec
-	c := ev.p.cols()
-	top := ev.sc.kth[:0] // a min-heap of the k highest
-	for d, h := range hit {
-		if !h {
-			continue
-		}
-		s := acc[d]
-		if len(top) == k && s <= top[0] {
-			continue
-		}
-		if ev.p.deleted(uint32(d)) || rec >= 0 && int64(c.record.at(uint32(d))) != rec {
-			continue
-		}
-		if len(top) < k {
-			top = append(top, s)
-			for j := len(top) - 1; j > 0 && top[(j-1)/2] > top[j]; j = (j - 1) / 2 {
-				top[j], top[(j-1)/2] = top[(j-1)/2], top[j]
-			}
-			continue
-		}
-		top[0] = s
-		for j := 0; ; {
-			m := j
-			if l := 2*j + 1; l < k && top[l] < top[m] {
-				m = l
-			}
-			if r := 2*j + 2; r < k && top[r] < top[m] {
-				m = r
-			}
-			if m == j {
-				break
-			}
-			top[j], top[m] = top[m], top[j]
-			j = m
+	h := ev.kth()
+	for d, in := range hit {
+		if in {
+			h.offer(uint32(d), acc[d])
 		}
 	}
-	ev.sc.kth = top
+	return h.done()
+}
+
+// kthHeap finds the k-th highest score of the documents offered that
+// the page may show: a min-heap of the k highest.
+type kthHeap struct {
+	ev  *evaluator
+	c   *columns
+	top []float64
+}
+
+func (ev *evaluator) kth() kthHeap {
+	return kthHeap{ev: ev, c: ev.p.cols(), top: ev.sc.kth[:0]}
+}
+
+func (h *kthHeap) offer(d uint32, s float64) {
+	k, top := h.ev.prune.k, h.top
+	if len(top) == k && s <= top[0] {
+		return
+	}
+	if rec := h.ev.prune.rec; h.ev.p.deleted(d) || rec >= 0 && int64(h.c.record.at(d)) != rec {
+		return
+	}
 	if len(top) < k {
+		top = append(top, s)
+		for j := len(top) - 1; j > 0 && top[(j-1)/2] > top[j]; j = (j - 1) / 2 {
+			top[j], top[(j-1)/2] = top[(j-1)/2], top[j]
+		}
+		h.top = top
+		return
+	}
+	top[0] = s
+	for j := 0; ; {
+		m := j
+		if l := 2*j + 1; l < k && top[l] < top[m] {
+			m = l
+		}
+		if r := 2*j + 2; r < k && top[r] < top[m] {
+			m = r
+		}
+		if m == j {
+			break
+		}
+		top[j], top[m] = top[m], top[j]
+		j = m
+	}
+}
+
+// done returns the k-th highest score, -Inf when fewer were offered.
+func (h *kthHeap) done() float64 {
+	h.ev.sc.kth = h.top
+	if len(h.top) < h.ev.prune.k {
 		return math.Inf(-1)
 	}
-	return top[0]
+	return h.top[0]
 }

@@ -187,7 +187,12 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 	var occ []uint64 // field<<56 | position<<8 | word
 	var pos []uint32
 	acc := make([][numFields]float64, 2*len(its))
+	below := ev.proximityBelow(s, idfs)
 	for k, d := range s.docs {
+		if s.scores[k] < below {
+			ev.pruned++
+			continue
+		}
 		occ = occ[:0]
 		for j := range its {
 			it := &its[j]
@@ -219,6 +224,29 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 			s.scores[k] += ev.r.proximity(occ, idfs, acc, &c.lens[d])
 		}
 	}
+}
+
+// proximityBelow returns the score under which a document of s needs no
+// proximity score, as it cannot reach the page (prune.go): under θ, the
+// score limit+1 documents the page may show already have, by more than
+// the most proximity adds (each pair of words at most
+// min(idf)·(proximityOrdered+proximityNear)·(k1+1), see saturate). Such
+// a document keeps the score it has, below θ and so below limit+1
+// documents scored exactly. -Inf when every document needs it.
+func (ev *evaluator) proximityBelow(s set, idfs []float64) float64 {
+	if ev.prune == nil {
+		return math.Inf(-1)
+	}
+	h := ev.kth()
+	for k, d := range s.docs {
+		h.offer(d, s.scores[k])
+	}
+	theta := max(ev.prune.floor, h.done())
+	most := 0.0
+	for j := range len(idfs) - 1 {
+		most += min(idfs[j], idfs[j+1])*(proximityOrdered+proximityNear)*(bm25K1+1)*(1+1e-9) + scoreQuantum
+	}
+	return theta - most
 }
 
 // proximity is the proximity score of one document from the occurrences
