@@ -94,3 +94,37 @@ func mergedEntries(t *testing.T, ix *Index, q Node) int {
 	}
 	return merged
 }
+
+// TestHighlighterAsHighlight: a Highlighter marks each of many texts, one
+// after another, as Highlight marks it alone, and reads its query once:
+// a 40-word query's page of results allocates less for its snippets.
+func TestHighlighterAsHighlight(t *testing.T) {
+	docs := corpusMails(t)[:200]
+	var wide []Node
+	for _, w := range wideWords {
+		wide = append(wide, qterm(w))
+	}
+	queries := []Node{
+		Or{Children: wide},
+		And{Children: []Node{qterm("free"), qprefix("soft"), Term{Field: FieldAny, Text: qword("downlaod"), Fuzzy: 1}}},
+		Or{Children: []Node{Phrase{Field: FieldAny, Terms: []string{qword("click"), qword("here")}}, qfield(FieldTitle, "money"), qterm("remove")}},
+	}
+	for qi, q := range queries {
+		hl := NewHighlighter(q)
+		for _, d := range docs {
+			text := storedPrefix(d.Text)
+			gf, gw := hl.Highlight(text)
+			wf, ww := Highlight(text, q)
+			if !slices.Equal(gf, wf) || !slices.Equal(gw, ww) {
+				t.Fatalf("query %d, %s: Highlighter %v %q, Highlight %v %q", qi, d.ID, gf, gw, wf, ww)
+			}
+		}
+	}
+	text := storedPrefix(docs[0].Text)
+	hl := NewHighlighter(queries[0])
+	once := testing.AllocsPerRun(20, func() { hl.Highlight(text) })
+	each := testing.AllocsPerRun(20, func() { Highlight(text, queries[0]) })
+	if once >= each {
+		t.Errorf("a Highlighter allocates %.0f times a text, Highlight %.0f: want fewer", once, each)
+	}
+}
