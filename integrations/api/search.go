@@ -175,9 +175,10 @@ func (h *Handlers) results(ctx context.Context, store *items.Store, userID strin
 	results = make([]SearchResult, 0, len(hits))
 	recs := searchRecords{h: h, userID: userID, seen: map[string]searchRecord{}}
 	y := yielder{every: yieldResults, yield: h.yield}
+	hl := search.NewHighlighter(req.Query)
 	for _, hit := range hits {
 		y.step()
-		one, ok, gone := h.result(store, userID, hit, req, &recs)
+		one, ok, gone := h.result(store, userID, hit, hl, &recs)
 		if gone {
 			stale++
 		}
@@ -195,7 +196,7 @@ func (h *Handlers) results(ctx context.Context, store *items.Store, userID strin
 
 // result is one hit as the answer shows it: ok is false for a hit left
 // out, gone true for one the item store no longer has.
-func (h *Handlers) result(store *items.Store, userID string, hit search.Hit, req search.Request, recs *searchRecords) (r SearchResult, ok, gone bool) {
+func (h *Handlers) result(store *items.Store, userID string, hit search.Hit, hl *search.Highlighter, recs *searchRecords) (r SearchResult, ok, gone bool) {
 	// What memory holds of the item says it is live and gives its ids
 	// and date; its record is read from the log (and its metadata
 	// opened) only for what the index does not keep: a result without
@@ -213,7 +214,7 @@ func (h *Handlers) result(store *items.Store, userID string, hit search.Hit, req
 			return SearchResult{}, false, true
 		}
 	}
-	if r, ok = h.answer(store, &it, hit, req.Query); !ok {
+	if r, ok = h.answer(store, &it, hit, hl); !ok {
 		return SearchResult{}, false, false
 	}
 	r.Source = rec.label
@@ -276,7 +277,7 @@ func (y *yielder) step() {
 // fields has none: its answer opens the item's metadata and text, as
 // every answer did before. false: the item does not open, and is left
 // out.
-func (h *Handlers) answer(store *items.Store, it *items.ItemRecord, hit search.Hit, q search.Node) (SearchResult, bool) {
+func (h *Handlers) answer(store *items.Store, it *items.ItemRecord, hit search.Hit, hl *search.Highlighter) (SearchResult, bool) {
 	title, from, text, thread := hit.Stored.Title, hit.Stored.From, hit.Stored.Text, hit.Stored.Thread
 	if !hit.HasStored {
 		m, err := store.OpenMeta(it)
@@ -292,7 +293,7 @@ func (h *Handlers) answer(store *items.Store, it *items.ItemRecord, hit search.H
 			text = "" // the result without its snippet
 		}
 	}
-	snippet, matched := search.Highlight(text, q)
+	snippet, matched := hl.Highlight(text)
 	return SearchResult{
 		ID: it.ID, RecordID: it.RecordID, Integration: it.Integration, Kind: hit.Kind,
 		Title: title, From: from, Date: it.Date, Score: hit.Score,

@@ -17,8 +17,10 @@ type evaluator struct {
 	docBuf []byte
 	posBuf []byte
 	it     postingIter
-	err    error   // the part is damaged
-	work   *budget // the query's postings left, and its context
+	err    error    // the part is damaged
+	work   *budget  // the query's postings left, and its context
+	prune  *pruning // set when the Or at the root may be pruned (prune.go)
+	pruned int      // postings orPruned did not score, which tests count
 	// merged counts the entries union wrote: merging an Or's sets
 	// pairwise is quadratic in its children, which tests bound.
 	merged int
@@ -29,6 +31,9 @@ func (ev *evaluator) eval(p *plan) set {
 	case opAnd:
 		return ev.and(p)
 	case opOr:
+		if ev.prune != nil && p == ev.prune.root {
+			return ev.orPruned(p)
+		}
 		if len(p.kids) >= denseOr {
 			return ev.orDense(p)
 		}

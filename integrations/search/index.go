@@ -94,6 +94,9 @@ type Index struct {
 	// weighs the query's function words as any other (rank.go's
 	// quietStopwords): the ranking benchmark's baselines.
 	noProximity, allWords bool
+	// noPrune scores every posting of a long Or (prune.go): the
+	// exhaustive reference its tests compare with.
+	noPrune bool
 
 	stats struct {
 		queries, queryNanos, written, flushes, merges atomic.Int64

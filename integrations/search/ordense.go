@@ -23,12 +23,13 @@ func (ev *evaluator) orDense(p *plan) set {
 	defer ev.sc.giveDense(acc, hit)
 	scored := false
 	for _, k := range p.kids {
-		if k.op == opTerm {
-			// A term adds its postings' scores directly, without a set.
-			for _, w := range k.refs[ev.i] {
-				if !ev.addPostings(w, k.field, acc, hit) {
-					return set{}
-				}
+		if termsOnly(k, 0) {
+			// A term, or an Or of terms (a word and its stems in the
+			// user's other languages), adds its postings' scores
+			// directly, without a set: a document's score is the same
+			// sum (see scoreQuantum).
+			if !ev.addTerms(k, acc, hit) {
+				return set{}
 			}
 			scored = true
 			continue
@@ -58,6 +59,42 @@ func (ev *evaluator) orDense(p *plan) set {
 		}
 	}
 	return out
+}
+
+// termsOnly reports whether p is a term, or an Or of terms and such Ors.
+func termsOnly(p *plan, depth int) bool {
+	switch {
+	case p.op == opTerm:
+		return true
+	case p.op != opOr || depth > 100:
+		return false
+	}
+	for _, k := range p.kids {
+		if !termsOnly(k, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// addTerms adds the postings of every term of p (termsOnly) to acc and
+// hit, as addPostings does; false when the part is damaged or the query
+// must stop.
+func (ev *evaluator) addTerms(p *plan, acc []float64, hit []bool) bool {
+	if p.op == opTerm {
+		for _, w := range p.refs[ev.i] {
+			if !ev.addPostings(w, p.field, acc, hit) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, k := range p.kids {
+		if !ev.addTerms(k, acc, hit) {
+			return false
+		}
+	}
+	return true
 }
 
 // addPostings adds the score of each document of a term's postings (in

@@ -240,7 +240,12 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 	c := ev.p.cols()
 	var occ []uint64 // field<<56 | position<<8 | word
 	var pos []uint32
+	below := ev.proximityBelow(s)
 	for k, d := range s.docs {
+		if s.scores[k] < below {
+			ev.pruned++
+			continue
+		}
 		// An item with one of the words gains nothing: its positions are
 		// not read (most of an OR's items).
 		words := 0
@@ -284,6 +289,25 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 			s.scores[k] += proximity(occ)
 		}
 	}
+}
+
+// proximityBelow returns the score under which a document of s needs no
+// proximity bonus, as it cannot reach the page (prune.go): under θ, the
+// score limit+1 documents the page may show already have, by more than
+// the most proximity adds (two words side by side, see proximity). Such a
+// document keeps the score it has, below θ and so below limit+1
+// documents scored exactly. -Inf when every document needs it.
+func (ev *evaluator) proximityBelow(s set) float64 {
+	if ev.prune == nil {
+		return math.Inf(-1)
+	}
+	h := ev.kth()
+	for k, d := range s.docs {
+		h.offer(d, s.scores[k])
+	}
+	theta := max(ev.prune.floor, h.done())
+	most := proximityWeight*math.Log1p(math.Exp(-1)/proximityAlpha)*(1+1e-9) + scoreQuantum
+	return theta - most
 }
 
 // proximity is the proximity bonus of one document from the occurrences

@@ -301,6 +301,9 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 			continue
 		}
 		ev := &evaluator{p: p, i: i, r: &r, sc: sc, work: work}
+		if !ix.noPrune {
+			ev.prune = prunable(root, pg, req.RecordID, p, near != nil)
+		}
 		s := ev.eval(root)
 		ev.proximity(near, s)
 		if work.err != nil {

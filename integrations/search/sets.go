@@ -18,6 +18,7 @@ type scratch struct {
 	// densely (orDense), one pair per Or being evaluated: they nest.
 	orAcc  [][]float64
 	orHit  [][]bool
+	kth    []float64 // orPruned's heap of the best scores
 	blocks blockScratch
 }
 

@@ -35,6 +35,7 @@ type snippetQuery struct {
 	kinds    int
 	longest  int // words of the longest phrase
 	ed       editor
+	first    *[256]bool // firsts, once collected
 }
 
 // matcher is a prefix of a query as a snippet looks for it.
@@ -232,7 +233,20 @@ const (
 // /v1/search's "matched", docs/search.md). The text is analysed once for
 // both.
 func Highlight(text string, q Node) ([]Fragment, []string) {
-	sq, hits := findHits(text, q)
+	return NewHighlighter(q).Highlight(text)
+}
+
+// Highlighter is Highlight for many texts of one query: what the query
+// looks for is read once, not once a result (a page of 100 results of
+// a 40-word query read it 100 times). One goroutine uses it at a time.
+type Highlighter struct{ sq *snippetQuery }
+
+// NewHighlighter returns the Highlighter of query q.
+func NewHighlighter(q Node) *Highlighter { return &Highlighter{sq: newSnippetQuery(q)} }
+
+// Highlight is Highlight(text, q) of the Highlighter's query q.
+func (hl *Highlighter) Highlight(text string) ([]Fragment, []string) {
+	sq, hits := hl.sq, hl.sq.find(text)
 	if len(hits) == 0 {
 		return cut(text, 0, nil), []string{}
 	}
@@ -265,8 +279,20 @@ func snippet(text string, q Node) ([]Fragment, int) {
 // findHits returns what the query looks for and where the text holds it,
 // sorted and joined (joinHits), within its first snippetScan bytes.
 func findHits(text string, q Node) (*snippetQuery, []snippetHit) {
+	sq := newSnippetQuery(q)
+	return sq, sq.find(text)
+}
+
+// newSnippetQuery returns what q looks for in a text.
+func newSnippetQuery(q Node) *snippetQuery {
 	sq := &snippetQuery{exact: map[string]int{}}
 	sq.collect(q, 0)
+	sq.first = sq.firsts()
+	return sq
+}
+
+// find returns where text holds what sq looks for, as findHits does.
+func (sq *snippetQuery) find(text string) []snippetHit {
 	scan := text
 	if len(scan) > snippetScan {
 		scan = scan[:snippetScan]
@@ -277,11 +303,11 @@ func findHits(text string, q Node) (*snippetQuery, []snippetHit) {
 	hc := &hitCollector{sq: sq, ring: make([]Token, max(sq.longest, 1))}
 	if sq.kinds > 0 {
 		// Past maxSnippetHits nothing more is kept: reading stops.
-		a := analyzer{text: scan, emit: hc.token, done: func() bool { return len(hc.hits) >= maxSnippetHits }, firsts: sq.firsts()}
+		a := analyzer{text: scan, emit: hc.token, done: func() bool { return len(hc.hits) >= maxSnippetHits }, firsts: sq.first}
 		a.run()
 		hc.endPosition()
 	}
-	return sq, joinHits(hc.hits)
+	return joinHits(hc.hits)
 }
 
 // snippetAround cuts the snippet around the best window of hits (not
