@@ -165,7 +165,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	// back now, or the process stays that large for minutes, until the
 	// scavenger returns it page by page.
 	debug.FreeOSMemory()
-	fitMemoryLimit(c, log)
+	limit := newLimitFollower(c.MemoryLimit, log)
+	limit.follow()
+	defer limit.stop()
 	if c.GCPercent == gcOff {
 		// From here the limit alone starts collections (serveConfig).
 		debug.SetGCPercent(-1)
