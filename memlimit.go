@@ -107,8 +107,11 @@ func (f *limitFollower) fit() (limit int64, ok bool) {
 	if f.stopped {
 		return 0, false
 	}
-	held := f.held()
-	l := limitFor(f.configured, held)
+	held, known := f.held()
+	l := f.configured // without the runtime's figures, the limit as configured
+	if known {
+		l = limitFor(f.configured, held)
+	}
 	debug.SetMemoryLimit(l)
 	f.last = l
 	if l > f.configured && !f.warned {
@@ -123,16 +126,17 @@ func (f *limitFollower) fit() (limit int64, ok bool) {
 // collection left: the heap it marked live, and the runtime's memory
 // outside the heap (stacks, its own structures). The rest of what it
 // mapped is the heap's free pages and slots and its dead objects, or
-// was given back.
-func (f *limitFollower) held() int64 {
+// was given back. known is false when the runtime does not give these
+// figures.
+func (f *limitFollower) held() (held int64, known bool) {
 	rtmetrics.Read(f.samples)
 	var v [6]int64
 	for i, s := range f.samples {
 		if s.Value.Kind() != rtmetrics.KindUint64 {
-			return 0
+			return 0, false
 		}
 		v[i] = int64(s.Value.Uint64())
 	}
 	total, released, free, unused, objects, live := v[0], v[1], v[2], v[3], v[4], v[5]
-	return live + total - released - free - unused - objects
+	return live + total - released - free - unused - objects, true
 }
