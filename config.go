@@ -70,8 +70,11 @@ type config struct {
 	// MaxConnections bounds the connections open at once, and
 	// MaxClientConnections those from one peer (an IPv4 address or IPv6
 	// /64; a trusted proxy excepted); BodyMemory the request-body bytes
-	// held at once (a client gets an eighth). MemoryLimit is the Go runtime's soft memory limit
-	// in bytes; 0 leaves the runtime's own (GOMEMLIMIT, or none).
+	// held at once (a client gets an eighth). MemoryLimit sizes the Go
+	// runtime's soft memory limit, in bytes: once the stores are open the
+	// limit is a quarter of it above what the runtime holds live, so
+	// MemoryLimit itself while that is three quarters of it; 0 leaves the
+	// runtime's own (GOMEMLIMIT, or none).
 	// GCPercent is the collector's target (debug.SetGCPercent); 0 leaves
 	// the runtime's own (GOGC, or 100), gcOff turns the target off so
 	// that only MemoryLimit starts a collection.
@@ -124,7 +127,7 @@ var envVars = [][2]string{
 	{"MAX_CONNECTIONS", "connections open at once; more are answered 503 (512)"},
 	{"MAX_CLIENT_CONNECTIONS", "connections open at once from one address, a trusted proxy excepted (64)"},
 	{"BODY_MEMORY_MIB", "MiB of request bodies held at once, an eighth per client (IPv4 address or IPv6 /64); more are answered 503 (16)"},
-	{"MEMORY_LIMIT_MIB", "the Go runtime's soft memory limit in MiB, 0 for none (48, or GOMEMLIMIT when set)"},
+	{"MEMORY_LIMIT_MIB", "the Go runtime's soft memory limit in MiB, kept a quarter of it above what is live; 0 for none (48, or GOMEMLIMIT when set)"},
 	{"GC_PERCENT", "the Go collector's target percentage, off to collect only near MEMORY_LIMIT_MIB, 0 for the runtime's (off, or GOGC when set)"},
 	{"METRICS_ADDR", "separate address serving /metrics, Prometheus text (none; admins: GET /v1/admin/metrics)"},
 	{"TLS_CERT_FILE", "serve HTTPS with this certificate (PEM), reloaded on SIGHUP (none)"},
@@ -268,12 +271,16 @@ func loadResources(p *parser, c *config) {
 	c.BodyMemory = int64(p.integer("BODY_MEMORY_MIB", 16, 1, 1<<20)) << 20
 	// The limit, not a collector target, bounds the heap: with the
 	// collector off below it (GC_PERCENT=off, the default), a request
-	// path pays for no collection until the heap reaches what the
-	// configuration allows, and a quiet service collects never. The
-	// default is a Pi's working set (BenchmarkPiMemory's 10,000 users and
-	// 100,000 sessions live in about 30 MiB) with room for requests and
-	// syncs, and keeps RSS, binary pages and the search cache's arena
-	// (outside the Go heap) included, well under the unit's MemoryHigh.
+	// path pays for a collection only once it has allocated a quarter of
+	// MEMORY_LIMIT_MIB, however small the live heap, and a quiet service
+	// collects never. Once the stores are open the runtime's limit follows
+	// what is live, a quarter of MEMORY_LIMIT_MIB above it (limitFor in
+	// memlimit.go), so the heap does not fill to the configured value
+	// before a collection. The default is a Pi's working set
+	// (BenchmarkPiMemory's 10,000 users and 100,000 sessions live in about
+	// 30 MiB) with room for requests and syncs, and keeps RSS, binary
+	// pages and the search cache's arena (outside the Go heap) included,
+	// well under the unit's MemoryHigh.
 	if p.getenv("MEMORY_LIMIT_MIB") != "" || p.getenv("GOMEMLIMIT") == "" {
 		c.MemoryLimit = int64(p.integer("MEMORY_LIMIT_MIB", 48, 0, 1<<20)) << 20
 	}

@@ -161,10 +161,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	a.dashboard.errors = lastErrors
 	defer a.close(log)
 	// As between the phases of openAppPhased: the search index and the
-	// packages on the stores are open; fitMemoryLimit then reads what the
+	// packages on the stores are open; the limit then follows what the
 	// stores hold, without the start's garbage.
 	settleStart()
-	fitMemoryLimit(c, log)
+	limit := newLimitFollower(c.MemoryLimit, log)
+	limit.follow()
+	defer limit.stop()
 	if c.GCPercent == gcOff {
 		// From here the limit alone starts collections (serveConfig).
 		debug.SetGCPercent(-1)

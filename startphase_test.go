@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"testing"
 )
@@ -99,4 +100,15 @@ func TestStartGCPercent(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != 25 {
 		t.Errorf("the collector's target during the start: got %d%%, want 25%%", got)
 	}
+}
+
+// runtimeHeld is what the runtime holds of the system's memory: all it
+// mapped, less what it gave back.
+func runtimeHeld() int64 {
+	s := []rtmetrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 || s[1].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }

@@ -16,11 +16,12 @@ import (
 //
 // The entries live in an arena mapped outside the Go heap (see mapArena),
 // filled as a ring, oldest entry out first; in the heap is only the map
-// from keys to their places. In the heap the bytes would count as live
-// against the service's memory limit (MEMORY_LIMIT_MIB), leaving less
-// room before the collector runs, and with a collector target
-// (GC_PERCENT) a full cache would cost a share of its budget once more.
-// Out of it, an entry's bytes are reused as soon as it is evicted, so a
+// from keys to their places. In the heap an evicted entry's bytes would
+// be garbage, filling the room the service's memory limit leaves above
+// what is live (a quarter of MEMORY_LIMIT_MIB) and bringing collections
+// sooner, and with a collector target (GC_PERCENT) a full cache would
+// cost a share of its budget once more. Out of it, an entry's bytes are
+// reused as soon as it is evicted, so a
 // reader pins the entries it reads (get and put pin, unpin releases) and
 // a pinned entry is never evicted or overwritten: when the oldest entry is
 // pinned, put keeps nothing and the caller reads its own copy.

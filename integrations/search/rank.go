@@ -265,22 +265,7 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 		if words < 2 {
 			continue
 		}
-		occ = occ[:0]
-		for j := range its {
-			it := &its[j]
-			if !it.started || it.doc != d {
-				continue
-			}
-			for f := range numFields {
-				if it.tf[f] == 0 {
-					continue
-				}
-				pos = it.positions(pos[:0], Field(f))
-				for _, at := range pos {
-					occ = append(occ, uint64(f)<<56|uint64(at)<<8|uint64(j))
-				}
-			}
-		}
+		occ, pos = occurrences(its, d, occ[:0], pos)
 		if int(d) >= len(c.lens) {
 			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 			return
@@ -289,6 +274,28 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 			s.scores[k] += proximity(occ)
 		}
 	}
+}
+
+// occurrences appends to occ the occurrences in document d of the words
+// whose iterators its stand at d (field<<56 | position<<8 | word); pos is
+// scratch.
+func occurrences(its []postingIter, d uint32, occ []uint64, pos []uint32) ([]uint64, []uint32) {
+	for j := range its {
+		it := &its[j]
+		if !it.started || it.doc != d {
+			continue
+		}
+		for f := range numFields {
+			if it.tf[f] == 0 {
+				continue
+			}
+			pos = it.positions(pos[:0], Field(f))
+			for _, at := range pos {
+				occ = append(occ, uint64(f)<<56|uint64(at)<<8|uint64(j))
+			}
+		}
+	}
+	return occ, pos
 }
 
 // proximityBelow returns the score under which a document of s needs no

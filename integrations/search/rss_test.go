@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,9 +26,11 @@ import (
 // peak resident set (VmHWM): one bulk-indexes the mails while another
 // only parses them, as the service without search still would; one
 // opens the large index and answers the ten queries while another stays
-// idle. Each child sets the service's default memory limit (48 MiB) and
-// collector setting (off below the limit), and reads the mails from the compressed corpus
-// one at a time, as a sync receives them, so none holds the corpus.
+// idle. Each child sets the service's default collector setting (off
+// below the limit) and memory limit (a quarter of the default
+// MEMORY_LIMIT_MIB, 48 MiB, above what is live, followed after each
+// collection: followLimit), and reads the mails from the compressed
+// corpus one at a time, as a sync receives them, so none holds the corpus.
 const (
 	rssChildEnv  = "SEARCH_RSS_CHILD"
 	serviceLimit = 48 << 20 // MEMORY_LIMIT_MIB's default
@@ -85,8 +89,8 @@ func rssChild(b *testing.B, mode string, env ...string) int64 {
 // rssChildMain runs the child named by rssChildEnv, prints its VmHWM and
 // returns the exit code.
 func rssChildMain(mode string) int {
-	debug.SetMemoryLimit(serviceLimit)
 	debug.SetGCPercent(serviceGC)
+	followLimit(serviceLimit)
 	err := func() error {
 		switch mode {
 		case "idle":
@@ -113,6 +117,25 @@ func rssChildMain(mode string) int {
 	}
 	fmt.Println("vmhwm", hwm)
 	return 0
+}
+
+// followLimit keeps the child's memory limit at what the runtime holds
+// after each collection plus a quarter of configured, as the service
+// does once its stores are open (limitFollower in the main package's
+// memlimit.go, which this mirrors): the child's heap grows by that
+// quarter past what search keeps before a collection, not to the limit.
+func followLimit(configured int64) {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	var fit func(int)
+	fit = func(int) {
+		metrics.Read(s)
+		held := s[5].Value.Uint64() + s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64() - s[3].Value.Uint64() - s[4].Value.Uint64()
+		debug.SetMemoryLimit(int64(held) + configured/4)
+		runtime.AddCleanup(new([64]byte), fit, 0)
+	}
+	fit(0)
 }
 
 // vmHWM is the process's peak resident set in kB.
