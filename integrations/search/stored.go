@@ -109,7 +109,7 @@ func skipStored(b []byte) (rec, rest []byte, err error) {
 			n = 4
 		}
 		for range n {
-			r.string(maxStoredField)
+			r.skipString(maxStoredField)
 		}
 	}
 	if r.err != nil {

@@ -1,0 +1,114 @@
+package search
+
+import (
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"searchsvc/integrations/mail"
+	"searchsvc/integrations/mail/mailtest"
+)
+
+// TestDocScratchReused: a document analysed in a scratch that analysed
+// others before it is analysed as in a fresh one, and analysing one more
+// in a warm scratch allocates little beside the analyzer (a first sync
+// analysed every mail into fresh maps and arrays, grown term by term:
+// most of what it allocated).
+func TestDocScratchReused(t *testing.T) {
+	docs := []Doc{analyzeDocDoc(), {ID: "empty"}}
+	for i, raw := range mailtest.Corpus(t) {
+		if i == 200 {
+			break
+		}
+		m, err := mail.Parse(raw)
+		if err != nil {
+			continue
+		}
+		docs = append(docs, Doc{ID: "m", Title: m.Subject, From: m.From, To: m.To, Text: m.Text,
+			Refs: []string{"https://example.org/x"}, Names: []string{"report.pdf"}, Attached: i%2 == 0})
+	}
+	var s docScratch
+	for _, d := range docs {
+		got, want := s.analyze(d), analyzeDoc(d)
+		if len(got.terms) == 0 && len(want.terms) == 0 {
+			want.terms = got.terms // empty, of whatever room
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("doc %q analysed after others: %+v, want %+v", d.Title, got, want)
+		}
+		s.reset()
+		if s.a.doc.Text != "" || len(s.at) != 0 || len(s.words) != 0 {
+			t.Fatalf("after reset the scratch still holds the document: text %d bytes, %d terms, %d words", len(s.a.doc.Text), len(s.at), len(s.words))
+		}
+	}
+
+	d := analyzeDocDoc()
+	analyzer := allocatedPerRun(func() {
+		for _, f := range append([]string{d.Title, d.From, d.Text}, d.To...) {
+			Analyze(f, func(Token) {})
+		}
+	})
+	warm := allocatedPerRun(func() {
+		s.analyze(d)
+		s.reset()
+	})
+	fresh := allocatedPerRun(func() { analyzeDoc(d) })
+	t.Logf("bytes allocated: %d by the analyzer, %d analysing in a warm scratch, %d in a fresh one", analyzer, warm, fresh)
+	if warm-analyzer > 2048 {
+		t.Errorf("analysing a document in a warm scratch allocates %d bytes, %d of them the analyzer's; want at most 2,048 more (a fresh scratch: %d)",
+			warm, analyzer, fresh)
+	}
+}
+
+// allocatedPerRun returns the bytes f allocates, on average over 20 runs.
+func allocatedPerRun(f func()) uint64 {
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 20 {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / 20
+}
+
+// TestDocScratchLetsGoOfHugeDocument: after a document of more terms than
+// maxScratchTerms, the scratch keeps none of its room.
+func TestDocScratchLetsGoOfHugeDocument(t *testing.T) {
+	var b strings.Builder
+	for i := range maxScratchTerms + 10 {
+		b.WriteString("w")
+		b.WriteString(strings.Repeat("x", i%7))
+		b.WriteString(string(rune('a' + i%26)))
+		b.WriteString(string(rune('a' + i/26%26)))
+		b.WriteString(string(rune('a' + i/676%26)))
+		b.WriteString(" ")
+	}
+	var s docScratch
+	a := s.analyze(Doc{ID: "big", Text: b.String()})
+	if len(a.terms) <= maxScratchTerms {
+		t.Fatalf("the document has %d terms, want over %d", len(a.terms), maxScratchTerms)
+	}
+	s.reset()
+	if s.at != nil || cap(s.a.terms) != 0 || cap(s.occs) != 0 || cap(s.all) != 0 {
+		t.Errorf("after a huge document the scratch keeps %d terms' room and %d positions'", cap(s.a.terms), cap(s.all))
+	}
+}
+
+// TestSkipStoredAllocatesNothing: a merge passes over each stored record
+// to copy it whole, without making a string of each of its fields.
+func TestSkipStoredAllocatesNothing(t *testing.T) {
+	d := Doc{ID: "id-1", Title: "Quarterly report", From: "Alice <alice@example.org>", Kind: "email",
+		Text: strings.Repeat("some words of text ", 40), Date: time.Unix(1700000000, 0)}
+	rec := appendStored(nil, &d)
+	b := append(append([]byte{}, rec...), rec...)
+	got, rest, err := skipStored(b)
+	if err != nil || len(got) != len(rec) || len(rest) != len(rec) {
+		t.Fatalf("skipStored: %d bytes and %d left, %v; want %d and %d", len(got), len(rest), err, len(rec), len(rec))
+	}
+	if n := testing.AllocsPerRun(50, func() { skipStored(b) }); n != 0 {
+		t.Errorf("skipStored allocates %.0f times a record, want 0", n)
+	}
+}
