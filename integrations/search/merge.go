@@ -246,7 +246,7 @@ func newMergeIn(p *part) *mergeIn {
 	if p.buf != nil {
 		return &mergeIn{buf: p.buf, terms: p.buf.sortedTerms()}
 	}
-	return &mergeIn{seg: p.seg, it: p.seg.dictFrom(0, &blockMemo{})}
+	return &mergeIn{seg: p.seg, it: p.seg.dictFrom(0, &blockMemo{}), memo: blockMemo{reuse: true}}
 }
 
 // next moves to the input's next term; false at the end or on an error.

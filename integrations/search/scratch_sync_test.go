@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"reflect"
 	"runtime"
 	"strings"
@@ -110,5 +111,51 @@ func TestSkipStoredAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(50, func() { skipStored(b) }); n != 0 {
 		t.Errorf("skipStored allocates %.0f times a record, want 0", n)
+	}
+}
+
+// TestMergeReadsBlocksInPlace: a merge's input opens each postings block
+// in the arrays of the one before, with the same bytes as a block opened
+// afresh, and allocates next to nothing for it once it has them (a
+// block's arrays are 64 KiB and more).
+func TestMergeReadsBlocksInPlace(t *testing.T) {
+	ix := openTest(t, t.TempDir())
+	if err := ix.Add(userA, streamDocs()...); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	seg := onlySegment(t, ix)
+	if len(seg.post) < 2 {
+		t.Fatalf("got %d postings blocks, want several", len(seg.post))
+	}
+	memo := blockMemo{reuse: true}
+	for range 2 {
+		for _, n := range seg.post {
+			got, err := seg.block(n, &memo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := seg.openBlock(n, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("block %d opened in place differs from the block opened afresh", n)
+			}
+		}
+	}
+	i := 0
+	inPlace := allocatedPerRun(func() {
+		seg.block(seg.post[i%len(seg.post)], &memo)
+		i++
+	})
+	afresh := allocatedPerRun(func() {
+		seg.block(seg.post[i%len(seg.post)], &blockMemo{})
+		i++
+	})
+	if inPlace > 4096 {
+		t.Errorf("opening a postings block in place allocates %d bytes, want at most 4,096 (afresh: %d)", inPlace, afresh)
 	}
 }
