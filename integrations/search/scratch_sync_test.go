@@ -118,7 +118,9 @@ func TestSkipStoredAllocatesNothing(t *testing.T) {
 // TestMergeReadsBlocksInPlace: a merge's input opens each postings block
 // in the arrays of the one before, with the same bytes as a block opened
 // afresh, and allocates next to nothing for it once it has them (a
-// block's arrays are 64 KiB and more).
+// block's arrays are 64 KiB and more; the decompressor's own allocations
+// remain, more of them under the race detector, whose pools drop some
+// of what they are given).
 func TestMergeReadsBlocksInPlace(t *testing.T) {
 	ix := openTest(t, t.TempDir())
 	if err := ix.Add(userA, streamDocs()...); err != nil {
@@ -156,8 +158,9 @@ func TestMergeReadsBlocksInPlace(t *testing.T) {
 		seg.block(seg.post[i%len(seg.post)], &blockMemo{})
 		i++
 	})
-	if inPlace > 4096 {
-		t.Errorf("opening a postings block in place allocates %d bytes, want at most 4,096 (afresh: %d)", inPlace, afresh)
+	t.Logf("opening a postings block allocates %d bytes in place, %d afresh", inPlace, afresh)
+	if inPlace > afresh/8 {
+		t.Errorf("opening a postings block in place allocates %d bytes, want at most an eighth of the %d afresh", inPlace, afresh)
 	}
 }
 
@@ -201,11 +204,12 @@ func TestMergeInputWalkAllocates(t *testing.T) {
 	}
 	got := allocatedPerRun(walk)
 	plain := int(plainSize(ix))
-	// About 80 bytes a term (its string, the walk's own), and the
-	// arrays of two walks (raw and inflated, 64 KiB and more each): 2.7
-	// MB on these 1,500 mails, where fresh arrays for each block were 12
-	// MB, more than four times the blocks' plain bytes.
-	want := 100*terms + 4*(maxInflated+postBlock)
+	// About 80 bytes a term (its string, the walk's own; 120 under the
+	// race detector), and the arrays of two walks (raw and inflated, 64
+	// KiB and more each): 2.7 MB on these 1,500 mails, where fresh arrays
+	// for each block were 12 MB, more than four times the blocks' plain
+	// bytes.
+	want := 150*terms + 4*(maxInflated+postBlock)
 	t.Logf("a walk of %d terms allocates %d bytes; the blocks' plain bytes: %d", terms, got, plain)
 	if int(got) > want {
 		t.Errorf("a walk of %d terms (%d bytes of them) allocates %d bytes, want at most %d (the blocks: %d bytes)", terms, termBytes, got, want, plain)
