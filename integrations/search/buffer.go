@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // docTerm is one term or word of an analyzed document.
@@ -21,16 +22,43 @@ type analyzed struct {
 
 // analyzeDoc runs the analyzer over the fields of d. Recipients are one
 // field, with a gap of positions between them so no phrase spans two.
+func analyzeDoc(d Doc) *analyzed {
+	return new(docScratch).analyze(d)
+}
+
+// docScratch is the memory analysing a document works in: its analyzed
+// result, the maps from terms and words to their place in it, and its
+// positions. Index.Add analyses one document after another in one
+// (docScratches), since a document's terms, grown entry by entry in
+// fresh arrays for every mail, were most of what a first sync allocated,
+// and so of the collector's work (BenchmarkDovecotFirstSync).
 //
 // A term's positions are gathered in one array for the whole document,
 // each term's of a field a part of it, rather than in a slice per term
 // and field grown token by token: growing those slices was most of what
-// analysing a mail cost beside the analyzer itself (BenchmarkDovecotFirstSync).
-func analyzeDoc(d Doc) *analyzed {
-	a := &analyzed{doc: d}
-	at := make(map[string]int, 64)    // term to its index in a.terms
-	words := make(map[string]int, 16) // unstemmed word to its index in a.terms
-	occs := make([]termPos, 0, 64)
+// analysing a mail cost beside the analyzer itself.
+type docScratch struct {
+	a     analyzed
+	at    map[string]int // term to its index in a.terms
+	words map[string]int // unstemmed word to its index in a.terms
+	occs  []termPos
+	all   []uint32            // the positions, placed (placePositions)
+	next  [][numFields]uint32 // where each term's next position goes
+}
+
+// maxScratchTerms bounds the terms a docScratch keeps room for between
+// documents: a rare huge document's maps and arrays are let go rather
+// than held for the small ones after it.
+const maxScratchTerms = 1 << 14
+
+// analyze analyses d in s, new or reset; the result is s's, valid until
+// s is reset.
+func (s *docScratch) analyze(d Doc) *analyzed {
+	if s.at == nil {
+		*s = docScratch{at: make(map[string]int, 64), words: make(map[string]int, 16), occs: make([]termPos, 0, 64)}
+	}
+	s.a = analyzed{doc: d, terms: s.a.terms[:0]}
+	a, at, words, occs := &s.a, s.at, s.words, s.occs[:0]
 	emit := func(f Field, p uint32, t Token) {
 		a.lens[f]++
 		i, ok := at[t.Term]
@@ -73,7 +101,8 @@ func analyzeDoc(d Doc) *analyzed {
 		tf[FieldText] = 1
 		a.terms = append(a.terms, docTerm{term: langMarker(lang), tf: tf})
 	}
-	a.placePositions(occs) // before the marks, which have no positions
+	s.occs = occs
+	s.placePositions() // before the marks, which have no positions
 	// Links, the words of names and the attachment mark are terms of the
 	// title without a position or a length: no typed word reaches them
 	// (postings.go's marks) and they weigh nothing in the title's
@@ -99,6 +128,23 @@ func analyzeDoc(d Doc) *analyzed {
 	return a
 }
 
+// reset readies s for the next document. It lets go of the last one,
+// whose text its terms and maps may point into, and of the room a huge
+// one took (over maxScratchTerms terms).
+func (s *docScratch) reset() {
+	if len(s.a.terms) > maxScratchTerms {
+		*s = docScratch{}
+		return
+	}
+	clear(s.at)
+	clear(s.words)
+	clear(s.a.terms)
+	s.a = analyzed{terms: s.a.terms[:0]}
+}
+
+// docScratches keeps docScratch for Index.Add between documents.
+var docScratches = sync.Pool{New: func() any { return new(docScratch) }}
+
 // nameTerms gives the terms of a file name that filename: matches: the
 // analyzed words of the name, and its extension as a word ("pdf").
 func nameTerms(name string, emit func(string)) {
@@ -115,13 +161,20 @@ type termPos struct {
 	field     Field
 }
 
-// placePositions gives each term of a its positions in each field from
-// occs (in the order emitted), as parts of one array. A term's tf of a
+// placePositions gives each term of s.a its positions in each field from
+// s.occs (in the order emitted), as parts of one array. A term's tf of a
 // field counts its positions there, but for unstemmed words, which keep
 // none.
-func (a *analyzed) placePositions(occs []termPos) {
-	all := make([]uint32, len(occs))
-	next := make([][numFields]uint32, len(a.terms)) // where each term's next position goes
+func (s *docScratch) placePositions() {
+	a := &s.a
+	if cap(s.all) < len(s.occs) {
+		s.all = make([]uint32, len(s.occs))
+	}
+	all := s.all[:len(s.occs)]
+	if cap(s.next) < len(a.terms) {
+		s.next = make([][numFields]uint32, len(a.terms))
+	}
+	next := s.next[:len(a.terms)]
 	at := uint32(0)
 	for i := range a.terms {
 		t := &a.terms[i]
@@ -136,7 +189,7 @@ func (a *analyzed) placePositions(occs []termPos) {
 			}
 		}
 	}
-	for _, o := range occs {
+	for _, o := range s.occs {
 		all[next[o.term][o.field]] = o.pos
 		next[o.term][o.field]++
 	}

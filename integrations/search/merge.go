@@ -246,7 +246,10 @@ func newMergeIn(p *part) *mergeIn {
 	if p.buf != nil {
 		return &mergeIn{buf: p.buf, terms: p.buf.sortedTerms()}
 	}
-	return &mergeIn{seg: p.seg, it: p.seg.dictFrom(0, &blockMemo{})}
+	// Both walks are done with a block once they open the next: the
+	// dictionary's terms are copies, and each term's postings are read
+	// (or copied) before the next term's.
+	return &mergeIn{seg: p.seg, it: p.seg.dictFrom(0, &blockMemo{reuse: true}), memo: blockMemo{reuse: true}}
 }
 
 // next moves to the input's next term; false at the end or on an error.

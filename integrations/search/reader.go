@@ -60,6 +60,18 @@ func (r *reader) string(limit uint64) string {
 	return string(r.bytes(n))
 }
 
+// skipString passes over a string as string reads it, without making
+// it: a merge copies stored records whole (skipStored), and a string of
+// each of their fields was most of what it allocated.
+func (r *reader) skipString(limit uint64) {
+	n := r.uvarint()
+	if n > limit {
+		r.err = fmt.Errorf("%w: string too long", ErrCorrupt)
+		return
+	}
+	r.bytes(n)
+}
+
 // count reads a count of items each at least size bytes long, refusing
 // one that the rest of the block cannot hold.
 func (r *reader) count(size int) int {

@@ -112,11 +112,7 @@ func skipStored(b []byte) (rec, rest []byte, err error) {
 			n = 4
 		}
 		for range n {
-			if l := r.uvarint(); l > maxStoredField {
-				r.err = fmt.Errorf("%w: string too long", ErrCorrupt)
-			} else {
-				r.bytes(l)
-			}
+			r.skipString(maxStoredField)
 		}
 	}
 	if r.err != nil {
@@ -242,8 +238,11 @@ func (p *part) stored(d uint32, pn *pins) (Stored, bool, error) {
 // that remaps keeps, in their new order. On failure it returns the index
 // of the input at fault with the error.
 func mergeStored(w *segWriter, in []*part, remaps [][]int32) (int, error) {
+	// Each record is copied (addStored) before the next block is
+	// opened: the blocks are opened in the arrays of the one before.
+	memo := &blockMemo{reuse: true}
 	for i, p := range in {
-		memo := &blockMemo{}
+		memo.data = nil // the last input's block
 		for d, nd := range remaps[i] {
 			if nd < 0 {
 				continue

@@ -20,12 +20,16 @@ func (ix *Index) Add(userID string, docs ...Doc) error {
 	// analysed. Analysing a whole batch first held every mail's terms and
 	// positions at once (a first sync's batch: most of a 116 MiB peak,
 	// BenchmarkDovecotFirstSync), beside the buffer that FlushBytes bounds.
+	s := docScratches.Get().(*docScratch)
+	defer docScratches.Put(s)
 	for _, d := range docs {
-		a := analyzeDoc(d)
+		a := s.analyze(d)
 		if analyzed := afterAnalyze; analyzed != nil {
 			analyzed(u)
 		}
-		if err := ix.buffer(u, []*analyzed{a}); err != nil {
+		err := ix.buffer(u, []*analyzed{a}) // copies what it keeps
+		s.reset()
+		if err != nil {
 			return err
 		}
 	}
