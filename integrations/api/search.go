@@ -124,16 +124,19 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 	defer leave()
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.SearchTimeout)
 	defer cancel()
-	var res search.Result
+	var (
+		res   search.Result
+		sizes map[string]int // a collapsed answer's conversation sizes
+	)
 	if collapse {
-		res, err = h.collapsed(ctx, userID, req)
+		res, sizes, err = h.collapsed(ctx, store, userID, req)
 	} else {
 		res, err = h.cfg.Search.SearchContext(ctx, userID, req)
 	}
 	if err != nil {
 		return searchError(err)
 	}
-	results, stale, dropped := h.results(ctx, store, userID, res.Hits, req, collapse)
+	results, stale, dropped := h.results(store, userID, res.Hits, req, sizes)
 	if stale > 0 {
 		// The index found items the store no longer has: a removal it
 		// missed. The indexer's catch-up deletes them; a GET writes
@@ -170,8 +173,9 @@ func (h *Handlers) search(w http.ResponseWriter, r *http.Request) error {
 
 // results are the page's hits as the answer shows them; stale counts
 // those the item store no longer has, dropped every one left out (not
-// counted in total either).
-func (h *Handlers) results(ctx context.Context, store *items.Store, userID string, hits []search.Hit, req search.Request, collapse bool) (results []SearchResult, stale, dropped int) {
+// counted in total either). sizes, for a collapsed answer, are its
+// conversations' sizes by hit id (threadCount).
+func (h *Handlers) results(store *items.Store, userID string, hits []search.Hit, req search.Request, sizes map[string]int) (results []SearchResult, stale, dropped int) {
 	results = make([]SearchResult, 0, len(hits))
 	recs := searchRecords{h: h, userID: userID, seen: map[string]searchRecord{}}
 	y := yielder{every: yieldResults, yield: h.yield}
@@ -186,8 +190,8 @@ func (h *Handlers) results(ctx context.Context, store *items.Store, userID strin
 			dropped++
 			continue
 		}
-		if collapse {
-			one.ThreadCount = h.threadCount(ctx, userID, one.RecordID, one.ThreadID)
+		if sizes != nil {
+			one.ThreadCount = max(1, sizes[hit.ID])
 		}
 		results = append(results, one)
 	}

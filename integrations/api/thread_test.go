@@ -112,13 +112,15 @@ func TestThreadRoute(t *testing.T) {
 }
 
 // TestSearchCollapseThread: collapse=thread answers one result per
-// conversation, its best hit, with the conversation's size; a bad
+// conversation, its best hit, with the conversation's size, a reply that
+// names only its parent (In-Reply-To, no References) included; a bad
 // collapse value is a 400 naming it.
 func TestSearchCollapseThread(t *testing.T) {
 	f := newSearchFixture(t)
 	day := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	f.mail.Mu.Lock()
 	f.mail.Boxes["ann"] = []fakemail.Msg{
+		threadMsg("e", "Re: Re: Re: plan", "Message-ID: <e@x>\r\nIn-Reply-To: <c@x>\r\n", day.Add(3*time.Hour)),
 		threadMsg("c", "Re: Re: plan", "Message-ID: <c@x>\r\nIn-Reply-To: <b@x>\r\nReferences: <a@x> <b@x>\r\n", day.Add(2*time.Hour)),
 		threadMsg("b", "Re: plan", "Message-ID: <b@x>\r\nIn-Reply-To: <a@x>\r\nReferences: <a@x>\r\n", day.Add(time.Hour)),
 		threadMsg("d", "Other plan", "Message-ID: <d@x>\r\n", day.Add(90*time.Minute)),
@@ -129,7 +131,7 @@ func TestSearchCollapseThread(t *testing.T) {
 	f.runOnce()
 
 	code, body := f.search("u1", "q=harbour")
-	if code != 200 || body["count"] != 4.0 {
+	if code != 200 || body["count"] != 5.0 {
 		t.Fatalf("without collapse: %d %v", code, body["count"])
 	}
 	code, body = f.search("u1", "q=harbour&collapse=thread")
@@ -141,7 +143,7 @@ func TestSearchCollapseThread(t *testing.T) {
 		m := r.(map[string]any)
 		counts[m["threadId"].(string)] = m["threadCount"].(float64)
 	}
-	if counts[mail.IDKey("<a@x>")] != 3 || counts[mail.IDKey("<d@x>")] != 1 {
+	if counts[mail.IDKey("<a@x>")] != 4 || counts[mail.IDKey("<d@x>")] != 1 {
 		t.Errorf("threadCount by thread: %v", counts)
 	}
 	code, body = f.search("u1", "q=harbour&collapse="+url.QueryEscape("people"))
