@@ -236,10 +236,13 @@ func (d *dav) check(ctx context.Context) error {
 // errTooLarge is what limited fails with past its bound.
 var errTooLarge = errors.New("webdav: answer too large")
 
-// limited reads at most n bytes of r, then fails with errTooLarge.
+// limited reads at most n bytes of r, then fails with errTooLarge; err
+// keeps a failure of r itself (a timeout, a connection cut), which is
+// not the answer's fault.
 type limited struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (l *limited) Read(p []byte) (int, error) {
@@ -251,6 +254,9 @@ func (l *limited) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
+	if err != nil && err != io.EOF {
+		l.err = err
+	}
 	return n, err
 }
 
@@ -263,7 +269,8 @@ func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + " MiB" }
 // maxValueLen long, at most limit entries. Entries outside the connected
 // folder are left out.
 func (d *dav) parse(at *url.URL, body io.Reader, limit int) ([]entry, error) {
-	dec := xml.NewDecoder(&limited{r: body, n: d.lim.MaxAnswerBytes})
+	lr := &limited{r: body, n: d.lim.MaxAnswerBytes}
+	dec := xml.NewDecoder(lr)
 	dec.Strict = true
 	var (
 		out   []entry
@@ -280,6 +287,9 @@ func (d *dav) parse(at *url.URL, body io.Reader, limit int) ([]entry, error) {
 		}
 		if errors.Is(err, errTooLarge) {
 			return nil, tooLarge
+		}
+		if err != nil && lr.err != nil {
+			return nil, fmt.Errorf("webdav: read a folder listing: %w", lr.err) // slow, or cut off
 		}
 		if err != nil {
 			return nil, &hostileError{"answered a folder listing that is not valid XML"}

@@ -104,3 +104,36 @@ func TestOriginalOutlastsRequestTimeout(t *testing.T) {
 		t.Errorf("slow download: %d (%v) %q", a.Status, a.Err, a.Body)
 	}
 }
+
+// TestSlowAnswer: a server that trickles its folder listing slower than
+// the bound on one request gives the record a clear error and keeps the
+// stored items.
+func TestSlowAnswer(t *testing.T) {
+	dav := newFakeDAV(t)
+	fx := syncfx.New(t, syncfx.Options{Definition: webdav.Definition(webdav.Config{}), Client: &http.Client{Timeout: time.Second}})
+	rec := fx.Connect("u1", integrations.Credentials{Fields: dav.fields()})
+	dav.put("a.txt", "alpha")
+	fx.Sync(rec)
+	if n := fx.Count(rec); n != 1 {
+		t.Fatalf("%d items after the first sync: %q", n, fx.Record(rec).LastError)
+	}
+	dav.mu.Lock()
+	dav.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		w.WriteHeader(http.StatusMultiStatus)
+		for range 30 { // a byte every 100 ms: 3 s in all
+			w.Write([]byte(" "))
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+		return true
+	}
+	dav.mu.Unlock()
+	fx.Clock.Advance(time.Hour)
+	fx.Sync(rec)
+	if got, want := fx.Record(rec).LastError, "WebDAV folder could not be reached (network, name lookup or a timeout). The sync will try again by itself."; got != want {
+		t.Errorf("lastError: %q, want %q", got, want)
+	}
+	if n := fx.Count(rec); n != 1 {
+		t.Errorf("%d items kept, want 1", n)
+	}
+}
