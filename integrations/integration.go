@@ -8,7 +8,8 @@
 // Each provider lives in its own subpackage (gmail, slack, dropbox, imap,
 // feed) and exports a Definition; main builds a Registry from them. The
 // OAuth client they share is oauthclient, the guard on user-chosen hosts
-// netguard, the checks and cuts of their strings textguard.
+// netguard, the certificate field of their forms tlstrust, the checks
+// and cuts of their strings textguard.
 package integrations
 
 import (

@@ -31,6 +31,7 @@ import (
 
 	"searchsvc/integrations"
 	"searchsvc/integrations/netguard"
+	"searchsvc/integrations/tlstrust"
 )
 
 // Domain is the integration domain.
@@ -137,10 +138,8 @@ func ParseFields(fields map[string]string) (Account, error) {
 	case len(a.Password) > maxFieldLen || strings.ContainsRune(a.Password, 0):
 		return invalid(FieldPassword, "must be at most 1024 bytes, without NUL")
 	}
-	if a.Certificate != "" {
-		if _, ok := parseTrust(a.Certificate); !ok {
-			return invalid(FieldCertificate, errBadCertificate)
-		}
+	if !tlstrust.Valid(a.Certificate) {
+		return invalid(FieldCertificate, errBadCertificate)
 	}
 	return a, nil
 }

@@ -30,6 +30,7 @@ import (
 	"searchsvc/integrations"
 	"searchsvc/integrations/extract"
 	"searchsvc/integrations/netguard"
+	"searchsvc/integrations/tlstrust"
 )
 
 // Domain is the integration domain.
@@ -143,10 +144,8 @@ func ParseFields(fields map[string]string) (Account, error) {
 	case len(a.Password) > maxFieldLen || strings.ContainsAny(a.Password, "\x00\r\n"):
 		return invalid(FieldPassword, "must be at most 1024 bytes on one line")
 	}
-	if a.Certificate != "" {
-		if _, ok := parseTrust(a.Certificate); !ok {
-			return invalid(FieldCertificate, errBadCertificate)
-		}
+	if !tlstrust.Valid(a.Certificate) {
+		return invalid(FieldCertificate, errBadCertificate)
 	}
 	return a, nil
 }
