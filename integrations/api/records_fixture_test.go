@@ -123,11 +123,8 @@ func newFixture(t *testing.T) *fixture {
 		Records:  f.records,
 		Getenv:   func(k string) string { return f.env[k] },
 		Client:   f.srv.Client(),
-		UserID: func(r *http.Request) (string, bool) {
-			id := r.Header.Get("X-Test-User")
-			return id, id != ""
-		},
-		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		UserID:   testUser,
+		Logger:   slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -65,10 +65,7 @@ func newSearchFixture(t testing.TB) *searchFixture {
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Search: ix, Sync: f.syncer,
 		Stale:  func(user string) { sf.stale = append(sf.stale, user) },
 		Getenv: func(k string) string { return f.env[k] },
-		UserID: func(r *http.Request) (string, bool) {
-			id := r.Header.Get("X-Test-User")
-			return id, id != ""
-		},
+		UserID: testUser,
 	})
 	if err != nil {
 		t.Fatal(err)
