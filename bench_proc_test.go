@@ -13,6 +13,13 @@ import (
 // from /proc/PID/stat, in clock ticks of 1/100 s).
 func procCPU(b *testing.B, pid int) time.Duration {
 	b.Helper()
+	user, sys := procCPUSplit(b, pid)
+	return user + sys
+}
+
+// procCPUSplit returns the user and system CPU time of process pid.
+func procCPUSplit(b *testing.B, pid int) (user, sys time.Duration) {
+	b.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		b.Fatal(err)
@@ -24,7 +31,7 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	if err1 != nil || err2 != nil {
 		b.Fatalf("/proc/%d/stat: %v %v", pid, err1, err2)
 	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return time.Duration(utime) * 10 * time.Millisecond, time.Duration(stime) * 10 * time.Millisecond
 }
 
 // taskCPU returns the CPU time every thread of process pid has run so
