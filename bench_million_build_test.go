@@ -172,7 +172,7 @@ func buildMillion(b *testing.B, dir string, n int) millionBuilt {
 		wg.Go(func() {
 			owner := items.Owner{UserID: users[u], RecordID: recs[u], Integration: gmail.Domain}
 			for batch := 0; batch*millionBatch*millionUsers < n; batch++ {
-				if errs[u] = millionBatchOf(s, x, owner, corpus, batch, u, epoch, now); errs[u] != nil {
+				if errs[u] = corpusBatch(s, x, owner, corpus, batch*millionBatch*millionUsers+u, millionUsers, epoch, now); errs[u] != nil {
 					return
 				}
 				if batch%millionFlushEvery == millionFlushEvery-1 {
@@ -205,15 +205,16 @@ func buildMillion(b *testing.B, dir string, n int) millionBuilt {
 	return built
 }
 
-// millionBatchOf stores and indexes user u's batch of millionBatch items,
-// the n-th of the whole build being corpus mail n, dated n minutes after
-// epoch.
-func millionBatchOf(s *stores, x *index.Indexer, owner items.Owner, corpus []corpusItem, batch, u int, epoch, now time.Time) error {
+// corpusBatch stores and indexes a batch of millionBatch items of owner,
+// as a sync stores them: the k-th is corpus mail n = first + k×stride,
+// dated n minutes after epoch (BenchmarkMillion's users take every
+// millionUsers-th mail, BenchmarkAnswers' one user every mail).
+func corpusBatch(s *stores, x *index.Indexer, owner items.Owner, corpus []corpusItem, first, stride int, epoch, now time.Time) error {
 	ops := make([]storage.Op, 0, millionBatch+1)
 	files := make([]items.Staged, 0, millionBatch)
 	docs := make([]index.Item, 0, millionBatch)
 	for k := range millionBatch {
-		n := (batch*millionBatch+k)*millionUsers + u
+		n := first + k*stride
 		m := corpus[n%len(corpus)]
 		pid := fmt.Sprintf("%016x", n)
 		out := integrations.Item{ProviderID: pid, Title: m.title, From: m.from, To: m.to,
