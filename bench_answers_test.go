@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -46,29 +45,12 @@ var answersWide = strings.Join([]string{
 // os.TempDir, building it first when no complete one is there.
 func answersDir(b *testing.B) (string, millionBuilt) {
 	b.Helper()
-	name := fmt.Sprintf("searchsvc-bench-answers-%s-%d-%s", answersVersion, answersItems,
-		strings.ReplaceAll(strings.TrimSpace(dataFormat), " ", "-"))
-	dir := filepath.Join(os.TempDir(), name)
-	var built millionBuilt
-	if raw, err := os.ReadFile(dir + ".json"); err == nil && json.Unmarshal(raw, &built) == nil {
-		if _, err := os.Stat(dir); err == nil {
-			return dir, built
-		}
-	}
-	tmp := dir + ".building"
-	os.RemoveAll(tmp)
-	os.RemoveAll(dir)
-	start := time.Now()
-	built = buildAnswers(b, tmp)
-	built.Seconds = time.Since(start).Seconds()
-	if err := os.Rename(tmp, dir); err != nil {
-		b.Fatal(err)
-	}
-	raw, _ := json.Marshal(built)
-	if err := os.WriteFile(dir+".json", raw, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	return dir, built
+	return cachedBuild(b, fmt.Sprintf("searchsvc-bench-answers-%s-%d", answersVersion, answersItems), func(tmp string) millionBuilt {
+		start := time.Now()
+		built := buildAnswers(b, tmp)
+		built.Seconds = time.Since(start).Seconds()
+		return built
+	})
 }
 
 // buildAnswers writes answersItems items of the first user of

@@ -79,9 +79,29 @@ func millionCount(b *testing.B) int {
 // items under os.TempDir, building it first if no complete one is there.
 func millionDir(b *testing.B, n int) (string, millionBuilt) {
 	b.Helper()
-	name := fmt.Sprintf("searchsvc-bench-million-%s-%d-%s", millionVersion, n,
-		strings.ReplaceAll(strings.TrimSpace(dataFormat), " ", "-"))
-	dir := filepath.Join(os.TempDir(), name)
+	return cachedBuild(b, fmt.Sprintf("searchsvc-bench-million-%s-%d", millionVersion, n), func(tmp string) millionBuilt {
+		// The build's peak is the process's from here on: earlier benchmarks
+		// of the same process (make bench) may have had higher ones.
+		resetHWM := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+		start, cpu0 := time.Now(), procCPU(b, os.Getpid())
+		built := buildMillion(b, tmp, n)
+		built.Seconds = time.Since(start).Seconds()
+		built.CPUSeconds = (procCPU(b, os.Getpid()) - cpu0).Seconds()
+		if hwm, _ := procMemory(b, os.Getpid()); resetHWM {
+			built.PeakRSS = hwm
+		}
+		return built
+	})
+}
+
+// cachedBuild returns the data directory name (with the data format of
+// format.go appended) under os.TempDir and what its build measured, kept
+// beside it in a .json file; when no complete one is there, it builds one
+// first, with build into a directory of its own renamed when done, so
+// that an interrupted build is never taken for a complete one.
+func cachedBuild(b *testing.B, name string, build func(dir string) millionBuilt) (string, millionBuilt) {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), name+"-"+strings.ReplaceAll(strings.TrimSpace(dataFormat), " ", "-"))
 	var built millionBuilt
 	if raw, err := os.ReadFile(dir + ".json"); err == nil && json.Unmarshal(raw, &built) == nil {
 		if _, err := os.Stat(dir); err == nil {
@@ -91,16 +111,7 @@ func millionDir(b *testing.B, n int) (string, millionBuilt) {
 	tmp := dir + ".building"
 	os.RemoveAll(tmp)
 	os.RemoveAll(dir)
-	// The build's peak is the process's from here on: earlier benchmarks
-	// of the same process (make bench) may have had higher ones.
-	resetHWM := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-	start, cpu0 := time.Now(), procCPU(b, os.Getpid())
-	built = buildMillion(b, tmp, n)
-	built.Seconds = time.Since(start).Seconds()
-	built.CPUSeconds = (procCPU(b, os.Getpid()) - cpu0).Seconds()
-	if hwm, _ := procMemory(b, os.Getpid()); resetHWM {
-		built.PeakRSS = hwm
-	}
+	built = build(tmp)
 	if err := os.Rename(tmp, dir); err != nil {
 		b.Fatal(err)
 	}
