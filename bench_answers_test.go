@@ -7,18 +7,15 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"searchsvc/integrations"
 	"searchsvc/integrations/gmail"
 	"searchsvc/integrations/index"
 	"searchsvc/integrations/items"
 	"searchsvc/integrations/records"
-	"searchsvc/storage"
 )
 
 // The data BenchmarkAnswers searches: one person's mailbox of
@@ -48,29 +45,12 @@ var answersWide = strings.Join([]string{
 // os.TempDir, building it first when no complete one is there.
 func answersDir(b *testing.B) (string, millionBuilt) {
 	b.Helper()
-	name := fmt.Sprintf("searchsvc-bench-answers-%s-%d-%s", answersVersion, answersItems,
-		strings.ReplaceAll(strings.TrimSpace(dataFormat), " ", "-"))
-	dir := filepath.Join(os.TempDir(), name)
-	var built millionBuilt
-	if raw, err := os.ReadFile(dir + ".json"); err == nil && json.Unmarshal(raw, &built) == nil {
-		if _, err := os.Stat(dir); err == nil {
-			return dir, built
-		}
-	}
-	tmp := dir + ".building"
-	os.RemoveAll(tmp)
-	os.RemoveAll(dir)
-	start := time.Now()
-	built = buildAnswers(b, tmp)
-	built.Seconds = time.Since(start).Seconds()
-	if err := os.Rename(tmp, dir); err != nil {
-		b.Fatal(err)
-	}
-	raw, _ := json.Marshal(built)
-	if err := os.WriteFile(dir+".json", raw, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	return dir, built
+	return cachedBuild(b, fmt.Sprintf("searchsvc-bench-answers-%s-%d", answersVersion, answersItems), func(tmp string) millionBuilt {
+		start := time.Now()
+		built := buildAnswers(b, tmp)
+		built.Seconds = time.Since(start).Seconds()
+		return built
+	})
 }
 
 // buildAnswers writes answersItems items of the first user of
@@ -105,7 +85,7 @@ func buildAnswers(b *testing.B, dir string) millionBuilt {
 	epoch := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := time.Now().UTC()
 	for batch := 0; batch*millionBatch < answersItems; batch++ {
-		if err := answersBatch(s, x, owner, corpus, batch, epoch, now); err != nil {
+		if err := corpusBatch(s, x, owner, corpus, batch*millionBatch, 1, epoch, now); err != nil {
 			b.Fatal(err)
 		}
 		if batch%50 == 49 {
@@ -123,42 +103,6 @@ func buildAnswers(b *testing.B, dir string) millionBuilt {
 		b.Fatal(err)
 	}
 	return built
-}
-
-// answersBatch stores and indexes the batch-th millionBatch items, item n
-// being corpus mail n, dated n minutes after epoch.
-func answersBatch(s *stores, x *index.Indexer, owner items.Owner, corpus []corpusItem, batch int, epoch, now time.Time) error {
-	ops := make([]storage.Op, 0, millionBatch+1)
-	files := make([]items.Staged, 0, millionBatch)
-	docs := make([]index.Item, 0, millionBatch)
-	for k := range millionBatch {
-		n := batch*millionBatch + k
-		m := corpus[n%len(corpus)]
-		pid := fmt.Sprintf("%016x", n)
-		out := integrations.Item{ProviderID: pid, Title: m.title, From: m.from, To: m.to,
-			Date: epoch.Add(time.Duration(n) * time.Minute), Size: int64(len(m.text)), Text: m.text, Link: gmail.WebURL + pid}
-		it, err := s.items.NewItem(owner, &out, now)
-		if err != nil {
-			return err
-		}
-		f, err := s.items.Stage(&it, m.text)
-		if err != nil {
-			return err
-		}
-		files = append(files, f)
-		ops = append(ops, s.items.InsertOp(it))
-		docs = append(docs, index.Item{ID: it.ID, RecordID: it.RecordID, Integration: it.Integration,
-			Title: m.title, From: m.from, To: m.to, Date: it.Date, Text: m.text})
-	}
-	if err := s.items.Publish(files); err != nil {
-		return err
-	}
-	ops = append(ops, s.records.ProgressOp(owner.RecordID, records.Progress{Succeeded: true, Items: millionBatch}, now))
-	if err := s.main.Commit(ops...); err != nil {
-		return err
-	}
-	x.Index(owner.UserID, docs)
-	return nil
 }
 
 // BenchmarkAnswers starts the real binary on one person's mailbox of

@@ -168,23 +168,6 @@ func waitSearchable(b *testing.B, c *http.Client, base string, n int) {
 	}
 }
 
-// procCPUSplit returns the user and system CPU time of process pid.
-func procCPUSplit(b *testing.B, pid int) (user, sys time.Duration) {
-	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The fields after the command name, which is in parentheses.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		b.Fatalf("/proc/%d/stat: %v %v", pid, err1, err2)
-	}
-	return time.Duration(utime) * 10 * time.Millisecond, time.Duration(stime) * 10 * time.Millisecond
-}
-
 // startPerf starts perf record on process pid when DOVECOT_BENCH_PROFILE
 // names a file, and returns what stops it.
 func startPerf(b *testing.B, pid int) (stop func()) {

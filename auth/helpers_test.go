@@ -351,3 +351,11 @@ func newStack(tb testing.TB, mux *http.ServeMux, cfg httpx.Config) *httpx.Stack 
 	}
 	return s
 }
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}

@@ -70,32 +70,8 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	t.Cleanup(site.Close)
 	urls := []string{site.URL + "/reads.xml", site.URL + "/notes.xml", site.URL + "/moved.xml"}
 
-	dir := t.TempDir()
-	clock := &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}
-	v, err := vault.New(bytes.Repeat([]byte{4}, vault.KeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := integrations.NewRegistry(feed.Definition())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
-	recs := records.New(st, v, clock.Now)
-	sy, err := syncer.New(syncer.Config{Records: recs, Items: items.New(st, v, filepath.Join(dir, "items")), Tasks: syncer.NewTasks(st, v), Registry: reg, Client: site.Client(),
-		PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	h, err := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
-		UserID: func(*http.Request) (string, bool) { return "u1", true }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newFeedEnv(t, site, nil)
+	clock, st, sy, h := e.clock, e.st, e.sy, e.h
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/user-integrations/{integration}/credentials", h.SubmitCredentials())
 	mux.Handle("GET /v1/user-integrations/{id}", h.Get())
@@ -204,6 +180,53 @@ func TestFeedsManyForOneUser(t *testing.T) {
 	}
 }
 
+// feedEnv is the feed integration through the real Syncer, store and
+// routes, as the tests of this file use it.
+type feedEnv struct {
+	clock *syncClock
+	st    *storage.Store
+	sy    *syncer.Syncer
+	h     *api.Handlers
+}
+
+// newFeedEnv opens a fresh store with the syncer and the API handlers of
+// the feed integration, fetching through site's client, all as user u1;
+// the syncer logs to logs, at debug level, when it is not nil.
+func newFeedEnv(t *testing.T, site *httptest.Server, logs io.Writer) feedEnv {
+	t.Helper()
+	dir := t.TempDir()
+	clock := &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}
+	v, err := vault.New(bytes.Repeat([]byte{4}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := integrations.NewRegistry(feed.Definition())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log *slog.Logger
+	if logs != nil {
+		log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
+	recs := records.New(st, v, clock.Now)
+	sy, err := syncer.New(syncer.Config{Records: recs, Items: items.New(st, v, filepath.Join(dir, "items")), Tasks: syncer.NewTasks(st, v), Registry: reg, Client: site.Client(),
+		PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 }, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h, err := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
+		UserID: func(*http.Request) (string, bool) { return "u1", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return feedEnv{clock: clock, st: st, sy: sy, h: h}
+}
+
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
@@ -228,34 +251,9 @@ func TestFeedFetchFailureLogsNoAddress(t *testing.T) {
 	urls := []string{site.URL + "/private.xml?token=" + secret, site.URL + "/other.xml?key=" + secret}
 
 	for _, list := range [][]string{urls[:1], urls} {
-		dir := t.TempDir()
-		clock := &syncClock{t: time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)}
-		v, err := vault.New(bytes.Repeat([]byte{4}, vault.KeySize))
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg, err := integrations.NewRegistry(feed.Definition())
-		if err != nil {
-			t.Fatal(err)
-		}
 		logs := &syncBuffer{}
-		st := storage.New(filepath.Join(dir, "main"), storage.Options{Sync: storage.SyncNone, Now: clock.Now})
-		recs := records.New(st, v, clock.Now)
-		sy, err := syncer.New(syncer.Config{Records: recs, Items: items.New(st, v, filepath.Join(dir, "items")), Tasks: syncer.NewTasks(st, v), Registry: reg, Client: site.Client(),
-			PollInterval: 15 * time.Minute, Now: clock.Now, Rand: func(int64) int64 { return 0 },
-			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Open(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		h, err := api.New(api.Config{Registry: reg, Records: recs, Items: sy.Items(), Sync: sy, ManualClient: site.Client(),
-			UserID: func(*http.Request) (string, bool) { return "u1", true }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := newFeedEnv(t, site, logs)
+		sy, h := e.sy, e.h
 		hangUp.Store(false)
 		body, _ := json.Marshal(map[string]any{"fields": map[string]string{"url": strings.Join(list, "\n")}})
 		w := httptest.NewRecorder()

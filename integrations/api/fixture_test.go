@@ -176,10 +176,7 @@ func (f *syncFixture) server() http.Handler {
 	h, err := api.New(api.Config{
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Sync: f.syncer,
 		Getenv: func(k string) string { return f.env[k] }, Client: f.srv.Client(),
-		UserID: func(r *http.Request) (string, bool) {
-			id := r.Header.Get("X-Test-User")
-			return id, id != ""
-		},
+		UserID: testUser,
 	})
 	if err != nil {
 		f.t.Fatal(err)
@@ -190,6 +187,13 @@ func (f *syncFixture) server() http.Handler {
 	mux.Handle("GET /v1/items/{id}", h.GetItem())
 	mux.Handle("DELETE /v1/user-integrations/{id}", h.Delete())
 	return newStack(f.t, mux, httpx.Config{})
+}
+
+// testUser is api.Config's UserID as the tests give it: the user a
+// request names in its X-Test-User header, and none without one.
+func testUser(r *http.Request) (string, bool) {
+	id := r.Header.Get("X-Test-User")
+	return id, id != ""
 }
 
 // newStack is httpx.Handler, failing the test on an error.

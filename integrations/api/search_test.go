@@ -65,10 +65,7 @@ func newSearchFixture(t testing.TB) *searchFixture {
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Search: ix, Sync: f.syncer,
 		Stale:  func(user string) { sf.stale = append(sf.stale, user) },
 		Getenv: func(k string) string { return f.env[k] },
-		UserID: func(r *http.Request) (string, bool) {
-			id := r.Header.Get("X-Test-User")
-			return id, id != ""
-		},
+		UserID: testUser,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -86,15 +83,7 @@ func newSearchFixture(t testing.TB) *searchFixture {
 // search asks GET /v1/search?query as user.
 func (f *searchFixture) search(user, query string) (int, map[string]any) {
 	f.t.Helper()
-	r := httptest.NewRequest("GET", "/v1/search?"+query, nil)
-	r.Header.Set("X-Test-User", user)
-	w := httptest.NewRecorder()
-	f.srv.ServeHTTP(w, r)
-	var out map[string]any
-	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
-		f.t.Fatalf("GET /v1/search?%s: %d, not JSON: %s", query, w.Code, w.Body)
-	}
-	return w.Code, out
+	return f.get(user, "/v1/search?"+query)
 }
 
 func resultIDs(body map[string]any) []string {

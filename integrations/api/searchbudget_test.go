@@ -43,10 +43,7 @@ func TestSearchRouteTooBroad(t *testing.T) {
 	h, err := api.New(api.Config{
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Search: bs, Sync: f.syncer,
 		SearchTimeout: time.Hour,
-		UserID: func(r *http.Request) (string, bool) {
-			id := r.Header.Get("X-Test-User")
-			return id, id != ""
-		},
+		UserID:        testUser,
 	})
 	if err != nil {
 		t.Fatal(err)

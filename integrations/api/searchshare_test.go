@@ -38,10 +38,7 @@ func TestSearchRouteShare(t *testing.T) {
 	h, err := api.New(api.Config{
 		Registry: f.reg, Records: f.records, Items: f.syncer.Items(), Search: bs, Sync: f.syncer,
 		SearchesPerUser: 1, SearchQueue: -1,
-		UserID: func(r *http.Request) (string, bool) {
-			id := r.Header.Get("X-Test-User")
-			return id, id != ""
-		},
+		UserID: testUser,
 	})
 	if err != nil {
 		t.Fatal(err)
