@@ -90,7 +90,7 @@ func expandLangs(n Node, set langSet, has func(string) bool) Node {
 		if len(alts) == 1 {
 			return x
 		}
-		return Or{Children: alts}
+		return Or{Children: alts, langs: true}
 	case Phrase:
 		if len(x.Words) != len(x.Terms) {
 			return x

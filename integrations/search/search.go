@@ -397,10 +397,16 @@ func (pg *pager) add(p *part, s set, recordID string) {
 			}
 		}
 		pg.total++
-		k := key{date: c.dates.at(d)}
+		var k key
 		if pg.sortByte == 'r' {
 			k.score = scoreAt(s, j)
+			// Most matches of a common word fall behind a full page by
+			// score alone: neither their date nor their place is read.
+			if len(top) == limit+1 && k.score < top[limit].k.score {
+				continue
+			}
 		}
+		k.date = c.dates.at(d)
 		if after != nil {
 			o := after.k.order(k)
 			if o == 0 && id == nil {
