@@ -284,17 +284,25 @@ func (ev *evaluator) termSet(w weighted, f Field) set {
 	}
 	it := &ev.it
 	it.reset(docs, nil)
-	for it.next() {
+	for {
+		g, ok := it.nextOne()
+		if !ok {
+			break
+		}
 		d := it.doc
 		if int(d) >= len(c.lens) {
 			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 			return set{}
 		}
-		if f != FieldAny && it.tf[f] == 0 {
+		if g >= 0 && f != FieldAny && Field(g) != f || g < 0 && f != FieldAny && it.tf[f] == 0 {
 			continue
 		}
 		out.docs = append(out.docs, d)
-		if out.scores != nil {
+		switch {
+		case out.scores == nil:
+		case g >= 0:
+			out.scores = append(out.scores, ev.r.scoreOne(w.idf, g, &c.lens[d]))
+		default:
 			out.scores = append(out.scores, ev.r.score(w.idf, &it.tf, &c.lens[d], f))
 		}
 	}

@@ -107,7 +107,8 @@ type planner struct {
 	r      *ranker
 	dfs    []int
 	frozen []int
-	share  int // the expansions one prefix may have in one part
+	share  int          // the expansions one prefix may have in one part
+	known  *termLookups // the search's lookups so far, when it keeps them
 }
 
 func newPlanner(parts []*part, r *ranker, q Node) *planner {
@@ -136,7 +137,14 @@ func (pl *planner) lookup(i int, term string) (termRef, bool) {
 	if p.bad.Load() {
 		return termRef{}, false
 	}
-	ref, ok, err := p.lookup(term)
+	var ref termRef
+	var ok bool
+	var err error
+	if pl.known != nil {
+		ref, ok, err = pl.known.get(i, term)
+	} else {
+		ref, ok, err = p.lookup(term)
+	}
 	if err != nil {
 		p.bad.Store(true)
 		return termRef{}, false

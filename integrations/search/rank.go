@@ -77,6 +77,13 @@ func (r *ranker) score(w float64, tf *[numFields]uint32, lens *fieldLens, f Fiel
 	return quantize(w * t * (bm25K1 + 1) / (bm25K1 + t))
 }
 
+// scoreOne is score for one occurrence in field g alone (postingIter's
+// common entry), to the last bit: fieldWeight[g]·1 is fieldWeight[g].
+func (r *ranker) scoreOne(w float64, g int, lens *fieldLens) float64 {
+	t := fieldWeight[g] / (1 - bm25B + bm25B*float64(lens[g])*r.invAvg[g])
+	return quantize(w * t * (bm25K1 + 1) / (bm25K1 + t))
+}
+
 // scoreQuantum is the grain of a term's score. Scores of terms are
 // rounded to it, so adding them is exact whatever the order: the
 // evaluator adds a document's terms in an order that depends on its part
