@@ -89,12 +89,21 @@ type analyzer struct {
 	// for (snippets): a word starting otherwise is not stemmed, as Porter2
 	// keeps a word's first letter, so its stem could match none of them.
 	firsts *[256]bool
-	lang   Lang // the text's language; English stems as Analyze always has
-	pos    int
-	runs   [maxRuns]run
-	words  [maxRuns]word
-	buf    []byte // folded text of the current token
-	sbuf   []byte // stemmer's work space
+	// onlyFirsts, with firsts, leaves out a word starting with an ASCII
+	// byte not in firsts altogether (its position still counts): a
+	// snippet that looks for no near word (word~) can match nothing
+	// else, and most of a snippet's words are such.
+	onlyFirsts bool
+	// stems, if set, remembers English stems from one text to the next:
+	// the snippets of a page share most of their words (see
+	// snippetQuery.stems).
+	stems map[string]string
+	lang  Lang // the text's language; English stems as Analyze always has
+	pos   int
+	runs  [maxRuns]run
+	words [maxRuns]word
+	buf   []byte // folded text of the current token
+	sbuf  []byte // stemmer's work space
 }
 
 func (a *analyzer) run() {
@@ -369,6 +378,17 @@ func (a *analyzer) word(w word) {
 		a.pos++
 		return
 	}
+	if a.onlyFirsts && w.mode == foldWord {
+		if c := a.text[w.start]; c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if !a.firsts[c] {
+				a.pos++ // a word of letters and digits folds to one
+				return
+			}
+		}
+	}
 	a.buf = appendFold(a.buf[:0], a.text[w.start:w.end], w.mode)
 	if len(a.buf) == 0 {
 		return // only marks
@@ -416,12 +436,23 @@ func (a *analyzer) stem(w string) string {
 			return w
 		}
 	}
-	a.sbuf = stemBytes(append(a.sbuf[:0], w...))
-	if len(a.sbuf) <= len(w) && w[:len(a.sbuf)] == string(a.sbuf) {
-		return w[:len(a.sbuf)]
+	if t, ok := a.stems[w]; ok {
+		return t
 	}
-	return string(a.sbuf)
+	a.sbuf = stemBytes(append(a.sbuf[:0], w...))
+	t := string(a.sbuf)
+	if len(a.sbuf) <= len(w) && w[:len(a.sbuf)] == t {
+		t = w[:len(a.sbuf)]
+	}
+	if a.stems != nil && len(a.stems) < maxRememberedStems {
+		a.stems[w] = t
+	}
+	return t
 }
+
+// maxRememberedStems bounds analyzer.stems: a page of snippets has a
+// few thousand different words at most.
+const maxRememberedStems = 4096
 
 // emitToken emits a token at the current position unless it is empty or
 // too long.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 )
 
 // DefaultMaxPostings is Config.MaxPostings's default: the postings one
@@ -40,8 +41,12 @@ const yieldEvery = 1 << 15
 // it waiting for that long, many times over on two cores; yielding
 // lets the light one run within about a millisecond (docs/search.md,
 // fair shares).
+//
+// The goroutines that share a search's parts (parallel.go) share its
+// budget too: mu guards it.
 type budget struct {
 	ctx   context.Context
+	mu    sync.Mutex
 	left  int
 	err   error
 	since int    // postings read since the last yield
@@ -55,20 +60,36 @@ func newBudget(ctx context.Context, postings int) *budget {
 // spend charges n postings (or documents walked) before they are read,
 // and checks the context: false when the query must stop.
 func (b *budget) spend(n int) bool {
+	b.mu.Lock()
 	if b.err != nil {
+		b.mu.Unlock()
 		return false
 	}
 	if b.left -= n; b.left < 0 {
 		b.err = ErrTooBroad
+		b.mu.Unlock()
 		return false
 	}
 	if err := b.ctx.Err(); err != nil {
 		b.err = fmt.Errorf("%w: %w", ErrStopped, err)
+		b.mu.Unlock()
 		return false
 	}
-	if b.since += n; b.since >= yieldEvery {
+	b.since += n
+	yield := b.since >= yieldEvery
+	if yield {
 		b.since = 0
+	}
+	b.mu.Unlock()
+	if yield {
 		b.yield()
 	}
 	return true
+}
+
+// failed returns why the query must stop: nil while it may go on.
+func (b *budget) failed() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
 }

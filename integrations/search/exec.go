@@ -24,6 +24,20 @@ type evaluator struct {
 	// merged counts the entries union wrote: merging an Or's sets
 	// pairwise is quadratic in its children, which tests bound.
 	merged int
+	// docsOnly is set while an exclusion is evaluated: only its
+	// documents count, so its terms and phrases are not scored.
+	docsOnly bool
+}
+
+// excluded returns the documents p (a Not's child) matches, unscored
+// where the evaluation allows: "money -free" scored every item with
+// "free" only to drop them.
+func (ev *evaluator) excluded(p *plan) set {
+	was := ev.docsOnly
+	ev.docsOnly = true
+	s := ev.eval(p)
+	ev.docsOnly = was
+	return s
 }
 
 func (ev *evaluator) eval(p *plan) set {
@@ -69,7 +83,7 @@ func (ev *evaluator) filter(p *plan) set {
 	}
 	var excl set
 	if p.op == opNot {
-		excl = ev.eval(p.kids[0])
+		excl = ev.excluded(p.kids[0])
 		defer ev.release(excl)
 	}
 	j := 0
@@ -141,7 +155,7 @@ func (ev *evaluator) and(p *plan) set {
 		out = ev.filter(&plan{op: opAll})
 	}
 	for _, k := range nots {
-		out = ev.subtract(out, ev.eval(k.kids[0]))
+		out = ev.subtract(out, ev.excluded(k.kids[0]))
 	}
 	if len(filters) > 0 {
 		keep := 0
@@ -223,7 +237,7 @@ func (ev *evaluator) termAnd(in set, w weighted, f Field) set {
 		return in
 	}
 	c := ev.p.cols()
-	if in.scores == nil { // a set of filters: every score zero so far
+	if in.scores == nil && !ev.docsOnly { // a set of filters: every score zero so far
 		in.scores = ev.newSet(true).scores
 		in.scores = append(in.scores, make([]float64, len(in.docs))...)
 	}
@@ -242,14 +256,18 @@ func (ev *evaluator) termAnd(in set, w weighted, f Field) set {
 			return in
 		}
 		in.docs[keep] = d
-		in.scores[keep] = in.scores[j] + ev.r.score(w.idf, &it.tf, &c.lens[d], f)
+		if in.scores != nil {
+			in.scores[keep] = in.scores[j] + ev.r.score(w.idf, &it.tf, &c.lens[d], f)
+		}
 		keep++
 	}
 	if it.err != nil {
 		ev.err = it.err
 	}
 	in.docs = in.docs[:keep]
-	in.scores = in.scores[:keep]
+	if in.scores != nil {
+		in.scores = in.scores[:keep]
+	}
 	return in
 }
 
@@ -259,22 +277,34 @@ func (ev *evaluator) termSet(w weighted, f Field) set {
 		return set{}
 	}
 	c := ev.p.cols()
-	out := ev.newSet(true)
+	out := ev.newSet(!ev.docsOnly)
 	out.docs = slices.Grow(out.docs, int(w.ref.df))
-	out.scores = slices.Grow(out.scores, int(w.ref.df))
+	if out.scores != nil {
+		out.scores = slices.Grow(out.scores, int(w.ref.df))
+	}
 	it := &ev.it
 	it.reset(docs, nil)
-	for it.next() {
+	for {
+		g, ok := it.nextOne()
+		if !ok {
+			break
+		}
 		d := it.doc
 		if int(d) >= len(c.lens) {
 			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 			return set{}
 		}
-		if f != FieldAny && it.tf[f] == 0 {
+		if g >= 0 && f != FieldAny && Field(g) != f || g < 0 && f != FieldAny && it.tf[f] == 0 {
 			continue
 		}
 		out.docs = append(out.docs, d)
-		out.scores = append(out.scores, ev.r.score(w.idf, &it.tf, &c.lens[d], f))
+		switch {
+		case out.scores == nil:
+		case g >= 0:
+			out.scores = append(out.scores, ev.r.scoreOne(w.idf, g, &c.lens[d]))
+		default:
+			out.scores = append(out.scores, ev.r.score(w.idf, &it.tf, &c.lens[d], f))
+		}
 	}
 	if it.err != nil {
 		ev.err = it.err
@@ -342,7 +372,7 @@ func (ev *evaluator) phrase(p *plan) set {
 			return set{}
 		}
 	}
-	out := ev.newSet(true)
+	out := ev.newSet(!ev.docsOnly)
 	var cur, next []uint32
 	for {
 		// Line every iterator up on the same document.
@@ -369,12 +399,14 @@ func (ev *evaluator) phrase(p *plan) set {
 				ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 				return set{}
 			}
-			var s float64
-			for j := range its {
-				s += ev.r.score(p.idfs[j], &its[j].tf, &c.lens[d], p.field)
-			}
 			out.docs = append(out.docs, d)
-			out.scores = append(out.scores, s)
+			if out.scores != nil {
+				var s float64
+				for j := range its {
+					s += ev.r.score(p.idfs[j], &its[j].tf, &c.lens[d], p.field)
+				}
+				out.scores = append(out.scores, s)
+			}
 		}
 		if !its[0].next() {
 			return out

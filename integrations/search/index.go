@@ -97,6 +97,12 @@ type Index struct {
 	// noPrune scores every posting of a long Or (prune.go): the
 	// exhaustive reference its tests compare with.
 	noPrune bool
+	// searches counts the searches running, which decides whether one
+	// may start helpers (parallel.go); helpers, when not zero, is the
+	// helpers every search starts (-1: none), for tests.
+	searches  atomic.Int32
+	helpers   int
+	minHelped int // tests: the postings before helpers, partHelpersMin when zero
 
 	stats struct {
 		queries, queryNanos, written, flushes, merges atomic.Int64

@@ -108,11 +108,22 @@ func (ev *evaluator) addPostings(w weighted, f Field, acc []float64, hit []bool)
 	c := ev.p.cols()
 	it := &ev.it
 	it.reset(docs, nil)
-	for it.next() {
+	for {
+		g, ok := it.nextOne()
+		if !ok {
+			break
+		}
 		d := it.doc
 		if int(d) >= len(acc) {
 			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 			return false
+		}
+		if g >= 0 {
+			if f == FieldAny || Field(g) == f {
+				hit[d] = true
+				acc[d] += ev.r.scoreOne(w.idf, g, &c.lens[d])
+			}
+			continue
 		}
 		if f != FieldAny && it.tf[f] == 0 {
 			continue

@@ -81,6 +81,8 @@ type plan struct {
 	before int64        // opDate, Unix ms; exclusive
 	min    int          // opAtLeast: the children a document must match
 	exact  bool         // opTerm: a word as it is, not a prefix nor fuzzy (proximity, rank.go)
+	langs  bool         // opOr: one word's terms in the user's languages (expandLangs)
+	word   int          // opTerm: the query word it is, for proximity (proximityTerms)
 	stop   bool         // opTerm: an exact function word, weighing nothing beside others (rank.go's quietStopwords)
 }
 
@@ -105,7 +107,8 @@ type planner struct {
 	r      *ranker
 	dfs    []int
 	frozen []int
-	share  int // the expansions one prefix may have in one part
+	share  int          // the expansions one prefix may have in one part
+	known  *termLookups // the search's lookups so far, when it keeps them
 }
 
 func newPlanner(parts []*part, r *ranker, q Node) *planner {
@@ -134,7 +137,14 @@ func (pl *planner) lookup(i int, term string) (termRef, bool) {
 	if p.bad.Load() {
 		return termRef{}, false
 	}
-	ref, ok, err := p.lookup(term)
+	var ref termRef
+	var ok bool
+	var err error
+	if pl.known != nil {
+		ref, ok, err = pl.known.get(i, term)
+	} else {
+		ref, ok, err = p.lookup(term)
+	}
 	if err != nil {
 		p.bad.Store(true)
 		return termRef{}, false
@@ -152,9 +162,9 @@ func (pl *planner) build(n Node, depth int) (*plan, error) {
 	case *And:
 		return pl.kids(opAnd, n.Children, depth)
 	case Or:
-		return pl.kids(opOr, n.Children, depth)
+		return pl.or(n, depth)
 	case *Or:
-		return pl.kids(opOr, n.Children, depth)
+		return pl.or(*n, depth)
 	case AtLeast:
 		if n.Min < 1 || n.Min > len(n.Children) {
 			return nil, fmt.Errorf("%w: at least %d of %d", ErrBadQuery, n.Min, len(n.Children))
@@ -191,6 +201,16 @@ func (pl *planner) build(n Node, depth int) (*plan, error) {
 		return p, nil
 	}
 	return nil, fmt.Errorf("%w: unknown node %T", ErrBadQuery, n)
+}
+
+// or plans an Or; one of a word's terms in the user's languages is
+// marked so.
+func (pl *planner) or(n Or, depth int) (*plan, error) {
+	p, err := pl.kids(opOr, n.Children, depth)
+	if p != nil {
+		p.langs = n.langs
+	}
+	return p, err
 }
 
 func (pl *planner) kids(op int, children []Node, depth int) (*plan, error) {

@@ -144,13 +144,17 @@ func (ev *evaluator) addPruned(t prunedTerm, acc []float64, hit []bool, left, th
 	c := ev.p.cols()
 	it := &ev.it
 	it.reset(docs, nil)
-	for it.next() {
+	for {
+		g, ok := it.nextOne()
+		if !ok {
+			break
+		}
 		d := it.doc
 		if int(d) >= len(acc) {
 			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 			return false
 		}
-		if t.field != FieldAny && it.tf[t.field] == 0 {
+		if g >= 0 && t.field != FieldAny && Field(g) != t.field || g < 0 && t.field != FieldAny && it.tf[t.field] == 0 {
 			continue
 		}
 		hit[d] = true
@@ -158,7 +162,11 @@ func (ev *evaluator) addPruned(t prunedTerm, acc []float64, hit []bool, left, th
 			ev.pruned++
 			continue
 		}
-		acc[d] += ev.r.score(t.w.idf, &it.tf, &c.lens[d], t.field)
+		if g >= 0 {
+			acc[d] += ev.r.scoreOne(t.w.idf, g, &c.lens[d])
+		} else {
+			acc[d] += ev.r.score(t.w.idf, &it.tf, &c.lens[d], t.field)
+		}
 	}
 	if it.err != nil {
 		ev.err = it.err
@@ -172,7 +180,9 @@ func (ev *evaluator) addPruned(t prunedTerm, acc []float64, hit []bool, left, th
 func (ev *evaluator) kthScore(acc []float64, hit []bool) float64 {
 	h := ev.kth()
 	for d, in := range hit {
-		if in {
+		// Most documents fall below the heap's least at once: that
+		// test is here, not a call away.
+		if in && (len(h.top) < h.k || acc[d] > h.top[0]) {
 			h.offer(uint32(d), acc[d])
 		}
 	}
@@ -184,15 +194,16 @@ func (ev *evaluator) kthScore(acc []float64, hit []bool) float64 {
 type kthHeap struct {
 	ev  *evaluator
 	c   *columns
+	k   int // ev.prune.k
 	top []float64
 }
 
 func (ev *evaluator) kth() kthHeap {
-	return kthHeap{ev: ev, c: ev.p.cols(), top: ev.sc.kth[:0]}
+	return kthHeap{ev: ev, c: ev.p.cols(), k: ev.prune.k, top: ev.sc.kth[:0]}
 }
 
 func (h *kthHeap) offer(d uint32, s float64) {
-	k, top := h.ev.prune.k, h.top
+	k, top := h.k, h.top
 	if len(top) == k && s <= top[0] {
 		return
 	}

@@ -210,6 +210,8 @@ func (ix *Index) SearchContext(ctx context.Context, userID string, req Request) 
 	if req.Relax {
 		return ix.relaxed(ctx, userID, req)
 	}
+	ix.searches.Add(1)
+	defer ix.searches.Add(-1)
 	start := ix.cfg.Now()
 	defer func() {
 		d := ix.cfg.Now().Sub(start)
@@ -263,9 +265,11 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	parts := searchable(u)
-	query := expandLangs(req.Query, userLangs(parts), termIn(parts))
+	known := newTermLookups(parts)
+	query := expandLangs(req.Query, userLangs(parts), known.has)
 	r := newRanker(parts)
 	pl := newPlanner(parts, &r, query)
+	pl.known = known
 	if after != nil && after.stats {
 		r.n, r.invAvg = after.n, after.inv
 		pl.frozen = after.dfs
@@ -278,14 +282,6 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 		return Result{}, false, ErrBadCursor // a cursor of another query
 	}
 
-	sc, _ := ix.scratch.Get().(*scratch)
-	if sc == nil {
-		sc = &scratch{}
-	}
-	defer func() {
-		sc.blocks.release()
-		ix.scratch.Put(sc)
-	}()
 	pg := newPager(req, limit, sortByte, after)
 	var near []*plan
 	if sortByte == 'r' && !ix.allWords {
@@ -294,32 +290,11 @@ func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *c
 	if sortByte == 'r' && !ix.noProximity {
 		near = proximityTerms(root)
 	}
-	damaged := false
-	for i, p := range parts {
-		if p.bad.Load() {
-			damaged = true
-			continue
-		}
-		ev := &evaluator{p: p, i: i, r: &r, sc: sc, work: work}
-		if !ix.noPrune {
-			ev.prune = prunable(root, pg, req.RecordID, p, near != nil)
-		}
-		s := ev.eval(root)
-		ev.proximity(near, s)
-		if work.err != nil {
-			// Spent or stopped: no answer from part of the index. The
-			// part is not damaged, whatever ev.err says of a read cut
-			// short.
-			ev.release(s)
-			return Result{}, damaged, work.err
-		}
-		if ev.err != nil {
-			p.bad.Store(true)
-			damaged = true
-			continue
-		}
-		pg.add(p, s, req.RecordID)
-		ev.release(s)
+	q := &partQuery{parts: parts, root: root, near: near, r: &r, recordID: req.RecordID, work: work}
+	damaged := ix.evalParts(q, pg, ix.partHelpers(parts, pl))
+	if err := work.failed(); err != nil {
+		// Spent or stopped: no answer from part of the index.
+		return Result{}, damaged, err
 	}
 	res := pg.result(&r, pl)
 	for _, p := range u.parts {
@@ -380,7 +355,6 @@ func (pg *pager) add(p *part, s set, recordID string) {
 		}
 	}
 	in, nin, after, limit := pg.in, pg.nin, pg.after, pg.limit
-	top := pg.top
 	// A document's id is written out (into idBuf, see
 	// columns.appendDocID) only when a filter or the cursor needs it:
 	// most documents fall behind the page by score or date alone.
@@ -397,10 +371,16 @@ func (pg *pager) add(p *part, s set, recordID string) {
 			}
 		}
 		pg.total++
-		k := key{date: c.dates.at(d)}
+		var k key
 		if pg.sortByte == 'r' {
 			k.score = scoreAt(s, j)
+			// Most matches of a common word fall behind a full page by
+			// score alone: neither their date nor their place is read.
+			if len(pg.top) == limit+1 && k.score < pg.top[limit].k.score {
+				continue
+			}
 		}
+		k.date = c.dates.at(d)
 		if after != nil {
 			o := after.k.order(k)
 			if o == 0 && id == nil {
@@ -410,22 +390,40 @@ func (pg *pager) add(p *part, s set, recordID string) {
 				continue
 			}
 		}
-		cd := candidate{k: k, p: p, d: d}
-		if len(top) == limit+1 && !cd.before(top[limit]) {
-			continue
-		}
-		at, _ := slices.BinarySearchFunc(top, cd, func(c, cd candidate) int {
-			if c.before(cd) {
-				return -1
-			}
-			return 1
-		})
-		if len(top) == limit+1 {
-			top = top[:limit]
-		}
-		top = slices.Insert(top, at, cd)
+		pg.offer(candidate{k: k, p: p, d: d})
 	}
-	pg.top = top
+}
+
+// offer puts cd on the page if it is among the best limit+1 so far.
+func (pg *pager) offer(cd candidate) {
+	if len(pg.top) == pg.limit+1 && !cd.before(pg.top[pg.limit]) {
+		return
+	}
+	at, _ := slices.BinarySearchFunc(pg.top, cd, func(c, cd candidate) int {
+		if c.before(cd) {
+			return -1
+		}
+		return 1
+	})
+	if len(pg.top) == pg.limit+1 {
+		pg.top = pg.top[:pg.limit]
+	}
+	pg.top = slices.Insert(pg.top, at, cd)
+}
+
+// empty returns a pager of pg's request with nothing in it yet.
+func (pg *pager) empty() *pager {
+	return &pager{in: pg.in, nin: pg.nin, limit: pg.limit, sortByte: pg.sortByte, after: pg.after,
+		top: make([]candidate, 0, pg.limit+1)}
+}
+
+// merge adds what o, a pager of the same request over other parts,
+// found: its matches to the total, its best documents to the page.
+func (pg *pager) merge(o *pager) {
+	pg.total += o.total
+	for _, cd := range o.top {
+		pg.offer(cd)
+	}
 }
 
 // result is the page: its hits, the total, and the cursor of the next

@@ -43,7 +43,12 @@ type Node interface{ node() }
 type And struct{ Children []Node }
 
 // Or matches items matched by any child.
-type Or struct{ Children []Node }
+type Or struct {
+	Children []Node
+	// langs marks the Or expandLangs makes of one word: its terms in
+	// the user's languages, which proximity counts as one word.
+	langs bool
+}
 
 // Not matches items the child does not match; it appears as a child of
 // And (a query of only exclusions matches everything else).
