@@ -271,3 +271,33 @@ func TestSearchOpensNoContentFile(t *testing.T) {
 		t.Errorf("the search wrote: commits %d to %d, index bytes %d to %d, catch-ups %v", commits, c, written, w, f.stale)
 	}
 }
+
+// TestSearchLongPageShared: a page of 100 results, whose snippets a
+// spare core shares while no other search runs, is the five pages of 20
+// that one goroutine builds, in the same order, snippets and all.
+func TestSearchLongPageShared(t *testing.T) {
+	f := newSearchFixture(t)
+	f.mail.Fill("ann", 100, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	f.connectManual("u1", "ann")
+	f.runOnce()
+	code, long := f.search("u1", "q=confidential&limit=100")
+	if code != 200 || long["count"] != 100.0 {
+		t.Fatalf("limit=100: %d, %v results", code, long["count"])
+	}
+	var pages []any
+	cursor := ""
+	for range 5 {
+		code, body := f.search("u1", "q=confidential&limit=20"+cursor)
+		if code != 200 {
+			t.Fatalf("limit=20: %d %v", code, body)
+		}
+		pages = append(pages, body["results"].([]any)...)
+		c, _ := body["nextCursor"].(string)
+		cursor = "&cursor=" + url.QueryEscape(c)
+	}
+	got, _ := json.Marshal(long["results"])
+	want, _ := json.Marshal(pages)
+	if string(got) != string(want) {
+		t.Errorf("the page of 100 differs from the five pages of 20:\n got %.300s\nwant %.300s", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"searchsvc/httpx"
@@ -40,6 +41,7 @@ func errTooManySearches() *httpx.Error {
 // searchGate holds each user to limit searches running and queue waiting.
 type searchGate struct {
 	limit, queue int
+	running      atomic.Int32 // searches holding a slot, every user's
 
 	mu    sync.Mutex
 	users map[string]*userSearches
@@ -72,6 +74,7 @@ func (g *searchGate) enter(ctx context.Context, user string) (func(), error) {
 	case u.sem <- struct{}{}:
 		u.refs++
 		g.mu.Unlock()
+		g.running.Add(1)
 		return func() { g.leave(user, u) }, nil
 	default:
 	}
@@ -87,6 +90,7 @@ func (g *searchGate) enter(ctx context.Context, user string) (func(), error) {
 		g.mu.Lock()
 		u.waiting--
 		g.mu.Unlock()
+		g.running.Add(1)
 		return func() { g.leave(user, u) }, nil
 	case <-ctx.Done():
 		g.mu.Lock()
@@ -97,8 +101,12 @@ func (g *searchGate) enter(ctx context.Context, user string) (func(), error) {
 	}
 }
 
+// alone reports whether one search holds a slot: the caller's.
+func (g *searchGate) alone() bool { return g.running.Load() == 1 }
+
 // leave gives back a slot of u.
 func (g *searchGate) leave(user string, u *userSearches) {
+	g.running.Add(-1)
 	<-u.sem
 	g.drop(user, u)
 }

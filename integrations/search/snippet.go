@@ -44,6 +44,10 @@ type snippetQuery struct {
 	// starts otherwise than every word looked for is skipped unread
 	// (analyzer.onlyFirsts).
 	onlyFirsts bool
+	// hits and ring are find's, kept from one text to the next: what
+	// find returns is read before the next text.
+	hits []snippetHit
+	ring []Token
 }
 
 // matcher is a prefix of a query as a snippet looks for it.
@@ -309,13 +313,18 @@ func (sq *snippetQuery) find(text string) []snippetHit {
 			scan = scan[:len(scan)-1]
 		}
 	}
-	hc := &hitCollector{sq: sq, ring: make([]Token, max(sq.longest, 1))}
+	if len(sq.ring) < max(sq.longest, 1) {
+		sq.ring = make([]Token, max(sq.longest, 1))
+	}
+	clear(sq.ring)
+	hc := &hitCollector{sq: sq, ring: sq.ring, hits: sq.hits[:0]}
 	if sq.kinds > 0 {
 		// Past maxSnippetHits nothing more is kept: reading stops.
 		a := analyzer{text: scan, emit: hc.token, done: func() bool { return len(hc.hits) >= maxSnippetHits }, firsts: sq.first, onlyFirsts: sq.onlyFirsts, stems: sq.stems}
 		a.run()
 		hc.endPosition()
 	}
+	sq.hits = hc.hits
 	return joinHits(hc.hits)
 }
 
@@ -397,46 +406,44 @@ func cut(text string, start int, hits []snippetHit) []Fragment {
 			end = start + sp
 		}
 	}
+	// Plain text gathers in run, each piece's white space collapsed,
+	// and becomes one fragment before a match and at the end: one
+	// string a fragment, where adding piece to piece made one each.
 	var out []Fragment
-	plain := func(s string) {
-		s = collapse(s)
-		if s == "" {
-			return
+	run := make([]byte, 0, 2*SnippetChars)
+	flush := func() {
+		if len(run) > 0 {
+			out = append(out, Fragment{Text: string(run)})
+			run = run[:0]
 		}
-		if n := len(out); n > 0 && !out[n-1].Match {
-			out[n-1].Text += s
-			return
-		}
-		out = append(out, Fragment{Text: s})
 	}
 	if start > 0 {
-		plain(ellipsis)
+		run = appendCollapsed(run, ellipsis)
 	}
 	at := start
 	for _, h := range hits {
 		if h.start < at || h.end > end {
 			continue
 		}
-		plain(text[at:h.start])
+		run = appendCollapsed(run, text[at:h.start])
+		flush()
 		out = append(out, Fragment{Text: text[h.start:h.end], Match: true})
 		at = h.end
 	}
-	plain(text[at:end])
+	run = appendCollapsed(run, text[at:end])
 	if end < len(text) {
-		plain(ellipsis)
+		run = appendCollapsed(run, ellipsis)
 	}
+	flush()
 	if out == nil {
 		out = []Fragment{}
 	}
 	return out
 }
 
-// collapse turns each run of white space into one space. It copies only
-// from the first change on, byte by byte where the text is ASCII: a
-// snippet's plain parts pass through it, and rebuilding each rune by
-// rune was a tenth of a light query's time.
-func collapse(s string) string {
-	var b []byte // nil until something changes
+// appendCollapsed appends s to dst with each run of white space in s
+// turned into one space, ASCII byte by byte.
+func appendCollapsed(dst []byte, s string) []byte {
 	space := false
 	for i := 0; i < len(s); {
 		c, n, sp := s[i], 1, false
@@ -448,21 +455,13 @@ func collapse(s string) string {
 			sp = unicode.IsSpace(r)
 		}
 		switch {
-		case sp && (space || c != ' '):
-			if b == nil {
-				b = append(make([]byte, 0, len(s)), s[:i]...)
-			}
-			if !space {
-				b = append(b, ' ')
-			}
-		case b != nil:
-			b = append(b, s[i:i+n]...)
+		case sp && !space:
+			dst = append(dst, ' ')
+		case !sp:
+			dst = append(dst, s[i:i+n]...)
 		}
 		space = sp
 		i += n
 	}
-	if b == nil {
-		return s
-	}
-	return string(b)
+	return dst
 }
