@@ -74,6 +74,19 @@ func TestSettleStart(t *testing.T) {
 	}
 }
 
+// TestSettleReleasesAfterCollecting: the end of a phase drops the
+// binary's pages before the collection, so that it runs beside no
+// phase's code, and again after it, so that the pages the collection
+// mapped (its code, the stack maps and type descriptors it read) do not
+// count in the next phase's peak.
+func TestSettleReleasesAfterCollecting(t *testing.T) {
+	var got []string
+	settle(func() { got = append(got, "release") }, func() { got = append(got, "collect") })
+	if want := []string{"release", "collect", "release"}; !slices.Equal(got, want) {
+		t.Errorf("the steps of settleStart: got %q, want %q", got, want)
+	}
+}
+
 // leaveGarbage allocates n bytes in blocks of 1 MiB, writes every page and
 // drops them: garbage the runtime holds until a collection and the
 // scavenger give it back.
