@@ -247,9 +247,10 @@ func serveConfig(getenv func(string) string, stderr io.Writer) (*config, *slog.L
 }
 
 // startSettle is how long after listening the start's background work
-// (the index's comparison with the store, the syncer's sweep of the
-// content files, the dashboard's first sample) has run its course: a
-// second or two at 100,000 items on a busy Pi.
+// (the index's comparison with the store and its catch-ups, the syncer's
+// first pass; its sweep and the dashboard's first sample run before
+// listening, startSteps) has run its course: a second or two at 100,000
+// items on a busy Pi.
 const startSettle = 5 * time.Second
 
 // releaseAfterStart calls release once settled fires, unless ctx ends

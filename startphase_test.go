@@ -27,9 +27,10 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 // TestOpenAppPhases: openAppPhased ends a phase once the web app is built,
-// before the stores open, and once the stores are open, before the search
-// index opens, so that serve gives back each phase's garbage and code
-// before the next one adds its own.
+// before the stores open, once the stores are open, before the search
+// index opens, and once the index is open, before the handlers are built,
+// so that serve gives back each phase's garbage and code before the next
+// one adds its own.
 func TestOpenAppPhases(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"DATA_DIR": dir, "SESSION_SECURE": "false", "STORE_SYNC": "none"}
@@ -50,6 +51,7 @@ func TestOpenAppPhases(t *testing.T) {
 	want := [][]string{
 		{devSecretsFile},
 		{devSecretsFile, "format", mainStoreDir, sessionStoreDir},
+		{devSecretsFile, "format", mainStoreDir, searchDir, sessionStoreDir},
 	}
 	if !slices.EqualFunc(seen, want, slices.Equal) {
 		t.Errorf("DATA_DIR at the ends of the phases: got %q, want %q", seen, want)
