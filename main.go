@@ -177,7 +177,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		return err
 	}
 	defer api.FlushAccessLog() // on the way out early; a shutdown flushes before "stopped"
-	// The routes are built.
+	// The routes are built: the start's steps run through code of their
+	// own.
+	releaseStartPages()
 	pos := startSteps(a)
 	settleStart()
 	bg := startBackground(a, log, pos)
