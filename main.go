@@ -290,10 +290,11 @@ type background struct {
 // content folder). serve runs them as a phase of their own, before the
 // background work and the listener: run beside the first requests, as
 // they were, their code added to the listener's at the start's peak RSS
-// (docs/development.md, "The start's peak at 100,000 items"). It returns the store's position
-// before any of their commits, which the index compares its checkpoint
-// with: the commits of the sweep reach the index as they are made, and
-// compared after them, a level index would be caught up for nothing.
+// (docs/development.md, "The start's peak at 100,000 items"). It returns
+// the store's position before any of their commits, which the index
+// compares its checkpoint with: the commits of the sweep reach the index
+// as they are made, and compared after them, a level index would be
+// caught up for nothing.
 func startSteps(a *app) storage.Position {
 	pos := a.mainStore.Position()
 	a.syncer.Sweep()

@@ -405,7 +405,8 @@ func (s *Syncer) RunOnce(ctx context.Context) error {
 // holds, the content files swept. Run and RunOnce sweep at their start
 // unless Sweep ran before them. serve sweeps as a step of the start,
 // before it listens, so that the sweep's code does not run beside the
-// first requests' (docs/development.md, "The start's peak at 100,000 items").
+// first requests' (docs/development.md, "The start's peak at 100,000
+// items").
 func (s *Syncer) Sweep() {
 	s.mu.Lock()
 	first := !s.started
