@@ -67,9 +67,9 @@ func (d *dashboard) sample(a *app) {
 	d.growth.Add(monitor.Sample{At: now, Bytes: total})
 }
 
-// run samples at once, then every sampleEvery until ctx ends.
+// run samples every sampleEvery until ctx ends. The first sample is
+// serve's, a step of its start (startSteps).
 func (d *dashboard) run(ctx context.Context, a *app) {
-	d.sample(a)
 	t := time.NewTicker(sampleEvery)
 	defer t.Stop()
 	for {

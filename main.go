@@ -35,6 +35,7 @@ import (
 
 	"searchsvc/httpx"
 	"searchsvc/httpx/monitor"
+	"searchsvc/storage"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…".
@@ -176,10 +177,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		return err
 	}
 	defer api.FlushAccessLog() // on the way out early; a shutdown flushes before "stopped"
-	// The routes are built: the background work and the listener run
-	// through code of their own.
+	// The routes are built: the start's steps run through code of their
+	// own.
 	releaseStartPages()
-	bg := startBackground(a, log)
+	pos := startSteps(a)
+	settleStart()
+	bg := startBackground(a, log, pos)
 	defer bg.stopAndWait()
 	srv, err := listen(c, a, api, bg, log)
 	if err != nil {
@@ -246,9 +249,10 @@ func serveConfig(getenv func(string) string, stderr io.Writer) (*config, *slog.L
 }
 
 // startSettle is how long after listening the start's background work
-// (the index's comparison with the store, the syncer's sweep of the
-// content files, the dashboard's first sample) has run its course: a
-// second or two at 100,000 items on a busy Pi.
+// (the index's comparison with the store and its catch-ups, the syncer's
+// first pass; its sweep and the dashboard's first sample run before
+// listening, startSteps) has run its course: a second or two at 100,000
+// items on a busy Pi.
 const startSettle = 5 * time.Second
 
 // releaseAfterStart calls release once settled fires, unless ctx ends
@@ -280,13 +284,31 @@ type background struct {
 	wg   sync.WaitGroup
 }
 
+// startSteps runs the start's one-off work on the open stores: the
+// syncer's sweep (items.Store.Sweep and the records' recount: a commit
+// when a count is off) and the dashboard's first sample (a walk of the
+// content folder). serve runs them as a phase of their own, before the
+// background work and the listener: run beside the first requests, as
+// they were, their code added to the listener's at the start's peak RSS
+// (docs/development.md, "The start's peak at 100,000 items"). It returns
+// the store's position before any of their commits, which the index
+// compares its checkpoint with: the commits of the sweep reach the index
+// as they are made, and compared after them, a level index would be
+// caught up for nothing.
+func startSteps(a *app) storage.Position {
+	pos := a.mainStore.Position()
+	a.syncer.Sweep()
+	a.dashboard.sample(a)
+	return pos
+}
+
 // startBackground starts the sessions' upkeep, the index's catch-up from
-// where the store stands and the syncer.
-func startBackground(a *app, log *slog.Logger) *background {
+// pos, where the store stood when it opened, and the syncer.
+func startBackground(a *app, log *slog.Logger, pos storage.Position) *background {
 	bg := &background{}
 	bg.ctx, bg.stop = context.WithCancel(context.Background())
 	bg.run(a.sessions.Run)
-	bg.run(func(ctx context.Context) { a.indexer.Run(ctx, a.mainStore.Position()) })
+	bg.run(func(ctx context.Context) { a.indexer.Run(ctx, pos) })
 	bg.run(func(ctx context.Context) { a.dashboard.run(ctx, a) })
 	bg.run(func(ctx context.Context) {
 		if err := a.syncer.Run(ctx); err != nil {

@@ -27,9 +27,10 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 // TestOpenAppPhases: openAppPhased ends a phase once the web app is built,
-// before the stores open, and once the stores are open, before the search
-// index opens, so that serve gives back each phase's garbage and code
-// before the next one adds its own.
+// before the stores open, once the stores are open, before the search
+// index opens, and once the index is open, before the handlers are built,
+// so that serve gives back each phase's garbage and code before the next
+// one adds its own.
 func TestOpenAppPhases(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"DATA_DIR": dir, "SESSION_SECURE": "false", "STORE_SYNC": "none"}
@@ -50,6 +51,7 @@ func TestOpenAppPhases(t *testing.T) {
 	want := [][]string{
 		{devSecretsFile},
 		{devSecretsFile, "format", mainStoreDir, sessionStoreDir},
+		{devSecretsFile, "format", mainStoreDir, searchDir, sessionStoreDir},
 	}
 	if !slices.EqualFunc(seen, want, slices.Equal) {
 		t.Errorf("DATA_DIR at the ends of the phases: got %q, want %q", seen, want)
@@ -71,6 +73,19 @@ func TestSettleStart(t *testing.T) {
 	heldAfter := runtimeHeld()
 	if held-heldAfter < 48*mib {
 		t.Errorf("runtime holds %d MiB after, %d before: want at least 48 MiB given back", heldAfter/mib, held/mib)
+	}
+}
+
+// TestSettleReleasesAfterCollecting: the end of a phase drops the
+// binary's pages before the collection, so that it runs beside no
+// phase's code, and again after it, so that the pages the collection
+// mapped (its code, the stack maps and type descriptors it read) do not
+// count in the next phase's peak.
+func TestSettleReleasesAfterCollecting(t *testing.T) {
+	var got []string
+	settle(func() { got = append(got, "release") }, func() { got = append(got, "collect") })
+	if want := []string{"release", "collect", "release"}; !slices.Equal(got, want) {
+		t.Errorf("the steps of settleStart: got %q, want %q", got, want)
 	}
 }
 

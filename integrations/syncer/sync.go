@@ -400,7 +400,14 @@ func (s *Syncer) RunOnce(ctx context.Context) error {
 	return s.loop(ctx, true)
 }
 
-func (s *Syncer) loop(ctx context.Context, once bool) error {
+// Sweep runs the start's sweep now, if it has not run: the leftovers of
+// disconnected records purged, each record's item count set to what it
+// holds, the content files swept. Run and RunOnce sweep at their start
+// unless Sweep ran before them. serve sweeps as a step of the start,
+// before it listens, so that the sweep's code does not run beside the
+// first requests' (docs/development.md, "The start's peak at 100,000
+// items").
+func (s *Syncer) Sweep() {
 	s.mu.Lock()
 	first := !s.started
 	s.started = true
@@ -408,6 +415,10 @@ func (s *Syncer) loop(ctx context.Context, once bool) error {
 	if first {
 		s.sweep()
 	}
+}
+
+func (s *Syncer) loop(ctx context.Context, once bool) error {
+	s.Sweep()
 	// Tasks run under hard, which outlives ctx by the grace period.
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHard()
