@@ -20,11 +20,15 @@ import (
 const lookupSlots = 1024
 
 // lookupMemo is a segment's remembered lookups, each term in the slot
-// its hash picks, the newer in a slot replacing the older.
+// its hash picks, the newer in a slot replacing the older. Its slots are
+// made at the first lookup it remembers: a segment nobody searches (most
+// of a service's, whose people are not searching) costs nothing, where
+// making them as every segment opened cost 0.7 MB of RSS at 100,000
+// items (BenchmarkItemsCold).
 type lookupMemo struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
-	slots [lookupSlots]lookupSlot
+	slots *[lookupSlots]lookupSlot
 }
 
 type lookupSlot struct {
@@ -44,6 +48,9 @@ func (m *lookupMemo) slot(term string) *lookupSlot {
 func (m *lookupMemo) get(term string) (e dictEntry, found, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.slots == nil {
+		return dictEntry{}, false, false
+	}
 	s := m.slot(term)
 	if !s.used || s.term != term {
 		return dictEntry{}, false, false
@@ -55,5 +62,8 @@ func (m *lookupMemo) get(term string) (e dictEntry, found, ok bool) {
 func (m *lookupMemo) put(term string, e dictEntry, found bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.slots == nil {
+		m.slots = new([lookupSlots]lookupSlot)
+	}
 	*m.slot(term) = lookupSlot{term: term, e: e, found: found, used: true}
 }

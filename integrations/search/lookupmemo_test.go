@@ -41,3 +41,30 @@ func TestLookupRemembered(t *testing.T) {
 		t.Errorf("again: %v of %d, first %v of %d; want d01 and d49", hitIDs(again), again.Total, hitIDs(first), first.Total)
 	}
 }
+
+// TestLookupMemoMadeWhenUsed: a segment's remembered lookups take no
+// memory until the segment is searched.
+func TestLookupMemoMadeWhenUsed(t *testing.T) {
+	ix := openTest(t, t.TempDir())
+	ix.Add(userA, Doc{ID: "d1", Kind: "email", Text: "harbour plan"})
+	if err := ix.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	u, err := ix.getUser(userA, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seg *segment
+	for _, p := range u.parts {
+		if p.seg != nil {
+			seg = p.seg
+		}
+	}
+	if seg == nil || seg.memo == nil || seg.memo.slots != nil {
+		t.Fatalf("an opened segment: memo %v, want one without slots yet", seg)
+	}
+	search(t, ix, userA, Request{Query: qterm("harbour")})
+	if seg.memo.slots == nil {
+		t.Error("a searched segment remembers nothing")
+	}
+}
