@@ -58,3 +58,40 @@ func TestHighlightBounded(t *testing.T) {
 		t.Errorf("a long match: got %q, want only wordy", words)
 	}
 }
+
+// TestHighlighterShortcuts: a Highlighter's page of snippets, with the
+// stems it remembers from one text to the next and the words it skips
+// by their first letter, is the page without either, for the corpus's
+// mails and queries of words, phrases, prefixes and near words.
+func TestHighlighterShortcuts(t *testing.T) {
+	docs := corpusMails(t)
+	if len(docs) > 600 {
+		docs = docs[:600]
+	}
+	queries := []string{"free", "mailing list", `"click here"`, "unsub*", "linux OR windows", "money -free",
+		"Receive FREE money", "remove~ list", "e-mail address", "2002", "don't", "Häuser rechnung"}
+	for _, q := range queries {
+		n, err := Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hl := NewHighlighter(n)
+		for _, d := range docs {
+			text := storedPrefix(d.Text)
+			gotF, gotW := hl.Highlight(text)
+			plain := newSnippetQuery(n)
+			plain.stems, plain.onlyFirsts = nil, false
+			hits := plain.find(text)
+			var wantF []Fragment
+			if len(hits) == 0 {
+				wantF = cut(text, 0, nil)
+			} else {
+				wantF, _ = snippetAround(text, plain, hits)
+			}
+			_, wantW := Highlight(text, n)
+			if fmt.Sprint(gotF) != fmt.Sprint(wantF) || fmt.Sprint(gotW) != fmt.Sprint(wantW) {
+				t.Fatalf("%q on %s:\n got %v %v\nwant %v %v", q, d.ID, gotF, gotW, wantF, wantW)
+			}
+		}
+	}
+}

@@ -101,3 +101,46 @@ func TestProximityNotForLists(t *testing.T) {
 		t.Errorf("5 words: %v with proximity, %v without; want more with", with, without)
 	}
 }
+
+// TestProximityLangAlternatives: the terms one word stands for in the
+// user's languages (expandLangs) are one word to proximity. "Häuser" is
+// hauser in English and haus in German; an item holding both side by
+// side gains nothing from a query of that one word, as a one-word query
+// gains nothing anywhere, while two words of the query side by side
+// still do.
+func TestProximityLangAlternatives(t *testing.T) {
+	date := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	docs := []Doc{
+		{ID: "both", Kind: "email", Text: "the hauser haus list was sent on monday with the wind report", Date: date},
+		{ID: "german", Kind: "email", Title: langMails[0].title, Text: langMails[0].text, Date: date},
+	}
+	for i := range 8 {
+		docs = append(docs, Doc{ID: fmt.Sprint("filler", i), Kind: "email", Text: "nothing of that kind at all today", Date: date})
+	}
+	ix := openTest(t, t.TempDir())
+	if err := ix.Add(userA, docs...); err != nil {
+		t.Fatal(err)
+	}
+	score := func(q string, prox bool) float64 {
+		t.Helper()
+		ix.noProximity = !prox
+		n, err := Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := search(t, ix, userA, Request{Query: n})
+		for _, h := range res.Hits {
+			if h.ID == "both" {
+				return h.Score
+			}
+		}
+		t.Fatalf("%s: item both not found in %v", q, hitScores(res))
+		return 0
+	}
+	if with, without := score("Häuser", true), score("Häuser", false); with != without {
+		t.Errorf("Häuser: %v with proximity, %v without; want the same (one word)", with, without)
+	}
+	if with, without := score("Häuser list", true), score("Häuser list", false); with <= without {
+		t.Errorf("Häuser list: %v with proximity, %v without; want more with (two words side by side)", with, without)
+	}
+}

@@ -1,8 +1,10 @@
 package search
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -159,4 +161,41 @@ func BenchmarkSnippetHostile(b *testing.B) {
 		Snippet(hostileText, q)
 	}
 	b.ReportMetric(float64(len(hostileText)), "text-bytes")
+}
+
+// TestCollapse: each run of white space becomes one space, whatever
+// the white space, as a rune-by-rune rebuild makes it, appended after
+// what the buffer held.
+func TestCollapse(t *testing.T) {
+	want := func(s string) string {
+		var b strings.Builder
+		space := false
+		for _, r := range s {
+			if unicode.IsSpace(r) {
+				if !space {
+					b.WriteByte(' ')
+				}
+				space = true
+				continue
+			}
+			space = false
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	cases := []string{"", " ", "  ", "a b", "a  b", "a\nb", "a \n\tb ", "\r\n", "x\u00a0\u00a0y", "é\u2003ü", " lead", "trail\n"}
+	pieces := []string{"a", "é", " ", "  ", "\n", "\t", "\u00a0", "\u0085", "\u3000", "word", "ß"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, s := range cases {
+		if got := string(appendCollapsed([]byte("x "), s)); got != "x "+want(s) {
+			t.Fatalf("appendCollapsed(%q) = %q, want %q", s, got, "x "+want(s))
+		}
+	}
 }
