@@ -344,8 +344,13 @@ func (ev *evaluator) proximityBelow(s set) float64 {
 		return math.Inf(-1)
 	}
 	h := ev.kth()
+	least := h.least()
 	for k, d := range s.docs {
-		h.offer(d, s.scores[k])
+		// A full heap takes only a score above its least (kthScore).
+		if s.scores[k] > least || len(h.top) < h.k {
+			h.offer(d, s.scores[k])
+			least = h.least()
+		}
 	}
 	theta := max(ev.prune.floor, h.done())
 	most := proximityWeight*math.Log1p(math.Exp(-1)/proximityAlpha)*(1+1e-9) + scoreQuantum
