@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"searchsvc/httpx"
@@ -186,13 +187,21 @@ func (h *Handlers) results(store *items.Store, userID string, hits []search.Hit,
 	half := len(hits) / 2
 	var rest []SearchResult
 	var restStale, restDropped int
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	var panicked any
+	var wg sync.WaitGroup
+	// A panic building the second half is this request's (httpx answers
+	// 500), not the end of the process; and the request waits for that
+	// half whatever becomes of its own.
+	defer wg.Wait()
+	wg.Go(func() {
+		defer func() { panicked = recover() }()
 		rest, restStale, restDropped = h.someResults(store, userID, hits[half:], req, sizes)
-	}()
+	})
 	results, stale, dropped = h.someResults(store, userID, hits[:half], req, sizes)
-	<-done
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	return append(results, rest...), stale + restStale, dropped + restDropped
 }
 

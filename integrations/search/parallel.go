@@ -106,14 +106,26 @@ func (ix *Index) evalParts(q *partQuery, pg *pager, helpers int) (damaged bool) 
 	}
 	pages := make([]*pager, helpers)
 	found := make([]bool, helpers)
+	panics := make([]any, helpers)
 	var wg sync.WaitGroup
+	// The helpers read the parts under the caller's read lock: they are
+	// waited for whatever becomes of the caller. A helper's panic is the
+	// caller's, as a panic on a request's goroutine is (httpx answers
+	// 500), not the end of the process.
+	defer wg.Wait()
 	for h := range helpers {
 		pages[h] = pg.empty()
-		wg.Go(func() { found[h] = ix.runParts(q, pages[h], true) })
+		wg.Go(func() {
+			defer func() { panics[h] = recover() }()
+			found[h] = ix.runParts(q, pages[h], true)
+		})
 	}
 	damaged = ix.runParts(q, pg, false)
 	wg.Wait()
 	for h := range helpers {
+		if panics[h] != nil {
+			panic(panics[h])
+		}
 		pg.merge(pages[h])
 		damaged = damaged || found[h]
 	}

@@ -134,3 +134,24 @@ func sum(xs []int) int {
 	}
 	return n
 }
+
+// TestHelperPanicIsTheCallers: a part that panics while a helper reads
+// it panics the search's own goroutine, after every helper has stopped,
+// as a panic on a request's goroutine does (httpx answers 500), rather
+// than ending the process.
+func TestHelperPanicIsTheCallers(t *testing.T) {
+	ix := openTest(t, t.TempDir())
+	for range 50 {
+		// A part with neither a segment nor a buffer panics when read.
+		q := &partQuery{parts: []*part{{}, {}, {}}, root: &plan{op: opTerm, refs: make([][]weighted, 3)},
+			r: &ranker{}, work: newBudget(context.Background(), DefaultMaxPostings)}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("evalParts over parts that panic returned")
+				}
+			}()
+			ix.evalParts(q, newPager(Request{}, 20, 'r', nil), 2)
+		}()
+	}
+}

@@ -181,8 +181,9 @@ func quietStopwords(root *plan) {
 // proximityTerms returns the query's exact words that proximity weighs,
 // in the query's order, each with its word (plan.word): the terms of one
 // word in the user's languages (expandLangs) are one word, as "free" is
-// one word whatever it stems to. None when fewer than two words or more
-// than maxProximityTerms.
+// one word whatever it stems to. None when fewer than two words, or more
+// than maxProximityTerms terms: each term's positions are read, and a
+// word in three languages is three of them.
 func proximityTerms(root *plan) []*plan {
 	var terms []*plan
 	words := 0
@@ -220,7 +221,7 @@ func proximityTerms(root *plan) []*plan {
 		}
 	}
 	walk(root, -1)
-	if words < 2 || words > maxProximityTerms {
+	if words < 2 || len(terms) > maxProximityTerms {
 		// A query of more words than that is a list of words (an OR of
 		// forty), not a sentence: their pairs mean nothing, and reading
 		// their positions doubled its time (BenchmarkAnswers).
@@ -246,11 +247,20 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 	if len(near) < 2 || len(s.docs) == 0 || s.scores == nil || ev.err != nil {
 		return
 	}
+	// Two words at least must be in this part, not two terms of one
+	// word, or no item here can gain: no positions are read.
+	var here uint64
+	for _, p := range near {
+		if len(p.refs[ev.i]) == 1 {
+			here |= 1 << p.word
+		}
+	}
+	if bits.OnesCount64(here) < 2 {
+		return
+	}
 	// Every word keeps its place in the query, so that a word missing
 	// from this part does not make its neighbours neighbours.
 	its := make([]postingIter, len(near))
-	idfs := make([]float64, len(near))
-	found := 0
 	for j, p := range near {
 		if len(p.refs[ev.i]) != 1 {
 			continue
@@ -266,11 +276,6 @@ func (ev *evaluator) proximity(near []*plan, s set) {
 			return
 		}
 		its[j].reset(docs, pos)
-		idfs[j] = w.idf
-		found++
-	}
-	if found < 2 {
-		return
 	}
 	c := ev.p.cols()
 	var occ []uint64 // field<<56 | position<<8 | word

@@ -210,8 +210,6 @@ func (ix *Index) SearchContext(ctx context.Context, userID string, req Request) 
 	if req.Relax {
 		return ix.relaxed(ctx, userID, req)
 	}
-	ix.searches.Add(1)
-	defer ix.searches.Add(-1)
 	start := ix.cfg.Now()
 	defer func() {
 		d := ix.cfg.Now().Sub(start)
@@ -262,6 +260,10 @@ func (ix *Index) SearchContext(ctx context.Context, userID string, req Request) 
 }
 
 func (ix *Index) search(u *user, req Request, limit int, sortByte byte, after *cursor, work *budget) (Result, bool, error) {
+	// Counted for the helpers (parallel.go): a page of results and a
+	// completion's alike.
+	ix.searches.Add(1)
+	defer ix.searches.Add(-1)
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	parts := searchable(u)
