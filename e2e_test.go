@@ -217,7 +217,8 @@ func TestBinary(t *testing.T) {
 }
 
 // TestRunTellsSystemd starts run with NOTIFY_SOCKET set, as systemd does
-// for Type=notify, and reads READY=1, the watchdog ping and STOPPING=1.
+// for Type=notify, and reads the start's request for more time, READY=1,
+// the watchdog ping and STOPPING=1.
 func TestRunTellsSystemd(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "notify.sock")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
@@ -246,6 +247,7 @@ func TestRunTellsSystemd(t *testing.T) {
 			}
 		}
 	}
+	read("EXTEND_TIMEOUT_USEC=30000000")
 	read("READY=1")
 	read("WATCHDOG=1")
 	if status, body := getJSON(t, srv.URL+"/readyz"); status != 200 || body["result"].(map[string]any)["status"] != "ready" {

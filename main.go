@@ -155,6 +155,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	// sentences without the lines' values.
 	lastErrors := monitor.NewErrors(lastErrorsKept, nil)
 	log = slog.New(lastErrors.Handler(log.Handler()))
+	notify := newNotifier(getenv)
+	notify.log = log.With("component", "systemd")
+	// Until it is ready, the start asks systemd for more time as it
+	// goes: opening the stores and the start's steps can take minutes
+	// after a crash or an upgrade (notifier.ExtendStart).
+	starting, started := context.WithCancel(ctx)
+	defer started()
+	go notify.ExtendStart(starting)
 	a, err := openAppPhased(c, getenv, log, settleStart)
 	if err != nil {
 		return err
@@ -188,8 +196,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	notify := newNotifier(getenv)
-	notify.log = log.With("component", "systemd")
+	started()
 	if err := notify.Ready(); err != nil {
 		log.Warn("tell systemd we are ready", "err", err)
 	}

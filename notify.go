@@ -83,6 +83,45 @@ func (n *notifier) Ready() error {
 	return n.send("READY=1")
 }
 
+// startExtension is the time each EXTEND_TIMEOUT_USEC gives a start
+// still under way, asked again every half of it; maxStartExtensions
+// bounds how often, so a start that hangs still times out (after about
+// 30 minutes).
+const (
+	startExtension     = 30 * time.Second
+	maxStartExtensions = 120
+)
+
+// ExtendStart asks systemd for startExtension more start-up time at once
+// and every startExtension/2 until ctx is done (the start is over) or it
+// has asked maxStartExtensions times. A start that recovers the stores
+// after a crash, finishes a compaction a crash cut short or moves an
+// older data directory's texts into packs can outlast systemd's
+// TimeoutStartSec (90 s by default) on an SD card; killed then, it would
+// begin again from the start. Without a service manager it returns at
+// once.
+func (n *notifier) ExtendStart(ctx context.Context) {
+	if n == nil || n.addr == nil {
+		return
+	}
+	ticks, stop := n.newTicker(startExtension / 2)
+	defer stop()
+	msg := "EXTEND_TIMEOUT_USEC=" + strconv.FormatInt(startExtension.Microseconds(), 10)
+	for i := range maxStartExtensions {
+		if err := n.send(msg); err != nil {
+			n.log.Warn("start-up time extension not sent", "err", err)
+		}
+		if i == maxStartExtensions-1 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+	}
+}
+
 // Stopping tells systemd that a graceful shutdown has begun.
 func (n *notifier) Stopping() error {
 	return n.send("STOPPING=1")

@@ -318,3 +318,74 @@ func TestNotifyErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestNotifyExtendStart: while the start goes on, systemd is asked for
+// 30 s more at once and at every tick (15 s); the asking ends with the
+// start, and after maxStartExtensions asks even if the start never ends,
+// so a start that hangs still times out. Without a socket it is a no-op.
+func TestNotifyExtendStart(t *testing.T) {
+	s := listenNotify(t, false)
+	n := newNotifier(s.env())
+	f := installFakeTicker(n)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n.ExtendStart(ctx)
+	}()
+	for range 2 {
+		select {
+		case f.ticks <- time.Time{}:
+		case <-time.After(notifyDeadline):
+			t.Fatalf("ExtendStart did not take a tick within %v", notifyDeadline)
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(notifyDeadline):
+		t.Fatalf("ExtendStart did not return within %v of the start's end", notifyDeadline)
+	}
+	got := s.drain()
+	if f.interval != 15*time.Second || len(got) != 3 {
+		t.Fatalf("interval %v, messages %q; want 15s and three", f.interval, got)
+	}
+	for _, m := range got {
+		if m != "EXTEND_TIMEOUT_USEC=30000000" {
+			t.Errorf("got %q, want EXTEND_TIMEOUT_USEC=30000000", m)
+		}
+	}
+
+	// A start that never ends: the asking stops by itself. Each ask is
+	// read before the next tick: the socket queues only a few.
+	n = newNotifier(s.env())
+	f = installFakeTicker(n)
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		n.ExtendStart(context.Background())
+	}()
+	for i := range maxStartExtensions {
+		if m := s.recv(); m != "EXTEND_TIMEOUT_USEC=30000000" {
+			t.Fatalf("ask %d: %q", i, m)
+		}
+		if i == maxStartExtensions-1 {
+			break
+		}
+		select {
+		case f.ticks <- time.Time{}:
+		case <-done:
+			t.Fatalf("ExtendStart returned after %d asks, want %d", i+1, maxStartExtensions)
+		case <-time.After(notifyDeadline):
+			t.Fatalf("ExtendStart did not take tick %d within %v", i+1, notifyDeadline)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(notifyDeadline):
+		t.Fatalf("ExtendStart did not stop after %d asks", maxStartExtensions)
+	}
+
+	// Not started by systemd: nothing to ask, returns at once.
+	newNotifier(func(string) string { return "" }).ExtendStart(context.Background())
+}
