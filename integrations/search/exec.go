@@ -294,7 +294,7 @@ func (ev *evaluator) termSet(w weighted, f Field) set {
 			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 			return set{}
 		}
-		if g >= 0 && f != FieldAny && Field(g) != f || g < 0 && f != FieldAny && it.tf[f] == 0 {
+		if !it.inField(g, f) {
 			continue
 		}
 		out.docs = append(out.docs, d)

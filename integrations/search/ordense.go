@@ -1,6 +1,9 @@
 package search
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // An Or of many children (a question pasted whole, a list of words
 // joined with OR) is accumulated densely, as a prefix's words are: each
@@ -101,6 +104,12 @@ func (ev *evaluator) addTerms(p *plan, acc []float64, hit []bool) bool {
 // field f, unless FieldAny) to acc, marking it in hit; false when the
 // part is damaged or the query must stop.
 func (ev *evaluator) addPostings(w weighted, f Field, acc []float64, hit []bool) bool {
+	return ev.addScores(w, f, acc, hit, 0, math.Inf(-1))
+}
+
+// addScores is addPostings scoring only the documents whose sum so far
+// plus left reaches theta (prune.go); the others are marked unscored.
+func (ev *evaluator) addScores(w weighted, f Field, acc []float64, hit []bool, left, theta float64) bool {
 	docs, _, ok := ev.postings(w.ref, false)
 	if !ok {
 		return false
@@ -118,18 +127,19 @@ func (ev *evaluator) addPostings(w weighted, f Field, acc []float64, hit []bool)
 			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
 			return false
 		}
-		if g >= 0 {
-			if f == FieldAny || Field(g) == f {
-				hit[d] = true
-				acc[d] += ev.r.scoreOne(w.idf, g, &c.lens[d])
-			}
-			continue
-		}
-		if f != FieldAny && it.tf[f] == 0 {
+		if !it.inField(g, f) {
 			continue
 		}
 		hit[d] = true
-		acc[d] += ev.r.score(w.idf, &it.tf, &c.lens[d], f)
+		if acc[d]+left < theta {
+			ev.pruned++
+			continue
+		}
+		if g >= 0 { // the common entry, inlined: most of a common word's postings
+			acc[d] += ev.r.scoreOne(w.idf, g, &c.lens[d])
+		} else {
+			acc[d] += ev.r.score(w.idf, &it.tf, &c.lens[d], f)
+		}
 	}
 	if it.err != nil {
 		ev.err = it.err

@@ -192,6 +192,12 @@ func (it *postingIter) nextOne() (field int, ok bool) {
 	return -1, it.next()
 }
 
+// inField reports whether the entry nextOne read, g its one field or -1,
+// is in field f (any, for FieldAny).
+func (it *postingIter) inField(g int, f Field) bool {
+	return f == FieldAny || g >= 0 && Field(g) == f || g < 0 && it.tf[f] != 0
+}
+
 // advance moves to the first entry at or after doc.
 func (it *postingIter) advance(doc uint32) bool {
 	for !it.started || it.doc < doc {

@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 )
@@ -133,46 +132,7 @@ const maxThetaChecks = 4
 // addPruned is addPostings scoring only documents whose sum so far plus
 // left, the most the words from this one on can add, reaches theta.
 func (ev *evaluator) addPruned(t prunedTerm, acc []float64, hit []bool, left, theta float64) bool {
-	if left >= theta {
-		// Nothing can be pruned yet; this is the common case early.
-		return ev.addPostings(t.w, t.field, acc, hit)
-	}
-	docs, _, ok := ev.postings(t.w.ref, false)
-	if !ok {
-		return false
-	}
-	c := ev.p.cols()
-	it := &ev.it
-	it.reset(docs, nil)
-	for {
-		g, ok := it.nextOne()
-		if !ok {
-			break
-		}
-		d := it.doc
-		if int(d) >= len(acc) {
-			ev.err = fmt.Errorf("%w: posting past the documents", ErrCorrupt)
-			return false
-		}
-		if g >= 0 && t.field != FieldAny && Field(g) != t.field || g < 0 && t.field != FieldAny && it.tf[t.field] == 0 {
-			continue
-		}
-		hit[d] = true
-		if acc[d]+left < theta {
-			ev.pruned++
-			continue
-		}
-		if g >= 0 {
-			acc[d] += ev.r.scoreOne(t.w.idf, g, &c.lens[d])
-		} else {
-			acc[d] += ev.r.score(t.w.idf, &it.tf, &c.lens[d], t.field)
-		}
-	}
-	if it.err != nil {
-		ev.err = it.err
-		return false
-	}
-	return true
+	return ev.addScores(t.w, t.field, acc, hit, left, theta)
 }
 
 // kthScore returns the k-th highest score so far of the documents the
